@@ -1,0 +1,9 @@
+//! `perflab._native`: thin bindings only. Each Rust crate gets one module file
+//! here that converts between Python objects and the crate's own types.
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

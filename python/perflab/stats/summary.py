@@ -1,0 +1,108 @@
+"""Descriptive summary of one sample (seed 003's table: avg/min/max/stddev/margin of error)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from perflab.stats.warnings import StatWarning
+
+#: The fewest runs for which a 95% t interval is worth printing without a warning.
+MIN_RUNS_FOR_INTERVAL = 5
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Summary of n ≥ 1 finite observations, all in the metric's own unit.
+
+    stddev:          sample standard deviation (ddof=1); NaN when n < 2.
+    margin_of_error: z·sd/√n with z = Φ⁻¹(1 − α/2) (1.96 at 95%), as in seed 003; NaN when n < 2.
+    ci_low/ci_high:  Student-t interval of the mean at ``confidence``; NaN when n < 2.
+    """
+
+    n: int
+    mean: float
+    median: float
+    stddev: float
+    min: float
+    max: float
+    margin_of_error: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    warnings: tuple[StatWarning, ...] = field(default=())
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation (stddev / |mean|), a fraction; NaN if undefined."""
+        if self.n < 2 or self.mean == 0:
+            return math.nan
+        return self.stddev / abs(self.mean)
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "mean": self.mean,
+            "median": self.median,
+            "stddev": self.stddev,
+            "min": self.min,
+            "max": self.max,
+            "margin_of_error": self.margin_of_error,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "confidence": self.confidence,
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+def as_sample(values: Sequence[float]) -> np.ndarray:
+    """A float64 copy of ``values`` (never a view: callers' arrays are not mutated)."""
+    arr = np.array(values, dtype=np.float64, copy=True).ravel()
+    if arr.size == 0:
+        raise ValueError("empty sample")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("sample contains NaN or infinite values")
+    return arr
+
+
+def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+    """Summary of a sample; warns when it has too few runs for an interval."""
+    x = as_sample(values)
+    n = int(x.size)
+    mean = float(np.mean(x))
+    warnings: list[StatWarning] = []
+    if n >= 2:
+        sd = float(np.std(x, ddof=1))
+        z = float(sps.norm.ppf(0.5 + confidence / 2))
+        t = float(sps.t.ppf(0.5 + confidence / 2, n - 1))
+        moe = z * sd / math.sqrt(n)
+        half = t * sd / math.sqrt(n)
+        lo, hi = mean - half, mean + half
+    else:
+        sd = moe = lo = hi = math.nan
+    if n < MIN_RUNS_FOR_INTERVAL:
+        warnings.append(
+            StatWarning(
+                "too_few_runs",
+                f"only {n} run(s): need ≥ {MIN_RUNS_FOR_INTERVAL} runs for a trustworthy "
+                f"{confidence:.0%} interval",
+                {"n": n, "needed": MIN_RUNS_FOR_INTERVAL},
+            )
+        )
+    return Summary(
+        n=n,
+        mean=mean,
+        median=float(np.median(x)),
+        stddev=sd,
+        min=float(np.min(x)),
+        max=float(np.max(x)),
+        margin_of_error=moe,
+        ci_low=lo,
+        ci_high=hi,
+        confidence=confidence,
+        warnings=tuple(warnings),
+    )
