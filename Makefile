@@ -1,0 +1,14 @@
+# The two commands of the README. Both do all set-up first (scripts/setup).
+.PHONY: quickstart test setup
+
+setup:
+	@scripts/setup
+
+# Main job: the quickstart experiment, ending with its verdict table and a report.
+quickstart: setup
+	@scripts/quickstart
+
+# The whole test suite: Rust unit tests, then pytest (real servers on loopback).
+test: setup
+	cargo test --workspace --exclude perflab-py --release -q
+	.venv/bin/python -m pytest -q
