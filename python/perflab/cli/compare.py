@@ -1,0 +1,70 @@
+"""perflab compare ID — the TLDR table of relative changes, and per-variant summaries."""
+
+from __future__ import annotations
+
+from perflab.analysis.compare import compare_dataset, regressions
+from perflab.analysis.dataset import load_dataset
+from perflab.cli.common import add_store_option, open_store
+from perflab.errors import InputError
+from perflab.report.csv_table import render_csv
+from perflab.report.format import fmt_pct
+from perflab.report.json_export import render_json
+from perflab.report.markdown import render_markdown
+from perflab.report.terminal import render_terminal
+from perflab.stats import available_methods
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="compare each variant with the baseline (95%% CIs)",
+                       description="Print the TLDR table (rows: matrix cells; columns: metrics; cells: "
+                                   "CI of the relative change vs the baseline, or NS) and per-variant "
+                                   "summaries.")
+    p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
+    add_store_option(p)
+    p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
+    p.add_argument("--json", action="store_const", const="json", dest="format",
+                   help="same as --format json")
+    p.add_argument("--method", choices=available_methods(), default="welch")
+    p.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
+                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
+    p.add_argument("--threshold", type=_pct, default=0.0, metavar="PCT",
+                   help="practical threshold, e.g. 1%%: smaller changes read 'within noise'")
+    p.add_argument("--fail-if-worse", type=_pct, default=None, metavar="PCT",
+                   help="exit 1 when a metric is significantly worse by more than PCT percent")
+    p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
+    p.set_defaults(handler=run)
+
+
+def _pct(text: str) -> float:
+    t = text.strip().rstrip("%")
+    try:
+        v = float(t)
+    except ValueError:
+        raise InputError(f"not a percentage: {text!r}") from None
+    if v < 0:
+        raise InputError(f"percentage must be ≥ 0: {text!r}")
+    return v
+
+
+def run(args, io) -> int:
+    if args.confidence is not None and not 0.5 < args.confidence < 1:
+        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    with open_store(args) as store:
+        data = load_dataset(store, args.experiment)
+    result = compare_dataset(data, method=args.method, confidence=args.confidence,
+                             threshold=args.threshold / 100)
+    if args.format == "json":
+        io.out.write(render_json(result))
+    elif args.format == "markdown":
+        io.out.write(render_markdown(result))
+    elif args.format == "csv":
+        io.out.write(render_csv(result))
+    else:
+        render_terminal(result, io.console, summaries=not args.no_summary)
+    if args.fail_if_worse is not None:
+        bad = regressions(result, args.fail_if_worse)
+        for c in bad:
+            io.warn(f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
+                    f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)")
+        return 1 if bad else 0
+    return 0

@@ -1,0 +1,71 @@
+"""The runner's observer for a terminal: a progress bar (run k of n, cell, ETA) on a tty,
+one line per finished run otherwise (CI logs)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
+
+from perflab.report.format import fmt_number
+from perflab.spec.durations import format_duration
+
+
+class ConsoleObserver:
+    def __init__(self, console: Console):
+        self.console = console
+        self.live = console.is_terminal
+        self.progress: Progress | None = None
+        self.task = None
+        self.t0 = time.monotonic()
+        self.failed = 0
+
+    def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None:
+        what = f"resuming experiment {experiment_id}: {done} of {total} runs already done" if resumed \
+            else f"experiment {experiment_id}: {total} runs"
+        self.console.print(what)
+        if self.live:
+            self.progress = Progress(TextColumn("[bold]run"), MofNCompleteColumn(), BarColumn(),
+                                     TextColumn("{task.description}"), TimeElapsedColumn(),
+                                     TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+                                     transient=False)
+            self.progress.start()
+            self.task = self.progress.add_task("", total=total, completed=done)
+
+    def run_started(self, run, index: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, description=_describe(run))
+
+    def run_finished(self, run, outcome, index: int, total: int) -> None:
+        if outcome.status not in ("ok", "interrupted"):
+            self.failed += 1
+        if self.progress is not None:
+            self.progress.update(self.task, advance=1 if outcome.status != "interrupted" else 0)
+            if outcome.status not in ("ok", "interrupted"):
+                self.progress.console.print(f"[red]run {index} {outcome.status}[/]: {outcome.reason}")
+            return
+        shown = ", ".join(f"{k}={fmt_number(v)}" for k, v in list(outcome.metrics.items())[:3])
+        status = outcome.status if outcome.status == "ok" else f"{outcome.status}: {outcome.reason}"
+        self.console.print(f"[{index}/{total}] {_describe(run)} {status} "
+                           f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
+                           markup=False)
+
+    def message(self, text: str) -> None:
+        (self.progress.console if self.progress else self.console).print(f"perflab: {text}", markup=False)
+
+    def finished(self, summary) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
+        self.console.print(f"experiment {summary.experiment_id} {summary.status} "
+                           f"in {format_duration(time.monotonic() - self.t0)} ({counts})")
+        if summary.message:
+            self.console.print(summary.message, markup=False)
+
+
+def _describe(run) -> str:
+    cell = "" if run.cell_key == "-" else run.cell_key + " · "
+    warm = " (warm-up)" if run.warmup else ""
+    return f"{cell}{run.variant} #{run.repetition}{warm}"

@@ -1,0 +1,72 @@
+"""perflab run SPEC — execute an experiment (or resume one) and print its TLDR."""
+
+from __future__ import annotations
+
+from perflab.analysis.compare import compare_dataset
+from perflab.analysis.dataset import load_dataset
+from perflab.cli.common import add_store_option, open_store
+from perflab.cli.progress import ConsoleObserver
+from perflab.errors import InputError
+from perflab.plan import make_plan
+from perflab.report.terminal import render_terminal
+from perflab.run.experiment import open_experiment
+from perflab.run.runner import Runner
+from perflab.spec import load_spec
+from perflab.spec.durations import format_duration
+
+EXIT_INTERRUPTED = 130
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run an experiment file (continues an unfinished one)",
+                       description="Execute the experiment's plan, storing every run as it finishes. "
+                                   "Re-running the same spec continues an unfinished experiment; "
+                                   "--new starts over.")
+    p.add_argument("spec", nargs="?", help="experiment file (TOML)")
+    add_store_option(p)
+    p.add_argument("--resume", metavar="ID", help="continue the interrupted experiment ID")
+    p.add_argument("--new", action="store_true", help="start a new experiment even if one is unfinished")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--no-compare", action="store_true", help="do not print the TLDR at the end")
+    p.set_defaults(handler=run)
+
+
+def run(args, io) -> int:
+    if (args.spec is None) == (args.resume is None):
+        raise InputError("give an experiment file, or --resume ID")
+    spec = load_spec(args.spec) if args.spec else None
+    if args.dry_run:
+        if spec is None:
+            raise InputError("--dry-run needs an experiment file")
+        _print_plan(spec, io)
+        return 0
+    with open_store(args) as store:
+        opened = open_experiment(store, spec, resume=args.resume, new=args.new)
+        if args.spec and opened.resumed:
+            io.err.write(f"perflab: continuing unfinished experiment {opened.id} of this spec "
+                         f"(use --new to start over)\n")
+        runner = Runner(store, opened.spec, opened.id, observer=ConsoleObserver(io.err_console))
+        outcome = runner.run()
+        if outcome.status == "interrupted":
+            io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
+            return EXIT_INTERRUPTED
+        if not args.no_compare:
+            data = load_dataset(store, opened.id)
+            render_terminal(compare_dataset(data), io.console, summaries=False)
+        return 1 if outcome.status == "aborted" else 0
+
+
+def _print_plan(spec, io) -> None:
+    m = spec.model
+    plan = make_plan(m)
+    measured = sum(1 for r in plan if not r.warmup)
+    io.print(f"{m.name}: {len(plan)} runs ({measured} measured, {len(plan) - measured} warm-up), "
+             f"order {m.order} (seed {m.seed}), baseline {m.baseline}"
+             + (f", timeout {format_duration(m.timeout)} per run" if m.timeout else ""))
+    io.print(f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
+             f"metrics: {', '.join(x.name for x in m.metric)}")
+    width = len(str(len(plan)))
+    for r in plan:
+        cell = "" if r.cell.key == "-" else f"{r.cell.key}  "
+        io.print(f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
+                 f"#{r.repetition}{' (warm-up)' if r.warmup else ''}")

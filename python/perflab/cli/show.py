@@ -1,0 +1,162 @@
+"""perflab show ID — an experiment's design, status, environment, runs and their output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from perflab.cli.common import add_store_option, open_store
+from perflab.errors import InputError
+from perflab.report.environment import environment_rows
+from perflab.report.format import fmt_number
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="show an experiment: status, environment, runs, outputs")
+    p.add_argument("experiment", help="experiment id, name or 'last'")
+    add_store_option(p)
+    p.add_argument("--runs", action="store_true", help="list every run with its status and metrics")
+    p.add_argument("--run", type=int, metavar="N", help="show run N (1-based, execution order) with its output")
+    p.add_argument("--artifact", metavar="NAME", help="print one stored artifact raw (e.g. /proc/cpuinfo, "
+                                                      "or stdout:phase:NAME with --run)")
+    p.add_argument("--spec", action="store_true", help="print the experiment file as it was run")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=run)
+
+
+def run(args, io) -> int:
+    with open_store(args) as store:
+        e = store.experiment(args.experiment)
+        runs = store.runs(e.id)
+        if args.spec:
+            io.out.write(e.spec_text or f"experiment {e.id} was imported; it has no spec\n")
+            return 0
+        run_row = None
+        if args.run is not None:
+            run_row = next((r for r in runs if r.order_index == args.run - 1), None)
+            if run_row is None:
+                raise InputError(f"experiment {e.id} has no run {args.run} (it has {len(runs)})")
+        if args.artifact:
+            data = store.artifact(e.id, args.artifact, run_row.id if run_row else None)
+            if data is None:
+                names = [n for n, _ in store.artifact_names(e.id, run_row.id if run_row else None)]
+                raise InputError(f"no artifact '{args.artifact}'" + (f" (have: {', '.join(names)})" if names else ""))
+            io.out.buffer.write(data) if hasattr(io.out, "buffer") else io.out.write(data.decode("utf-8", "replace"))
+            return 0
+        envs = store.environments(e.id)
+        metrics_by_run: dict[int, dict[str, float]] = {}
+        for rid, name, value in store.metrics(e.id):
+            metrics_by_run.setdefault(rid, {})[name] = value
+        defs = store.metric_defs(e.id)
+        if run_row is not None:
+            arts = {n: store.artifact(e.id, n, run_row.id) for n, _ in store.artifact_names(e.id, run_row.id)}
+            if args.json:
+                io.out.write(json.dumps({**_run_dict(run_row, metrics_by_run),
+                                         "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()}},
+                                        indent=2) + "\n")
+                return 0
+            _show_run(io, run_row, metrics_by_run.get(run_row.id, {}), defs, arts)
+            return 0
+        if args.json:
+            io.out.write(json.dumps({
+                "id": e.id, "name": e.name, "description": e.description, "status": e.status,
+                "source": e.source, "baseline": e.baseline, "created_at": e.created_at,
+                "finished_at": e.finished_at, "settings": e.settings, "spec_path": e.spec_path,
+                "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in defs],
+                "environment": envs, "runs": [_run_dict(r, metrics_by_run) for r in runs]}, indent=2) + "\n")
+            return 0
+        _show_experiment(io, e, runs, defs, envs)
+        if args.runs:
+            _show_runs(io, runs, metrics_by_run, defs)
+    return 0
+
+
+def _run_dict(r, metrics_by_run) -> dict:
+    return {"run": r.order_index + 1, "block": r.block + 1, "cell": r.cell_key, "labels": r.cell,
+            "variant": r.variant, "repetition": r.repetition, "warmup": r.warmup, "status": r.status,
+            "reason": r.reason, "attempts": r.attempts, "host": r.host, "started_at": r.started_at,
+            "ended_at": r.ended_at, "metrics": metrics_by_run.get(r.id, {})}
+
+
+def _when(t: float | None) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "–"
+
+
+def _show_experiment(io, e, runs, defs, envs) -> None:
+    c = io.console
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    c.print(Text(f"experiment {e.id}: {e.name}", style="bold") + Text(f" — {e.description}" if e.description else ""))
+    s = e.settings
+    rows = [("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
+            ("source", e.source + (f" ({e.spec_path})" if e.spec_path else "")),
+            ("created", _when(e.created_at)), ("finished", _when(e.finished_at)),
+            ("baseline", e.baseline),
+            ("variants", ", ".join(v["name"] for v in s.get("variants", []))),
+            ("matrix", "; ".join(f"{p}: {', '.join(dict.fromkeys(c['labels'][p] for c in s.get('cells', [])))}"
+                                 for p in s.get("params", [])) or "–"),
+            ("metrics", ", ".join(f"{m.name}{f' ({m.unit})' if m.unit else ''} {m.better} is better" for m in defs))]
+    if "repetitions" in s:
+        rows.append(("design", f"{s['repetitions']} repetitions + {s.get('warmup', 0)} warm-up, "
+                               f"order {s.get('order')} (seed {s.get('seed')})"))
+    failed = [r for r in runs if r.status in ("failed", "timeout")]
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    for k, v in rows:
+        t.add_row(k, v)
+    c.print(t)
+    for host, info in envs.items():
+        c.print()
+        c.print(Text(f"environment of {host}", style="bold"))
+        et = Table(show_header=False, box=None, pad_edge=False)
+        et.add_column(style="bold", no_wrap=True)
+        et.add_column()
+        for k, v in environment_rows(info):
+            et.add_row(k, v)
+        c.print(et)
+    if failed:
+        c.print()
+        c.print(Text(f"{len(failed)} failed run(s):", style="bold red"))
+        for r in failed[:20]:
+            c.print(f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) {r.status}: {r.reason}",
+                    markup=False)
+        if len(failed) > 20:
+            c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
+
+
+def _show_runs(io, runs, metrics_by_run, defs) -> None:
+    t = Table(header_style="bold")
+    for col in ("run", "block", "cell", "variant", "rep", "status"):
+        t.add_column(col, justify="right" if col in ("run", "block", "rep") else "left", no_wrap=True)
+    for m in defs:
+        t.add_column(f"{m.name}{f' ({m.unit})' if m.unit else ''}", justify="right", no_wrap=True)
+    t.add_column("reason")
+    for r in runs:
+        ms = metrics_by_run.get(r.id, {})
+        t.add_row(str(r.order_index + 1), str(r.block + 1), r.cell_key, r.variant,
+                  f"{r.repetition}{'w' if r.warmup else ''}", r.status,
+                  *[fmt_number(ms.get(m.name)) for m in defs], r.reason or "")
+    io.console.print()
+    io.console.print(t)
+
+
+def _show_run(io, r, metrics, defs, arts) -> None:
+    c = io.console
+    c.print(Text(f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
+                 f"{' (warm-up)' if r.warmup else ''} — {r.status}", style="bold"), markup=False)
+    if r.reason:
+        c.print(f"reason: {r.reason}", markup=False)
+    dur = f"{r.ended_at - r.started_at:.3f} s" if r.started_at and r.ended_at else "–"
+    c.print(f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}", markup=False)
+    for m in defs:
+        if m.name in metrics:
+            c.print(f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), markup=False)
+    for name, data in arts.items():
+        c.print()
+        c.print(Text(f"── {name} ({len(data)} bytes)", style="bold"))
+        c.out(data.decode("utf-8", "replace").rstrip("\n"), highlight=False)

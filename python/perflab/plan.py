@@ -1,0 +1,88 @@
+"""Expands variants × matrix × repetitions into the ordered list of runs.
+
+``interleaved`` (default) is a randomized complete block design: block b holds one
+run of every (cell, variant) in an order drawn from a generator seeded by
+(seed, b), so the schedule is reproducible and each block can be analysed paired.
+``sequential`` runs cell by cell, variant by variant, repetitions back to back
+(the shell-loop order of seed 000), which is simpler but confounds drift with variants.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perflab.spec.schema import ExperimentSpec
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix: ((param, label, value), ...) in matrix order."""
+
+    params: tuple[tuple[str, str, Any], ...]
+
+    @property
+    def key(self) -> str:
+        """Stable text key, e.g. ``keys=90%,size=100``; ``-`` for an empty matrix."""
+        return ",".join(f"{n}={label}" for n, label, _ in self.params) or "-"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {n: label for n, label, _ in self.params}
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return {n: v for n, _, v in self.params}
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    order_index: int  # 0-based position in execution order
+    block: int  # 0-based; warm-up blocks come first
+    cell: Cell
+    variant: str
+    repetition: int  # 1-based within (cell, variant), counted separately for warm-ups
+    warmup: bool
+
+
+def expand_matrix(matrix: dict[str, Any]) -> list[Cell]:
+    """Cartesian product of the matrix parameters, first parameter varying slowest."""
+    axes = []
+    for name, values in matrix.items():
+        if isinstance(values, dict):
+            axes.append([(name, str(label), v) for label, v in values.items()])
+        else:
+            axes.append([(name, _label(v), v) for v in values])
+    return [Cell(tuple(combo)) for combo in itertools.product(*axes)]
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def make_plan(spec: ExperimentSpec) -> list[PlannedRun]:
+    cells = expand_matrix(spec.matrix)
+    variants = [v.name for v in spec.variant]
+    runs: list[PlannedRun] = []
+    if spec.order == "sequential":
+        for cell in cells:
+            for variant in variants:
+                for warm, count in ((True, spec.warmup), (False, spec.repetitions)):
+                    for rep in range(1, count + 1):
+                        block = (rep - 1) if warm else spec.warmup + rep - 1
+                        runs.append(PlannedRun(len(runs), block, cell, variant, rep, warm))
+        return runs
+    pairs = [(c, v) for c in cells for v in variants]
+    for block in range(spec.warmup + spec.repetitions):
+        warm = block < spec.warmup
+        rep = block + 1 if warm else block - spec.warmup + 1
+        rng = np.random.default_rng([spec.seed, block])
+        for i in rng.permutation(len(pairs)):
+            cell, variant = pairs[i]
+            runs.append(PlannedRun(len(runs), block, cell, variant, rep, warm))
+    return runs

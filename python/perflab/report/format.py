@@ -1,0 +1,72 @@
+"""Text for numbers and intervals, shared by every reporter."""
+
+from __future__ import annotations
+
+import math
+
+from perflab.stats import Comparison, Verdict
+
+
+def fmt_number(x: float | None, digits: int = 4) -> str:
+    """Readable at a glance: 48,551 · 812.3 · 8.435 · 0.00469 (≥ ``digits`` significant digits)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if x == 0:
+        return "0"
+    ax = abs(x)
+    if ax >= 10 ** digits:
+        return f"{x:,.0f}"
+    if ax >= 1e-4:
+        decimals = max(0, digits - 1 - int(math.floor(math.log10(ax))))
+        return f"{x:,.{decimals}f}"
+    return f"{x:.{digits - 1}e}"
+
+
+def fmt_pct_interval(c: Comparison, decimals: int = 1) -> str:
+    """Seed 000's TLDR cell: ``+[12.3, 16.1]%``, ``-[20.0, 23.0]%`` (magnitudes ascending).
+
+    Bounds are rounded outward, so the printed interval always contains the computed
+    one. An interval straddling zero is written ``[-0.9, +0.1]%``; a TLDR shows ``NS``
+    for it instead.
+    """
+    lo, hi = c.low * 100, c.high * 100
+    while decimals < 4 and _down(lo, decimals) == _up(hi, decimals):
+        decimals += 1  # keep the bounds distinguishable
+    a, b = _down(lo, decimals), _up(hi, decimals)
+    if lo > 0:
+        return f"+[{a:.{decimals}f}, {b:.{decimals}f}]%"
+    if hi < 0:
+        return f"-[{-b:.{decimals}f}, {-a:.{decimals}f}]%"
+    return f"[{a:+.{decimals}f}, {b:+.{decimals}f}]%"
+
+
+def _down(x: float, decimals: int) -> float:
+    # round(…, 9) first so that 16.0 computed as 16.0000000001 is not pushed to 16.1
+    return math.floor(round(x * 10**decimals, 9)) / 10**decimals
+
+
+def _up(x: float, decimals: int) -> float:
+    return math.ceil(round(x * 10**decimals, 9)) / 10**decimals
+
+
+def fmt_pct(x: float, decimals: int = 1) -> str:
+    return f"{x * 100:+.{decimals}f}%"
+
+
+def tldr_text(c: Comparison | None, verdict: Verdict) -> str:
+    """What a TLDR cell says: NS, an interval, "~0" within the noise threshold, or n/a."""
+    if c is None or verdict is Verdict.UNDEFINED:
+        return "n/a"
+    if verdict is Verdict.NOT_SIGNIFICANT:
+        return "NS"
+    if verdict is Verdict.WITHIN_NOISE:
+        return f"{fmt_pct_interval(c)} (within noise)"
+    return fmt_pct_interval(c)
+
+
+def arrow(better: str) -> str:
+    return "↑" if better == "higher" else "↓"
+
+
+def metric_header(name: str, unit: str, better: str) -> str:
+    return f"{name}{f' ({unit})' if unit else ''} {arrow(better)}"

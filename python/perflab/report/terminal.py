@@ -1,0 +1,45 @@
+"""The terminal view of a comparison: rich tables, green = better, red = worse."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from perflab.analysis.compare import CompareResult
+from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
+from perflab.stats import Verdict
+
+_STYLE = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.WITHIN_NOISE: "yellow"}
+_WORD = {Verdict.BETTER: " better", Verdict.WORSE: " worse"}
+
+
+def _rich(model: TableModel, words: bool) -> Table:
+    t = Table(header_style="bold")
+    for name, numeric in zip(model.columns, model.numeric):
+        t.add_column(name, justify="right" if numeric else "left", no_wrap=True)
+    for row in model.rows:
+        cells = []
+        for c in row:
+            text = c.text + (_WORD.get(c.verdict, "") if words and c.verdict else "")
+            cells.append(Text(text, style=_STYLE.get(c.verdict, "")))
+        t.add_row(*cells)
+    return t
+
+
+def _print(console: Console, model: TableModel, words: bool) -> None:
+    console.print()
+    console.print(Text(model.title, style="bold"))
+    console.print(_rich(model, words))
+
+
+def render_terminal(result: CompareResult, console: Console, *, summaries: bool = True) -> None:
+    e = result.dataset.experiment
+    console.print(Text(f"{e.name} (experiment {e.id})", style="bold") +
+                  Text(f" — {e.description}" if e.description else ""))
+    _print(console, tldr_table(result), words=True)
+    if summaries:
+        for model in summary_tables(result):
+            _print(console, model, words=False)
+    for line in note_lines(result):
+        console.print(Text("warning: ", style="yellow") + Text(line))

@@ -1,0 +1,45 @@
+"""Where commands run. The runner talks to this small interface only, so remote
+executors (SSH hosts, a cluster) slot in without touching it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Callable, Mapping, Protocol
+
+from perflab.run.process import ProcessResult, run_process, spawn_argv
+
+
+class Executor(Protocol):
+    host: str
+
+    def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
+            stdout_path: Path, stderr_path: Path, timeout: float | None,
+            stop: threading.Event | None, on_start: Callable[[int], None] | None) -> ProcessResult: ...
+
+    def host_access(self): ...
+
+
+class LocalExecutor:
+    """Runs commands on this machine."""
+
+    def __init__(self) -> None:
+        self.host = socket.gethostname()
+
+    def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
+            stdout_path: Path, stderr_path: Path, timeout: float | None = None,
+            stop: threading.Event | None = None,
+            on_start: Callable[[int], None] | None = None) -> ProcessResult:
+        return run_process(spawn_argv(command, shell), env=env, cwd=cwd, stdout_path=stdout_path,
+                           stderr_path=stderr_path, timeout=timeout, stop=stop, on_start=on_start)
+
+    def host_access(self):
+        from perflab.run.environment import LocalHost
+
+        return LocalHost()
+
+    @staticmethod
+    def base_env() -> dict[str, str]:
+        return dict(os.environ)

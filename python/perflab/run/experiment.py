@@ -1,0 +1,75 @@
+"""Creating an experiment in the store from a spec, or finding the one to resume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.errors import PerflabError
+from perflab.plan import PlannedRun, expand_matrix, make_plan
+from perflab.spec import Spec, parse_spec
+from perflab.store import ExperimentRow, MetricDef, NewRun, Store
+
+
+@dataclass(frozen=True)
+class OpenedExperiment:
+    id: int
+    spec: Spec
+    resumed: bool
+
+
+def settings_of(spec: Spec) -> dict:
+    """What analysis needs to know about the design, stored with the experiment."""
+    m = spec.model
+    return {
+        "params": list(m.matrix),
+        "cells": [{"key": c.key, "labels": c.labels} for c in expand_matrix(m.matrix)],
+        "variants": [{"name": v.name, "description": v.description} for v in m.variant],
+        "repetitions": m.repetitions,
+        "warmup": m.warmup,
+        "order": m.order,
+        "seed": m.seed,
+        "confidence": m.confidence,
+        "on_failure": m.on_failure,
+    }
+
+
+def planned_rows(plan: list[PlannedRun]) -> list[NewRun]:
+    return [NewRun(order_index=r.order_index, block=r.block, cell_key=r.cell.key, cell=r.cell.labels,
+                   variant=r.variant, repetition=r.repetition, warmup=r.warmup) for r in plan]
+
+
+def create_experiment(store: Store, spec: Spec) -> int:
+    m = spec.model
+    return store.create_experiment(
+        name=m.name, description=m.description, source="run", baseline=m.baseline,
+        metrics=[MetricDef(x.name, x.unit, x.better) for x in m.metric],
+        settings=settings_of(spec), runs=planned_rows(make_plan(m)),
+        spec_path=str(spec.path.resolve()) if spec.path else None, spec_text=spec.text,
+        spec_sha256=spec.sha256)
+
+
+def open_experiment(store: Store, spec: Spec | None = None, *, resume: str | None = None,
+                    new: bool = False) -> OpenedExperiment:
+    """The experiment to execute: ``resume`` names one; otherwise an unfinished
+    experiment of the same spec text is continued unless ``new``; else a new one."""
+    if resume is not None:
+        row = store.experiment(resume)
+        return OpenedExperiment(row.id, spec_from_store(row), True)
+    assert spec is not None
+    if not new:
+        row = store.resumable(spec.sha256)
+        if row is not None:
+            return OpenedExperiment(row.id, spec, True)
+    return OpenedExperiment(create_experiment(store, spec), spec, False)
+
+
+def spec_from_store(row: ExperimentRow) -> Spec:
+    """The spec exactly as it was when the experiment started (not the file as it is now)."""
+    if row.source != "run" or not row.spec_text:
+        raise PerflabError(f"experiment {row.id} ('{row.name}') was imported, not run: nothing to resume")
+    if row.status == "complete":
+        raise PerflabError(f"experiment {row.id} ('{row.name}') is already complete",
+                           hint="`perflab compare` it, or run its spec with --new")
+    path = Path(row.spec_path) if row.spec_path else None
+    return parse_spec(row.spec_text, path)

@@ -1,0 +1,204 @@
+"""Running one command: own process group, rusage, timeout, clean stop.
+
+Uses posix_spawn (vfork-fast, no Python between fork and exec) and wait4 for the
+child's resource usage; a pidfd lets the wait honour a timeout and a stop request
+without polling the process table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shlex
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+#: How long a process group gets between SIGTERM and SIGKILL.
+TERM_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """Outcome of one command.
+
+    wall_s: monotonic seconds from just before spawn to the reaped exit.
+    user_s/system_s: CPU seconds of the process and the descendants it waited for.
+    max_rss_kib: peak resident set of the largest of them (KiB, from wait4).
+    exit_code: the exit status, or None when killed by a signal (see ``signal``).
+    """
+
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    interrupted: bool
+    wall_s: float
+    user_s: float
+    system_s: float
+    max_rss_kib: int
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted
+
+    def describe_failure(self) -> str:
+        if self.timed_out:
+            return "timed out"
+        if self.interrupted:
+            return "interrupted"
+        if self.signal is not None:
+            try:
+                name = signal.Signals(self.signal).name
+            except ValueError:
+                name = str(self.signal)
+            return f"killed by {name}"
+        return f"exited with status {self.exit_code}"
+
+
+def spawn_argv(command: str, shell: bool) -> list[str]:
+    if shell:
+        return ["/bin/sh", "-c", command]
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("empty command")
+    return argv
+
+
+def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_path: Path,
+                stderr_path: Path, timeout: float | None = None,
+                stop: threading.Event | None = None,
+                on_start: Callable[[int], None] | None = None) -> ProcessResult:
+    """Run ``argv`` to completion (or timeout/stop), output to the given files.
+
+    on_start(pid) is called once the child exists (e.g. to record it for crash recovery).
+    Raises FileNotFoundError/PermissionError when the program cannot be executed.
+    """
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, \
+            open(os.devnull, "rb") as devnull:
+        actions = [(os.POSIX_SPAWN_DUP2, devnull.fileno(), 0),
+                   (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                   (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+        program = _which(argv[0], env)
+        with _chdir(cwd):
+            t0 = time.perf_counter()
+            pid = os.posix_spawn(program, argv, dict(env), file_actions=actions, setpgroup=0)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # very old kernel: fall back to polling below
+        pidfd = None
+    if on_start:
+        on_start(pid)
+    timed_out = interrupted = False
+    deadline = None if timeout is None else t0 + timeout
+    try:
+        while True:
+            now = time.perf_counter()
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
+            if _wait_exit(pid, pidfd, wait):
+                break
+            if stop is not None and stop.is_set():
+                interrupted = True
+                _kill_group(pid, pidfd)
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                timed_out = True
+                _kill_group(pid, pidfd)
+                break
+        _, status, ru = os.wait4(pid, 0)
+        t1 = time.perf_counter()
+    except BaseException:
+        _kill_group(pid, pidfd)
+        with contextlib.suppress(ChildProcessError):
+            os.wait4(pid, 0)
+        raise
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+    if timed_out or interrupted:
+        # Whatever the command left behind in its group goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    code = os.waitstatus_to_exitcode(status)
+    return ProcessResult(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        wall_s=t1 - t0,
+        user_s=ru.ru_utime,
+        system_s=ru.ru_stime,
+        max_rss_kib=int(ru.ru_maxrss),
+    )
+
+
+def _which(program: str, env: Mapping[str, str]) -> str:
+    if "/" in program:
+        return program
+    for d in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(d or ".", program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(f"command not found: {program}")
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):
+    # posix_spawn has no cwd action before Python 3.13; the runner is single-threaded
+    # around spawns, so switching the parent's cwd for the duration is safe.
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _wait_exit(pid: int, pidfd: int | None, timeout: float) -> bool:
+    """True once the child has exited (not reaped), waiting at most ``timeout`` seconds."""
+    if pidfd is not None:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+    end = time.perf_counter() + timeout
+    while True:
+        try:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        if info is not None:
+            return True
+        if time.perf_counter() >= end:
+            return False
+        time.sleep(0.005)
+
+
+def _kill_group(pid: int, pidfd: int | None) -> None:
+    """SIGTERM the process group, then SIGKILL it if the leader outlives the grace period."""
+    for sig, grace in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        if _wait_exit(pid, pidfd, grace):
+            return
+
+
+def process_start_time(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (field 22 of /proc/PID/stat), to tell PID reuse apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def kill_leftover_group(pid: int, start_time: str | None) -> bool:
+    """Kill the process group of a command a crashed runner left behind, if it is still the same process."""
+    if start_time is None or process_start_time(pid) != start_time:
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+        return True
+    return False

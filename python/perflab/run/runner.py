@@ -1,0 +1,328 @@
+"""The runner loop: executes an experiment's pending runs in order, one committed at a time.
+
+Per run: before_each → variant setup → phases (in the order written) → variant teardown
+→ after_each. A failing or timed-out step marks the run failed (cleanup steps still run);
+the experiment then goes on or stops as ``on_failure`` says. SIGINT/SIGTERM stop the
+command in flight, put that run back to pending, and leave the experiment resumable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from perflab.errors import PerflabError
+from perflab.plan import Cell, expand_matrix
+from perflab.run.executor import Executor, LocalExecutor
+from perflab.run.process import kill_leftover_group, process_start_time
+from perflab.spec import Spec
+from perflab.spec.template import render_shell, render_value
+from perflab.store import RunRow, Store
+from perflab.workloads.command import StepOutput, run_command
+from perflab.workloads.metrics import MetricExtractionError, PhaseOutput, extract
+
+
+class Observer(Protocol):
+    """Progress reporting; the CLI implements it with a progress bar."""
+
+    def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None: ...
+    def run_started(self, run: RunRow, index: int, total: int) -> None: ...
+    def run_finished(self, run: RunRow, outcome: "RunOutcome", index: int, total: int) -> None: ...
+    def message(self, text: str) -> None: ...
+    def finished(self, summary: "ExperimentOutcome") -> None: ...
+
+
+class SilentObserver:
+    def started(self, *a) -> None: ...
+    def run_started(self, *a) -> None: ...
+    def run_finished(self, *a) -> None: ...
+    def message(self, text: str) -> None: ...
+    def finished(self, *a) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: str  # ok | failed | timeout | interrupted
+    reason: str | None
+    metrics: dict[str, float]
+    seconds: float
+
+
+@dataclass
+class ExperimentOutcome:
+    experiment_id: int
+    status: str  # complete | interrupted | aborted
+    counts: dict[str, int] = field(default_factory=dict)
+    message: str | None = None
+
+
+class Runner:
+    def __init__(self, store: Store, spec: Spec, experiment_id: int, *,
+                 executor: Executor | None = None, observer: Observer | None = None,
+                 handle_signals: bool = True):
+        self.store = store
+        self.spec = spec
+        self.eid = experiment_id
+        self.executor = executor or LocalExecutor()
+        self.observer = observer or SilentObserver()
+        self.handle_signals = handle_signals
+        self.stop = threading.Event()
+        self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
+        self.variants = {v.name: v for v in spec.model.variant}
+
+    # -- public
+    def run(self) -> ExperimentOutcome:
+        holder = self.store.claim(self.eid, os.getpid(), self.executor.host)
+        if holder:
+            raise PerflabError(f"experiment {self.eid} is being run by process {holder[0]} on this host")
+        previous = self._install_signals()
+        scratch = Path(tempfile.mkdtemp(prefix=f"perflab-{self.eid}-"))
+        try:
+            return self._run(scratch)
+        finally:
+            self._restore_signals(previous)
+            shutil.rmtree(scratch, ignore_errors=True)
+            self.store.release(self.eid)
+
+    def request_stop(self) -> None:
+        self.stop.set()
+
+    # -- internals
+    def _run(self, scratch: Path) -> ExperimentOutcome:
+        self._recover_crashed_runs()
+        runs = self.store.runs(self.eid)
+        pending = [r for r in runs if r.status == "pending"]
+        total, done = len(runs), len(runs) - len(pending)
+        self.store.set_status(self.eid, "running")
+        self.observer.started(self.eid, total, done, done > 0)
+        self._capture_environment()
+        m = self.spec.model
+        if m.before_all:
+            step = self._step("before_all", render_shell(m.before_all, self._experiment_values()),
+                              self._env(None, None), scratch, None)
+            if not step.ok:
+                self.store.set_status(self.eid, "interrupted")
+                raise PerflabError(f"before_all failed, no run started: {step.failure()}",
+                                   hint=f"fix it, then `perflab run --resume {self.eid}`")
+        status = "complete"
+        message = None
+        for i, run in enumerate(pending):
+            if self.stop.is_set():
+                status = "interrupted"
+                break
+            self.observer.run_started(run, done + i + 1, total)
+            outcome = self._execute(run, scratch)
+            self.observer.run_finished(run, outcome, done + i + 1, total)
+            if outcome.status == "interrupted":
+                status = "interrupted"
+                break
+            if outcome.status != "ok" and m.on_failure == "abort":
+                status = "aborted"
+                message = f"run {run.order_index + 1} {outcome.status}: {outcome.reason} (on_failure = \"abort\")"
+                break
+        if m.after_all:
+            step = self._step("after_all", render_shell(m.after_all, self._experiment_values()),
+                              self._env(None, None), scratch, None, stoppable=False)
+            if not step.ok:
+                self.observer.message(f"after_all failed: {step.failure()}")
+        if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
+            status = "interrupted"
+        self.store.set_status(self.eid, status)
+        counts: dict[str, int] = {}
+        for r in self.store.runs(self.eid):
+            counts[r.status] = counts.get(r.status, 0) + 1
+        summary = ExperimentOutcome(self.eid, status, counts, message)
+        self.observer.finished(summary)
+        return summary
+
+    def _recover_crashed_runs(self) -> None:
+        """Runs left 'running' by a killed runner: kill what they left behind, redo them."""
+        for r in self.store.runs(self.eid, ["running"]):
+            if r.pid and kill_leftover_group(r.pid, r.pid_start):
+                self.observer.message(f"killed process group {r.pid} left by an interrupted runner")
+            self.store.reset_run(r.id)
+
+    def _capture_environment(self) -> None:
+        if self.executor.host in self.store.environments(self.eid):
+            return
+        from perflab.run.environment import capture, command_tools
+
+        m = self.spec.model
+        commands = [c for c in (m.before_all, m.after_all, m.before_each, m.after_each) if c]
+        commands += [c for v in m.variant for c in (v.setup, v.teardown) if c]
+        commands += [p.command for p in m.phase if p.command]
+        tools = list(dict.fromkeys([*m.tools, *command_tools(commands)]))
+        env = capture(self.executor.host_access(), tools=tools)
+        self.store.put_environment(self.eid, self.executor.host, env.info, env.artifacts)
+
+    def _experiment_values(self) -> dict:
+        return {**self.spec.model.params, "experiment": self.eid}
+
+    def _values(self, run: RunRow, run_dir: Path) -> dict:
+        m = self.spec.model
+        cell = self.cells.get(run.cell_key)
+        if cell is None:
+            raise PerflabError(f"run {run.order_index} is for cell '{run.cell_key}', which the spec no longer has")
+        variant = self.variants[run.variant]
+        return {**m.params, **cell.values, **variant.params, "variant": run.variant,
+                "repetition": run.repetition, "run": run.order_index + 1, "cell": run.cell_key,
+                "experiment": self.eid, "run_dir": str(run_dir), "block": run.block,
+                "seed": (m.seed * 1_000_003 + run.order_index) % (2**31)}
+
+    def _env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
+        m = self.spec.model
+        env = dict(os.environ)
+        env.update(m.env)
+        env["PERFLAB_EXPERIMENT"] = str(self.eid)
+        if run is not None and values is not None:
+            env.update(self.variants[run.variant].env)
+            env.update({"PERFLAB_VARIANT": run.variant, "PERFLAB_CELL": run.cell_key,
+                        "PERFLAB_REPETITION": str(run.repetition), "PERFLAB_RUN": str(run.order_index + 1),
+                        "PERFLAB_RUN_DIR": values["run_dir"], "PERFLAB_WARMUP": "1" if run.warmup else "0"})
+        if phase is not None:
+            env.update(phase.env)
+        return env
+
+    def _step(self, name: str, command: str, env: dict, run_dir: Path, timeout: float | None,
+              run: RunRow | None = None, shell: bool = True, stoppable: bool = True) -> StepOutput:
+        def on_start(pid: int) -> None:
+            if run is not None:
+                self.store.set_run_process(run.id, pid, process_start_time(pid))
+
+        return run_command(self.executor, name, command, shell=shell, env=env, cwd=self.spec.workdir,
+                           run_dir=run_dir, timeout=timeout, stop=self.stop if stoppable else None,
+                           on_start=on_start)
+
+    def _execute(self, run: RunRow, scratch: Path) -> RunOutcome:
+        m = self.spec.model
+        run_dir = scratch / f"run-{run.order_index + 1}"
+        run_dir.mkdir()
+        self.store.start_run(run.id, self.executor.host)
+        t0 = time.monotonic()
+        deadline = None if m.timeout is None else t0 + m.timeout
+        values = self._values(run, run_dir)
+        variant = self.variants[run.variant]
+        artifacts: dict[str, bytes] = {}
+        outputs: dict[str, PhaseOutput] = {}
+        failure: tuple[str, str] | None = None  # (status, reason)
+
+        def budget(limit: float | None) -> float | None:
+            left = None if deadline is None else max(0.001, deadline - time.monotonic())
+            return left if limit is None else (limit if left is None else min(limit, left))
+
+        def record(step: StepOutput) -> None:
+            if step.stdout:
+                artifacts[f"stdout:{step.name}"] = step.stdout
+            if step.stderr:
+                artifacts[f"stderr:{step.name}"] = step.stderr
+
+        def status_of(step: StepOutput) -> str:
+            if step.process is not None and step.process.interrupted:
+                return "interrupted"
+            if step.process is not None and step.process.timed_out:
+                return "timeout"
+            return "failed"
+
+        steps = []
+        if m.before_each:
+            steps.append(("before_each", m.before_each, None))
+        if variant.setup:
+            steps.append(("setup", variant.setup, None))
+        steps += [(f"phase:{p.name}", None, p) for p in m.phase]
+        for name, command, phase in steps:
+            if failure is not None:
+                break
+            if phase is not None and phase.kv is not None:
+                result = self._kv_phase(phase, values, budget(phase.timeout))
+                artifacts.update(result.artifacts)
+                if result.failure:
+                    failure = (result.status, f"{name}: {result.failure}")
+                elif phase.measure:
+                    outputs[phase.name] = result.output
+                continue
+            text = render_shell(phase.command if phase else command, values)
+            step = self._step(name, text, self._env(run, values, phase), run_dir,
+                              budget(phase.timeout if phase else None), run=run,
+                              shell=phase.shell if phase else True)
+            record(step)
+            if not step.ok:
+                failure = (status_of(step), step.failure())
+            elif phase is not None and phase.measure:
+                outputs[phase.name] = self._phase_output(phase, step)
+        # Cleanup runs whatever happened, and is not cut short by a stop request.
+        cleanup = []
+        if variant.teardown:
+            cleanup.append(("teardown", variant.teardown))
+        if m.after_each:
+            cleanup.append(("after_each", m.after_each))
+        for name, command in cleanup:
+            step = self._step(name, render_shell(command, values), self._env(run, values), run_dir,
+                              m.timeout, run=run, stoppable=False)
+            record(step)
+            if not step.ok and failure is None:
+                failure = ("failed", step.failure())
+        metrics: dict[str, float] = {}
+        if failure is None:
+            try:
+                metrics = self._metrics(outputs)
+            except MetricExtractionError as e:
+                failure = ("failed", str(e))
+            except Exception as e:  # a parser bug must not kill the experiment
+                failure = ("failed", f"metric extraction: {type(e).__name__}: {e}")
+        seconds = time.monotonic() - t0
+        shutil.rmtree(run_dir, ignore_errors=True)
+        if failure is not None and failure[0] == "interrupted":
+            self.store.reset_run(run.id)
+            return RunOutcome("interrupted", failure[1], {}, seconds)
+        status, reason = ("ok", None) if failure is None else failure
+        if status == "timeout" and m.timeout is not None and deadline is not None \
+                and time.monotonic() >= deadline:
+            reason = f"{reason} (run timeout {m.timeout:g} s)"
+        self.store.finish_run(run.id, status, reason, metrics, artifacts, self.eid, self.executor.host)
+        return RunOutcome(status, reason, metrics, seconds)
+
+    def _phase_output(self, phase, step: StepOutput) -> PhaseOutput:
+        stdout = step.stdout.decode("utf-8", "replace")
+        named: dict[str, float] = {}
+        if phase.parser:
+            from perflab.workloads.parsers import get_parser
+
+            named = get_parser(phase.parser).parse(stdout)
+        return PhaseOutput(stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named)
+
+    def _kv_phase(self, phase, values: dict, timeout: float | None):
+        from perflab.workloads.kv_phase import run_kv_phase
+
+        return run_kv_phase(phase, render_value(phase.kv, values), timeout=timeout, stop=self.stop)
+
+    def _metrics(self, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
+        last = [p.name for p in self.spec.model.phase if p.measure][-1]
+        out = {}
+        for metric in self.spec.model.metric:
+            out[metric.name] = extract(metric, outputs[metric.phase or last])
+        return out
+
+    # -- signals
+    def _install_signals(self):
+        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
+            return None
+
+        def handler(signum, frame):
+            if self.stop.is_set() and signum == signal.SIGINT:
+                raise KeyboardInterrupt  # second Ctrl-C: stop waiting for cleanup
+            self.stop.set()
+            self.observer.message("stopping: the run in flight is cancelled and will be redone on resume")
+
+        return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def _restore_signals(self, previous) -> None:
+        if previous:
+            for s, h in previous.items():
+                signal.signal(s, h)

@@ -1,0 +1,132 @@
+"""The experiment file's schema: pydantic models, strict (unknown keys are errors).
+
+Field docs here are the spec reference; README's "Spec reference" mirrors them.
+Cross-field rules that need the whole document (baseline exists, templates name
+known parameters, ...) live in `validate.py` so each error gets its own location.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from perflab.spec.durations import parse_duration
+
+Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+%-]*$"
+Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
+ParamName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+#: Metrics the harness measures itself for every command phase.
+HARNESS_METRICS = {
+    "wall_time": "s",  # monotonic clock, spawn to exit
+    "user_time": "s",  # user CPU of the process and its waited-for children
+    "system_time": "s",
+    "cpu_time": "s",  # user + system
+    "max_rss": "KiB",  # peak resident set size of the largest process
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+class VariantSpec(_Strict):
+    """One `[[variant]]`: what differs between the things compared."""
+
+    name: Name
+    description: str = ""
+    setup: StrictStr | None = None  # shell command before each run of this variant
+    teardown: StrictStr | None = None  # shell command after each run (also after a failure)
+    params: dict[ParamName, Scalar] = {}  # override matrix/global parameters for this variant
+    env: dict[str, StrictStr] = {}  # environment for every command of this variant
+
+
+class PhaseSpec(_Strict):
+    """One `[[phase]]` of every run, executed in the order written."""
+
+    name: Name
+    measure: bool = True  # false: runs (e.g. populate) but yields no metrics
+    command: StrictStr | None = None  # shell command; `{param}` substituted shell-quoted
+    kv: dict[str, Any] | None = None  # built-in key-value load (memtier options, see README)
+    shell: bool = True  # false: split `command` with shlex and exec it without /bin/sh
+    parser: StrictStr | None = None  # named parser of stdout: memtier, hyperfine, ...
+    timeout: Duration | None = None  # this phase's limit (the run's `timeout` also applies)
+    env: dict[str, StrictStr] = {}
+
+
+class MetricSpec(_Strict):
+    """One `[[metric]]`: a number taken from each run, and which way is better."""
+
+    name: Name
+    better: Literal["higher", "lower"]
+    unit: str = ""
+    phase: Name | None = None  # default: the last measured phase
+    # Where the value comes from — at most one of these; with none, the metric's name
+    # is looked up in the phase's parser output (or kv result), then in harness metrics.
+    harness: Literal["wall_time", "user_time", "system_time", "cpu_time", "max_rss"] | None = None
+    json_path: StrictStr | list[StrictStr | StrictInt] | None = Field(None, alias="json")
+    regex: StrictStr | None = None  # with a named group `value`, or exactly one group
+    field: StrictStr | None = None  # name in the phase parser's (or kv's) output
+    stream: Literal["stdout", "stderr"] = "stdout"  # for json and regex
+    scale: StrictFloat | StrictInt = 1  # multiply the extracted value (unit conversion)
+
+
+class ExperimentSpec(_Strict):
+    """The whole experiment file."""
+
+    name: Name
+    description: str = ""
+    baseline: Name  # the variant others are compared against
+    repetitions: Annotated[int, Field(ge=1, le=100_000)] = 10  # measured runs per cell × variant
+    warmup: Annotated[int, Field(ge=0, le=1000)] = 0  # extra runs first, recorded, excluded
+    order: Literal["interleaved", "sequential"] = "interleaved"
+    seed: StrictInt = 1  # seeds the interleaved order
+    timeout: Duration | None = None  # per run, all phases and hooks included
+    on_failure: Literal["continue", "abort"] = "continue"
+    confidence: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.95
+    workdir: StrictStr | None = None  # cwd of every command; default: the spec's directory
+    before_all: StrictStr | None = None  # once each time the experiment (re)starts
+    after_all: StrictStr | None = None
+    before_each: StrictStr | None = None  # before every run (e.g. a reset, seed 003)
+    after_each: StrictStr | None = None
+    env: dict[str, StrictStr] = {}
+    params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`
+    tools: list[StrictStr] = []  # programs whose versions go into the environment record
+    matrix: dict[ParamName, Union[list[Scalar], dict[str, Scalar]]] = {}
+    variant: list[VariantSpec] = Field(min_length=1)
+    phase: list[PhaseSpec] = Field(min_length=1)
+    metric: list[MetricSpec] = Field(min_length=1)
+
+
+def model_at(loc: tuple) -> type[BaseModel] | None:
+    """The model class that validates the table at ``loc`` (for key suggestions)."""
+    model: type[BaseModel] | None = ExperimentSpec
+    for part in loc:
+        if model is None or isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            field = next((f for f in model.model_fields.values() if f.alias == part), None)
+        if field is None:
+            return None
+        model = {"variant": VariantSpec, "phase": PhaseSpec, "metric": MetricSpec}.get(part) \
+            if model is ExperimentSpec else None
+    return model
+
+
+def key_names(model: type[BaseModel]) -> list[str]:
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def regex_value_group(pattern: str) -> str | int:
+    """Which group of a metric regex holds the value: ``value`` or the only group."""
+    rx = re.compile(pattern)
+    if "value" in rx.groupindex:
+        return "value"
+    if rx.groups == 1:
+        return 1
+    raise ValueError("a metric regex needs a named group (?P<value>...) or exactly one group")

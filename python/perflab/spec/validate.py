@@ -1,0 +1,167 @@
+"""Cross-field rules of an experiment file, each reported at its own file:line."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from perflab.plan import expand_matrix
+from perflab.spec.schema import HARNESS_METRICS, regex_value_group
+from perflab.spec.template import placeholders, render_value
+
+if TYPE_CHECKING:
+    from perflab.spec.load import Spec
+
+#: Names every command may use besides the spec's parameters.
+BUILTIN_PARAMS = ("variant", "repetition", "run", "cell", "experiment", "run_dir", "seed", "block")
+
+
+def check_spec(spec: Spec) -> None:
+    m = spec.model
+    variants = [v.name for v in m.variant]
+    _unique(spec, "variant", variants)
+    _unique(spec, "phase", [p.name for p in m.phase])
+    _unique(spec, "metric", [x.name for x in m.metric])
+    if m.baseline not in variants:
+        raise spec.error(("baseline",), f"baseline '{m.baseline}' is not a variant",
+                         hint=_choices(m.baseline, variants))
+    if len(variants) < 2:
+        raise spec.error(("variant",), "an experiment needs at least two variants to compare",
+                         hint="add a [[variant]] besides the baseline")
+    for name, values in m.matrix.items():
+        if len(values) == 0:
+            raise spec.error(("matrix", name), f"matrix parameter '{name}' has no values")
+        if isinstance(values, list) and len({str(v) for v in values}) != len(values):
+            raise spec.error(("matrix", name), f"matrix parameter '{name}' repeats a value")
+        if name in m.params:
+            raise spec.error(("params", name), f"'{name}' is both a matrix parameter and a constant")
+        if name in BUILTIN_PARAMS:
+            raise spec.error(("matrix", name), f"'{name}' is a built-in name; choose another")
+    for name in m.params:
+        if name in BUILTIN_PARAMS:
+            raise spec.error(("params", name), f"'{name}' is a built-in name; choose another")
+    for i, p in enumerate(m.phase):
+        if (p.command is None) == (p.kv is None):
+            raise spec.error(("phase", i), f"phase '{p.name}' needs exactly one of 'command' or 'kv'")
+        if p.parser is not None:
+            _check_parser(spec, ("phase", i, "parser"), p.parser)
+        if p.kv is not None and p.parser is not None:
+            raise spec.error(("phase", i, "parser"), "a kv phase has its own metrics; remove 'parser'")
+    measured = [p for p in m.phase if p.measure]
+    if not measured:
+        raise spec.error(("phase",), "no phase is measured", hint="set measure = true on one phase")
+    for i, x in enumerate(m.metric):
+        _check_metric(spec, i, x, measured)
+    _check_templates(spec)
+    _check_kv(spec)
+
+
+def _unique(spec: Spec, table: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            raise spec.error((table, i, "name"), f"duplicate {table} name '{n}'")
+        seen.add(n)
+
+
+def _choices(value: str, names: Iterable[str]) -> str:
+    names = list(names)
+    close = difflib.get_close_matches(value, names, n=1)
+    return f"did you mean '{close[0]}'?" if close else "choose from: " + ", ".join(names)
+
+
+def _check_parser(spec: Spec, loc: tuple, name: str) -> None:
+    from perflab.workloads.parsers import available_parsers
+
+    known = available_parsers()
+    if name not in known:
+        raise spec.error(loc, f"unknown parser '{name}'", hint=_choices(name, known))
+
+
+def _check_metric(spec: Spec, i: int, x, measured) -> None:
+    loc = ("metric", i)
+    sources = [k for k in ("harness", "json_path", "regex") if getattr(x, k) is not None]
+    if x.field is not None:
+        sources.append("field")
+    if len(sources) > 1:
+        names = ", ".join("json" if s == "json_path" else s for s in sources)
+        raise spec.error(loc, f"metric '{x.name}' has several sources ({names}); keep one")
+    if x.phase is not None:
+        phase = next((p for p in spec.model.phase if p.name == x.phase), None)
+        if phase is None:
+            raise spec.error(loc + ("phase",), f"metric '{x.name}' names unknown phase '{x.phase}'",
+                             hint=_choices(x.phase, [p.name for p in spec.model.phase]))
+        if not phase.measure:
+            raise spec.error(loc + ("phase",), f"phase '{x.phase}' is not measured (measure = false)")
+    else:
+        phase = measured[-1]
+    if x.regex is not None:
+        try:
+            regex_value_group(x.regex)
+        except re.error as e:
+            raise spec.error(loc + ("regex",), f"bad regex: {e}") from None
+        except ValueError as e:
+            raise spec.error(loc + ("regex",), str(e)) from None
+    if not sources:
+        # Implicit source: parser/kv output by name, else a harness metric by name.
+        if phase.parser is None and phase.kv is None and x.name not in HARNESS_METRICS:
+            raise spec.error(loc, f"metric '{x.name}' has no source",
+                             hint="add harness = \"wall_time\", json = \"path\", regex = \"...\", "
+                                  "or a parser on the phase")
+    if x.field is not None and phase.parser is None and phase.kv is None:
+        raise spec.error(loc + ("field",), f"metric '{x.name}' uses 'field' but phase "
+                         f"'{phase.name}' has no parser")
+
+
+def _check_templates(spec: Spec) -> None:
+    m = spec.model
+    base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix)
+    common = [(("before_all",), m.before_all), (("after_all",), m.after_all),
+              (("before_each",), m.before_each), (("after_each",), m.after_each)]
+    common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
+    for vi, v in enumerate(m.variant):
+        known = base | set(v.params)
+        own = [(("variant", vi, "setup"), v.setup), (("variant", vi, "teardown"), v.teardown)]
+        for loc, text in common + own:
+            if text is None:
+                continue
+            for name in placeholders(text):
+                if loc[0] in ("before_all", "after_all") and name in ("variant", "repetition", "run",
+                                                                      "cell", "run_dir", "seed", "block"):
+                    raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
+                if name not in known:
+                    where = f" for variant '{v.name}'" if name in _all_variant_params(m) else ""
+                    raise spec.error(loc, f"unknown parameter '{{{name}}}'{where}",
+                                     hint=_choices(name, sorted(known)) + " (write {{ }} for literal braces)")
+
+
+def _all_variant_params(m) -> set[str]:
+    return {k for v in m.variant for k in v.params}
+
+
+def _check_kv(spec: Spec) -> None:
+    m = spec.model
+    kv_phases = [(i, p) for i, p in enumerate(m.phase) if p.kv is not None]
+    if not kv_phases:
+        return
+    from perflab.workloads.kv_phase import validate_kv  # needs the native load generator
+
+    for cell in expand_matrix(m.matrix):
+        for v in m.variant:
+            values = {**{b: 0 for b in BUILTIN_PARAMS}, **m.params, **cell.values, **v.params}
+            for i, p in kv_phases:
+                for name in _kv_placeholders(p.kv):
+                    if name not in values:
+                        raise spec.error(("phase", i, "kv"), f"unknown parameter '{{{name}}}'")
+                validate_kv(spec, ("phase", i, "kv"), render_value(p.kv, values))
+
+
+def _kv_placeholders(value) -> list[str]:
+    if isinstance(value, str):
+        return placeholders(value)
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _kv_placeholders(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _kv_placeholders(v)]
+    return []

@@ -1,0 +1,76 @@
+"""A shell command as a step of a run: executed by the executor, output kept, measured."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+from perflab.run.process import ProcessResult
+
+#: Output beyond this is truncated in the store (the head and the tail are kept).
+MAX_KEPT_OUTPUT = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StepOutput:
+    name: str
+    process: ProcessResult | None  # None when the command could not be started
+    stdout: bytes
+    stderr: bytes
+    error: str | None = None  # why it could not be started
+
+    @property
+    def ok(self) -> bool:
+        return self.process is not None and self.process.ok
+
+    def failure(self) -> str:
+        """One line: what went wrong, with the last line of stderr when there is one."""
+        if self.error:
+            return f"{self.name}: {self.error}"
+        what = self.process.describe_failure() if self.process else "did not run"
+        tail = _last_line(self.stderr) or _last_line(self.stdout)
+        return f"{self.name}: {what}" + (f": {tail}" if tail else "")
+
+    def harness_metrics(self) -> dict[str, float]:
+        p = self.process
+        if p is None:
+            return {}
+        return {"wall_time": p.wall_s, "user_time": p.user_s, "system_time": p.system_s,
+                "cpu_time": p.user_s + p.system_s, "max_rss": float(p.max_rss_kib)}
+
+
+def run_command(executor, name: str, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
+                run_dir: Path, timeout: float | None, stop: threading.Event | None,
+                on_start: Callable[[int], None] | None = None) -> StepOutput:
+    safe = name.replace("/", "_").replace(" ", "_")
+    out_path, err_path = run_dir / f"{safe}.stdout", run_dir / f"{safe}.stderr"
+    try:
+        result = executor.run(command, shell=shell, env=env, cwd=cwd, stdout_path=out_path,
+                              stderr_path=err_path, timeout=timeout, stop=stop, on_start=on_start)
+    except (FileNotFoundError, PermissionError, ValueError) as e:
+        return StepOutput(name, None, b"", b"", error=str(e) if str(e) else type(e).__name__)
+    return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path))
+
+
+def _read_kept(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            if size <= MAX_KEPT_OUTPUT:
+                return f.read()
+            half = MAX_KEPT_OUTPUT // 2
+            head = f.read(half)
+            f.seek(size - half)
+            note = f"\n[... perflab: {size - 2 * half} bytes omitted ...]\n".encode()
+            return head + note + f.read()
+    except FileNotFoundError:
+        return b""
+
+
+def _last_line(data: bytes) -> str:
+    for line in reversed(data.decode("utf-8", "replace").splitlines()):
+        if line.strip():
+            return line.strip()[:200]
+    return ""

@@ -1,0 +1,131 @@
+"""Taking a metric's value out of a finished phase: harness measurements, a JSON
+path in the output, a regex, or the phase parser's (or kv load's) named values."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.spec.schema import MetricSpec, regex_value_group
+
+
+class MetricExtractionError(Exception):
+    """A metric could not be read from a run's output (the run is recorded as failed)."""
+
+
+@dataclass(frozen=True)
+class PhaseOutput:
+    """What a measured phase produced, in the shape metric extraction needs."""
+
+    stdout: str
+    stderr: str
+    harness: dict[str, float]  # wall_time, user_time, system_time, cpu_time, max_rss
+    named: dict[str, float]  # parser or kv output
+
+
+def extract(metric: MetricSpec, out: PhaseOutput) -> float:
+    if metric.harness is not None:
+        value = _harness(metric.harness, out)
+    elif metric.json_path is not None:
+        value = _json_value(metric, out)
+    elif metric.regex is not None:
+        value = _regex_value(metric, out)
+    else:
+        key = metric.field or metric.name
+        if key in out.named:
+            value = out.named[key]
+        elif metric.field is None and metric.name in out.harness:
+            value = out.harness[metric.name]
+        else:
+            avail = ", ".join(sorted(out.named)) or "none"
+            raise MetricExtractionError(f"metric '{metric.name}': no value '{key}' in the phase output "
+                                        f"(available: {avail})")
+    value = float(value) * float(metric.scale)
+    if not math.isfinite(value):
+        raise MetricExtractionError(f"metric '{metric.name}' is not a finite number ({value})")
+    return value
+
+
+def _harness(name: str, out: PhaseOutput) -> float:
+    if name not in out.harness:
+        raise MetricExtractionError(f"harness metric '{name}' was not measured for this phase")
+    return out.harness[name]
+
+
+def _stream(metric: MetricSpec, out: PhaseOutput) -> str:
+    return out.stdout if metric.stream == "stdout" else out.stderr
+
+
+def _json_value(metric: MetricSpec, out: PhaseOutput) -> float:
+    text = _stream(metric, out)
+    doc = _parse_json(text)
+    if doc is None:
+        raise MetricExtractionError(f"metric '{metric.name}': {metric.stream} is not JSON")
+    path = metric.json_path
+    parts: list[Any] = path if isinstance(path, list) else _split_path(path)
+    cur = doc
+    for part in parts:
+        try:
+            if isinstance(cur, list):
+                cur = cur[int(part)]
+            else:
+                cur = cur[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise MetricExtractionError(
+                f"metric '{metric.name}': JSON path {_show(parts)} not found at {part!r}") from None
+    if isinstance(cur, bool) or not isinstance(cur, (int, float, str)):
+        raise MetricExtractionError(f"metric '{metric.name}': JSON value at {_show(parts)} is not a number")
+    try:
+        return float(cur)
+    except ValueError:
+        raise MetricExtractionError(f"metric '{metric.name}': {cur!r} is not a number") from None
+
+
+def _parse_json(text: str) -> Any:
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    # A program may print other lines before its JSON: take the last line that parses.
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith(("{", "[")):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def _split_path(path: str) -> list[str]:
+    """``a.b[0].c`` → ['a', 'b', '0', 'c']; a key with dots is written in a list instead."""
+    parts: list[str] = []
+    for piece in path.split("."):
+        m = re.fullmatch(r"([^\[\]]*)((?:\[\d+\])*)", piece)
+        if not m:
+            parts.append(piece)
+            continue
+        if m.group(1):
+            parts.append(m.group(1))
+        parts.extend(re.findall(r"\[(\d+)\]", m.group(2)))
+    return parts
+
+
+def _show(parts: list[Any]) -> str:
+    return ".".join(str(p) for p in parts)
+
+
+def _regex_value(metric: MetricSpec, out: PhaseOutput) -> float:
+    group = regex_value_group(metric.regex)
+    matches = list(re.finditer(metric.regex, _stream(metric, out), re.MULTILINE))
+    if not matches:
+        raise MetricExtractionError(f"metric '{metric.name}': regex found no match in {metric.stream}")
+    text = matches[-1].group(group)
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise MetricExtractionError(f"metric '{metric.name}': regex matched {text!r}, not a number") from None
