@@ -465,7 +465,10 @@ def _virtualization(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict
     parts = [h for h in (hypervisor,) if h and h != "none"]
     if container and container != "none":
         parts.append(f"container {container}")
-    summary = ", ".join(parts) if parts else ("none" if hypervisor == "none" or container == "none" else None)
+    if parts:
+        summary: str | None = ", ".join(parts)
+    else:  # "none" only when the hypervisor check said so; an unknown stays unknown
+        summary = "none" if hypervisor == "none" else None
     return {"hypervisor": hypervisor, "container": container, "virtualization": summary}
 
 

@@ -20,6 +20,7 @@ split by known title shapes; every other title is one word. Versions before 1.4 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from perflab.workloads.parsers import memtier_blocks
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser
@@ -71,9 +72,11 @@ def _is_latency(metric: str) -> bool:
     return metric.endswith("_latency_ms")
 
 
+@dataclass(frozen=True)
 class _Table:
-    def __init__(self, title: str, header: str, rows: list[str]):
-        self.title, self.header, self.rows = title, header, rows
+    title: str        # "ALL STATS", "AGGREGATED AVERAGE RESULTS (3 runs)", ...
+    header: str       # the "Type  Ops/sec ..." line
+    rows: list[str]   # one line per request type, "Totals" last
 
 
 def _tables(text: str) -> list[_Table]:
