@@ -1,0 +1,39 @@
+"""Running the real CLI in-process (argv + writers) or as a subprocess."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def perflab(*argv: str) -> CliResult:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def perflab_process(*argv: str, **kw) -> subprocess.Popen:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.Popen([sys.executable, "-m", "perflab", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, **kw)
+
+
+def write_spec(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
