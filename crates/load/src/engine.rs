@@ -1,0 +1,206 @@
+//! `run`: start the workers, give them a common start, report progress to the
+//! caller's observer from the calling thread, and assemble the result.
+use crate::clock::now_ns;
+use crate::config::{Config, ConfigError};
+use crate::net;
+use crate::plan::{Plan, Shared};
+use crate::result::RunResult;
+use crate::stats::ThreadStats;
+use crate::worker::Worker;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Connecting,
+    Warmup,
+    Measuring,
+    /// Past the planned end: waiting for the last replies.
+    Finishing,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Connecting => "connecting",
+            Phase::Warmup => "warmup",
+            Phase::Measuring => "measuring",
+            Phase::Finishing => "finishing",
+        }
+    }
+}
+
+/// A snapshot handed to the observer every `RunOptions::tick`.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub phase: Phase,
+    /// Seconds since the start (0 while connecting).
+    pub elapsed_s: f64,
+    /// warmup + test_time, when the run is time-limited.
+    pub planned_s: Option<f64>,
+    /// Replies received so far, warmup included.
+    pub requests_done: u64,
+    /// Measured requests the run will send, when known.
+    pub requests_planned: Option<u64>,
+    /// Replies per second over about the last second.
+    pub ops_per_sec: f64,
+    /// Replies per second since the start.
+    pub ops_per_sec_avg: f64,
+    pub errors: u64,
+    pub connections: u64,
+    pub connections_planned: u64,
+}
+
+/// What the observer wants after a progress snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// Stop the run now and return what was measured so far.
+    Stop,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// How often the observer is called.
+    pub tick: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { tick: Duration::from_millis(200) }
+    }
+}
+
+/// Run the load described by `config`; returns its result, also when it was stopped or
+/// failed part-way (see `RunResult::status`). Only an invalid configuration, an
+/// unresolvable server or too low a file-descriptor limit is an `Err`.
+pub fn run(
+    config: &Config,
+    opts: &RunOptions,
+    observer: &mut dyn FnMut(&Progress) -> Control,
+) -> Result<RunResult, ConfigError> {
+    config.validate()?;
+    let servers = config
+        .servers
+        .iter()
+        .map(|s| net::resolve(s).map_err(|m| ConfigError::new("server", m)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fds = config.total_clients() + 16 * config.threads as u64 + 64;
+    net::ensure_fd_limit(fds).map_err(|m| ConfigError::new("clients", m))?;
+    let seed = if config.randomize {
+        let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
+    } else {
+        config.seed
+    };
+    let plan = Plan::new(config, servers, seed);
+    let threads = config.threads as usize;
+    let shared = Shared::new(threads);
+    let requests_planned = plan.planned_requests();
+    let planned_s = config.test_time.map(|t| t + config.warmup);
+
+    let mut started_unix = 0.0;
+    let mut go = 0u64;
+    let stats: Vec<ThreadStats> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (plan, shared) = (&plan, &shared);
+                std::thread::Builder::new()
+                    .name(format!("perflab-load-{t}"))
+                    .spawn_scoped(scope, move || match Worker::new(t, plan, shared) {
+                        Ok(w) => w.run(),
+                        Err(e) => {
+                            shared.set_fault(format!("cannot set up worker thread {t}: {e}"));
+                            shared.ready.fetch_add(1, Ordering::SeqCst);
+                            ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
+                        }
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+
+        let tick = opts.tick.as_nanos().max(1_000_000) as u64;
+        let mut next_tick = now_ns() + tick;
+        let mut window: VecDeque<(u64, u64)> = VecDeque::new();
+        loop {
+            if handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            let now = now_ns();
+            if go == 0 && shared.ready.load(Ordering::SeqCst) == threads && !shared.abort.load(Ordering::SeqCst) {
+                go = now;
+                started_unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+                shared.go_ns.store(go, Ordering::Release);
+            }
+            if now >= next_tick {
+                next_tick = now + tick;
+                let p = snapshot(&plan, &shared, go, now, planned_s, requests_planned, &mut window);
+                if observer(&p) == Control::Stop {
+                    shared.stopped.store(true, Ordering::SeqCst);
+                    shared.abort.store(true, Ordering::SeqCst);
+                }
+            }
+            let sleep = next_tick.saturating_sub(now_ns()).min(2_000_000);
+            std::thread::sleep(Duration::from_nanos(sleep.max(100_000)));
+        }
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(t, h)| {
+                h.join().unwrap_or_else(|_| {
+                    shared.set_fault(format!("internal error: worker thread {t} panicked"));
+                    ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
+                })
+            })
+            .collect()
+    });
+    let fault = shared.fault.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let stopped = shared.stopped.load(Ordering::SeqCst);
+    let mstart = if go == 0 { 0 } else { go + plan.warmup_ns };
+    Ok(RunResult::assemble(&plan, stats, mstart, started_unix, fault, stopped))
+}
+
+fn snapshot(
+    plan: &Plan,
+    shared: &Shared,
+    go: u64,
+    now: u64,
+    planned_s: Option<f64>,
+    requests_planned: Option<u64>,
+    window: &mut VecDeque<(u64, u64)>,
+) -> Progress {
+    let sum = |f: fn(&crate::plan::ThreadProgress) -> u64| shared.progress.iter().map(f).sum::<u64>();
+    let done = sum(|p| p.done.load(Ordering::Relaxed));
+    let errors = sum(|p| p.errors.load(Ordering::Relaxed));
+    let connections = sum(|p| p.connected.load(Ordering::Relaxed));
+    let elapsed_ns = if go == 0 { 0 } else { now - go };
+    let phase = if go == 0 {
+        Phase::Connecting
+    } else if elapsed_ns < plan.warmup_ns {
+        Phase::Warmup
+    } else if plan.test_ns.is_some_and(|t| elapsed_ns >= plan.warmup_ns + t) {
+        Phase::Finishing
+    } else {
+        Phase::Measuring
+    };
+    window.push_back((now, done));
+    while window.len() > 2 && now - window[1].0 >= 1_000_000_000 {
+        window.pop_front();
+    }
+    let (t0, d0) = window[0];
+    let ops_per_sec = if now > t0 && go != 0 { (done - d0) as f64 * 1e9 / (now - t0) as f64 } else { 0.0 };
+    Progress {
+        phase,
+        elapsed_s: elapsed_ns as f64 / 1e9,
+        planned_s,
+        requests_done: done,
+        requests_planned,
+        ops_per_sec,
+        ops_per_sec_avg: if elapsed_ns > 0 { done as f64 * 1e9 / elapsed_ns as f64 } else { 0.0 },
+        errors,
+        connections,
+        connections_planned: plan.total_clients,
+    }
+}

@@ -1,0 +1,369 @@
+//! Wire formats: encode SET/GET requests, parse one reply at a time.
+//!
+//! Parsers are incremental (`Incomplete` until a whole reply is buffered) and strict:
+//! anything that is not a well-formed reply to the request at the head of the
+//! pipeline is `Invalid`, because after that the stream cannot be trusted.
+use crate::config::Protocol;
+use crate::keys::Op;
+use crate::value::append_value;
+
+/// What a server answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// SET accepted.
+    Stored,
+    /// GET found the key; the value is `buf[start..end]`.
+    Hit { start: usize, end: usize },
+    /// GET did not find the key.
+    Miss,
+    /// The server refused the command (e.g. out of memory); text at `buf[start..end]`.
+    Error { start: usize, end: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// More bytes are needed.
+    Incomplete,
+    /// One reply of `len` bytes.
+    Complete { len: usize, reply: Reply },
+    /// Not a valid reply: the connection is out of sync or the peer is not this server.
+    Invalid(String),
+}
+
+/// Longest status/header line accepted before calling the stream garbage.
+const MAX_LINE: usize = 4096;
+/// Largest value length a reply may announce.
+const MAX_VALUE: usize = 1 << 30;
+
+const BIN_REQ: u8 = 0x80;
+const BIN_RES: u8 = 0x81;
+const BIN_GET: u8 = 0x00;
+const BIN_SET: u8 = 0x01;
+const BIN_HEADER: usize = 24;
+const BIN_KEY_ENOENT: u16 = 0x0001;
+
+/// Append one request; returns its size in bytes.
+pub fn encode(proto: Protocol, out: &mut Vec<u8>, op: Op, key: &[u8], size: usize, opaque: u32) -> usize {
+    let start = out.len();
+    let mut num = itoa::Buffer::new();
+    match (proto, op) {
+        (Protocol::MemcacheText, Op::Get) => {
+            out.extend_from_slice(b"get ");
+            out.extend_from_slice(key);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::MemcacheText, Op::Set) => {
+            out.extend_from_slice(b"set ");
+            out.extend_from_slice(key);
+            out.extend_from_slice(b" 0 0 ");
+            out.extend_from_slice(num.format(size).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            append_value(out, key, size);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::MemcacheBinary, _) => {
+            let (opcode, extras) = if op == Op::Get { (BIN_GET, 0u8) } else { (BIN_SET, 8u8) };
+            let value = if op == Op::Get { 0 } else { size };
+            let body = extras as usize + key.len() + value;
+            out.extend_from_slice(&[BIN_REQ, opcode]);
+            out.extend_from_slice(&(key.len() as u16).to_be_bytes());
+            out.extend_from_slice(&[extras, 0, 0, 0]); // extras length, data type, vbucket
+            out.extend_from_slice(&(body as u32).to_be_bytes());
+            out.extend_from_slice(&opaque.to_be_bytes());
+            out.extend_from_slice(&[0u8; 8]); // cas
+            if op == Op::Set {
+                out.extend_from_slice(&[0u8; 8]); // flags, expiry
+            }
+            out.extend_from_slice(key);
+            if op == Op::Set {
+                append_value(out, key, size);
+            }
+        }
+        (Protocol::Redis, Op::Get) => {
+            out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$");
+            out.extend_from_slice(num.format(key.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(key);
+            out.extend_from_slice(b"\r\n");
+        }
+        (Protocol::Redis, Op::Set) => {
+            out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$");
+            out.extend_from_slice(num.format(key.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(key);
+            out.extend_from_slice(b"\r\n$");
+            out.extend_from_slice(num.format(size).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            append_value(out, key, size);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.len() - start
+}
+
+/// Parse the reply to `op` (sent with `opaque`) at the start of `buf`.
+pub fn parse(proto: Protocol, buf: &[u8], op: Op, opaque: u32) -> Parsed {
+    match proto {
+        Protocol::MemcacheText => parse_text(buf, op),
+        Protocol::MemcacheBinary => parse_binary(buf, op, opaque),
+        Protocol::Redis => parse_redis(buf, op),
+    }
+}
+
+/// Printable excerpt of bad bytes for an error message.
+pub fn excerpt(buf: &[u8]) -> String {
+    let n = buf.len().min(40);
+    let mut s: String = buf[..n]
+        .iter()
+        .map(|&b| if (0x20..0x7f).contains(&b) { (b as char).to_string() } else { format!("\\x{b:02x}") })
+        .collect();
+    if buf.len() > n {
+        s.push('…');
+    }
+    format!("\"{s}\"")
+}
+
+/// The first line (without CRLF) and the length including CRLF.
+fn line(buf: &[u8]) -> Result<Option<(&[u8], usize)>, String> {
+    match memchr::memchr(b'\n', &buf[..buf.len().min(MAX_LINE)]) {
+        Some(i) if i > 0 && buf[i - 1] == b'\r' => Ok(Some((&buf[..i - 1], i + 1))),
+        Some(_) => Err(format!("line not ended by CRLF: {}", excerpt(buf))),
+        None if buf.len() >= MAX_LINE => Err(format!("no line end within {MAX_LINE} bytes: {}", excerpt(buf))),
+        None => Ok(None),
+    }
+}
+
+fn parse_usize(b: &[u8]) -> Option<usize> {
+    if b.is_empty() || b.len() > 19 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+fn is_text_error(l: &[u8]) -> bool {
+    l == b"ERROR" || l.starts_with(b"SERVER_ERROR") || l.starts_with(b"CLIENT_ERROR")
+}
+
+fn parse_text(buf: &[u8], op: Op) -> Parsed {
+    let (l, n) = match line(buf) {
+        Ok(Some(x)) => x,
+        Ok(None) => return Parsed::Incomplete,
+        Err(e) => return Parsed::Invalid(e),
+    };
+    let done = |reply| Parsed::Complete { len: n, reply };
+    if is_text_error(l) {
+        return done(Reply::Error { start: 0, end: l.len() });
+    }
+    match op {
+        Op::Set => match l {
+            b"STORED" => done(Reply::Stored),
+            b"NOT_STORED" | b"EXISTS" | b"NOT_FOUND" => done(Reply::Error { start: 0, end: l.len() }),
+            _ => Parsed::Invalid(format!("unexpected reply to set: {}", excerpt(buf))),
+        },
+        Op::Get => {
+            if l == b"END" {
+                return done(Reply::Miss);
+            }
+            let mut fields = l.split(|&b| b == b' ');
+            let ok = fields.next() == Some(b"VALUE".as_slice());
+            let bytes = fields.nth(2).and_then(parse_usize);
+            match (ok, bytes) {
+                (true, Some(len)) if len <= MAX_VALUE => {
+                    let end = n + len;
+                    let total = end + 7; // "\r\nEND\r\n"
+                    if buf.len() < total {
+                        return Parsed::Incomplete;
+                    }
+                    if &buf[end..total] != b"\r\nEND\r\n" {
+                        return Parsed::Invalid(format!(
+                            "value of {len} bytes not followed by END: {}",
+                            excerpt(&buf[end..])
+                        ));
+                    }
+                    Parsed::Complete { len: total, reply: Reply::Hit { start: n, end } }
+                }
+                _ => Parsed::Invalid(format!("unexpected reply to get: {}", excerpt(buf))),
+            }
+        }
+    }
+}
+
+fn parse_binary(buf: &[u8], op: Op, opaque: u32) -> Parsed {
+    if buf.is_empty() {
+        return Parsed::Incomplete;
+    }
+    if buf[0] != BIN_RES {
+        return Parsed::Invalid(format!("not a binary protocol response (magic 0x{:02x}): {}", buf[0], excerpt(buf)));
+    }
+    if buf.len() < BIN_HEADER {
+        return Parsed::Incomplete;
+    }
+    let u16_at = |i: usize| u16::from_be_bytes([buf[i], buf[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_be_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+    let opcode = buf[1];
+    let key_len = u16_at(2);
+    let extras = buf[4] as usize;
+    let status = u16_at(6) as u16;
+    let body = u32_at(8) as usize;
+    let got_opaque = u32_at(12);
+    let want = if op == Op::Get { BIN_GET } else { BIN_SET };
+    if opcode != want {
+        return Parsed::Invalid(format!("reply opcode 0x{opcode:02x} to a request with opcode 0x{want:02x}"));
+    }
+    if body > MAX_VALUE || extras + key_len > body {
+        return Parsed::Invalid(format!("reply header announces an impossible body ({body} bytes)"));
+    }
+    if got_opaque != opaque {
+        return Parsed::Invalid(format!("reply out of order (opaque {got_opaque}, expected {opaque})"));
+    }
+    let len = BIN_HEADER + body;
+    if buf.len() < len {
+        return Parsed::Incomplete;
+    }
+    let reply = match (status, op) {
+        (0, Op::Set) => Reply::Stored,
+        (0, Op::Get) => Reply::Hit { start: BIN_HEADER + extras + key_len, end: len },
+        (BIN_KEY_ENOENT, Op::Get) => Reply::Miss,
+        _ => Reply::Error { start: BIN_HEADER + extras + key_len, end: len },
+    };
+    Parsed::Complete { len, reply }
+}
+
+fn parse_redis(buf: &[u8], op: Op) -> Parsed {
+    let (l, n) = match line(buf) {
+        Ok(Some(x)) => x,
+        Ok(None) => return Parsed::Incomplete,
+        Err(e) => return Parsed::Invalid(e),
+    };
+    match (l.first(), op) {
+        (Some(b'-'), _) => Parsed::Complete { len: n, reply: Reply::Error { start: 1, end: l.len() } },
+        (Some(b'+'), Op::Set) if l == b"+OK" => Parsed::Complete { len: n, reply: Reply::Stored },
+        (Some(b'$'), Op::Get) if l == b"$-1" => Parsed::Complete { len: n, reply: Reply::Miss },
+        (Some(b'$'), Op::Get) => match parse_usize(&l[1..]) {
+            Some(len) if len <= MAX_VALUE => {
+                let end = n + len;
+                if buf.len() < end + 2 {
+                    return Parsed::Incomplete;
+                }
+                if &buf[end..end + 2] != b"\r\n" {
+                    return Parsed::Invalid(format!("bulk string of {len} bytes not ended by CRLF"));
+                }
+                Parsed::Complete { len: end + 2, reply: Reply::Hit { start: n, end } }
+            }
+            _ => Parsed::Invalid(format!("bad bulk string length: {}", excerpt(buf))),
+        },
+        _ => Parsed::Invalid(format!(
+            "unexpected reply to {}: {}",
+            if op == Op::Get { "GET" } else { "SET" },
+            excerpt(buf)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Protocol::*;
+
+    fn enc(p: Protocol, op: Op, key: &str, size: usize, opaque: u32) -> Vec<u8> {
+        let mut v = Vec::new();
+        let n = encode(p, &mut v, op, key.as_bytes(), size, opaque);
+        assert_eq!(n, v.len());
+        v
+    }
+
+    #[test]
+    fn text_requests() {
+        assert_eq!(enc(MemcacheText, Op::Get, "k1", 0, 0), b"get k1\r\n");
+        assert_eq!(enc(MemcacheText, Op::Set, "k1", 5, 0), b"set k1 0 0 5\r\nk1:xx\r\n");
+    }
+
+    #[test]
+    fn redis_requests() {
+        assert_eq!(enc(Redis, Op::Get, "k1", 0, 0), b"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n");
+        assert_eq!(enc(Redis, Op::Set, "k1", 3, 0), b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$3\r\nk1:\r\n");
+    }
+
+    #[test]
+    fn binary_requests() {
+        let g = enc(MemcacheBinary, Op::Get, "abc", 0, 7);
+        assert_eq!(g.len(), 24 + 3);
+        assert_eq!(&g[..2], &[0x80, 0x00]);
+        assert_eq!(&g[2..4], &[0, 3]);
+        assert_eq!(&g[8..12], &3u32.to_be_bytes());
+        assert_eq!(&g[12..16], &7u32.to_be_bytes());
+        let s = enc(MemcacheBinary, Op::Set, "abc", 10, 1);
+        assert_eq!(s.len(), 24 + 8 + 3 + 10);
+        assert_eq!(s[4], 8);
+        assert_eq!(&s[8..12], &21u32.to_be_bytes());
+        assert_eq!(&s[35..], b"abc:xxxxxx");
+    }
+
+    #[test]
+    fn text_replies() {
+        assert_eq!(parse_text(b"STORED\r\n", Op::Set), Parsed::Complete { len: 8, reply: Reply::Stored });
+        assert_eq!(parse_text(b"STOR", Op::Set), Parsed::Incomplete);
+        assert_eq!(parse_text(b"END\r\nEND\r\n", Op::Get), Parsed::Complete { len: 5, reply: Reply::Miss });
+        let hit = b"VALUE k 0 3\r\nabc\r\nEND\r\n";
+        assert_eq!(parse_text(hit, Op::Get), Parsed::Complete { len: hit.len(), reply: Reply::Hit { start: 13, end: 16 } });
+        for cut in 0..hit.len() {
+            assert_eq!(parse_text(&hit[..cut], Op::Get), Parsed::Incomplete, "cut {cut}");
+        }
+        let cas = b"VALUE k 0 3 99\r\nabc\r\nEND\r\n";
+        assert!(matches!(parse_text(cas, Op::Get), Parsed::Complete { reply: Reply::Hit { .. }, .. }));
+        assert!(matches!(
+            parse_text(b"SERVER_ERROR out of memory storing object\r\n", Op::Set),
+            Parsed::Complete { reply: Reply::Error { .. }, .. }
+        ));
+        assert!(matches!(parse_text(b"STORED\r\n", Op::Get), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"HTTP/1.1 200 OK\r\n", Op::Get), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"VALUE k 0 3\r\nabcdxEND\r\n", Op::Get), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"garbage\n", Op::Set), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(&[b'z'; 5000], Op::Set), Parsed::Invalid(_)));
+    }
+
+    #[test]
+    fn binary_replies() {
+        let mut hit = vec![0x81, 0x00, 0, 0, 4, 0, 0, 0];
+        hit.extend_from_slice(&7u32.to_be_bytes());
+        hit.extend_from_slice(&5u32.to_be_bytes());
+        hit.extend_from_slice(&[0; 8]);
+        hit.extend_from_slice(&[0, 0, 0, 0, b'v', b'a', b'l']);
+        assert_eq!(
+            parse_binary(&hit, Op::Get, 5),
+            Parsed::Complete { len: 31, reply: Reply::Hit { start: 28, end: 31 } }
+        );
+        for cut in 0..hit.len() {
+            assert_eq!(parse_binary(&hit[..cut], Op::Get, 5), Parsed::Incomplete);
+        }
+        assert!(matches!(parse_binary(&hit, Op::Get, 6), Parsed::Invalid(_)));
+        assert!(matches!(parse_binary(&hit, Op::Set, 5), Parsed::Invalid(_)));
+        let mut miss = vec![0x81, 0x00, 0, 0, 0, 0, 0, 1];
+        miss.extend_from_slice(&9u32.to_be_bytes());
+        miss.extend_from_slice(&[0; 12]);
+        miss.extend_from_slice(b"Not found");
+        assert_eq!(parse_binary(&miss, Op::Get, 0), Parsed::Complete { len: 33, reply: Reply::Miss });
+        let mut oom = miss.clone();
+        oom[1] = 0x01;
+        oom[7] = 0x82;
+        assert!(matches!(parse_binary(&oom, Op::Set, 0), Parsed::Complete { reply: Reply::Error { .. }, .. }));
+        assert!(matches!(parse_binary(b"STORED\r\n", Op::Set, 0), Parsed::Invalid(_)));
+    }
+
+    #[test]
+    fn redis_replies() {
+        assert_eq!(parse_redis(b"+OK\r\n", Op::Set), Parsed::Complete { len: 5, reply: Reply::Stored });
+        assert_eq!(parse_redis(b"$-1\r\n", Op::Get), Parsed::Complete { len: 5, reply: Reply::Miss });
+        assert_eq!(parse_redis(b"$3\r\nabc\r\n", Op::Get), Parsed::Complete { len: 9, reply: Reply::Hit { start: 4, end: 7 } });
+        assert_eq!(parse_redis(b"$3\r\nabc\r", Op::Get), Parsed::Incomplete);
+        assert!(matches!(parse_redis(b"-OOM command not allowed\r\n", Op::Set), Parsed::Complete { reply: Reply::Error { .. }, .. }));
+        assert!(matches!(parse_redis(b"+OK\r\n", Op::Get), Parsed::Invalid(_)));
+        assert!(matches!(parse_redis(b":1\r\n", Op::Get), Parsed::Invalid(_)));
+        assert!(matches!(parse_redis(b"$3\r\nabcd\r\n", Op::Get), Parsed::Invalid(_)));
+    }
+
+    #[test]
+    fn excerpts_escape() {
+        assert_eq!(excerpt(b"a\r\n\x00"), "\"a\\x0d\\x0a\\x00\"");
+    }
+}

@@ -1,0 +1,438 @@
+//! The outcome of a run: merged counters and histograms, the flat metrics derived
+//! from them, warnings, and the versioned JSON document that carries all of it.
+//!
+//! JSON format "perflab-kv-result", version 1 (see `to_json`). Change log:
+//! - 1: first version.
+use crate::clock::{max_rss_kb, rss_kb};
+use crate::config::Config;
+use crate::hist::{LatencyHist, ENCODING, SIGFIG};
+use crate::plan::Plan;
+use crate::stats::{OpStats, ThreadStats};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+pub const FORMAT: &str = "perflab-kv-result";
+pub const VERSION: u32 = 1;
+
+/// A client thread busier than this fraction of a core may be the bottleneck.
+pub const SATURATION: f64 = 0.90;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Ran to its request count or test time.
+    Complete,
+    /// Stopped by the caller; results cover what ran.
+    Stopped,
+    /// A fault ended it (see `error`); results cover what completed before.
+    Failed,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Complete => "complete",
+            Status::Stopped => "stopped",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// A typed remark on the result, saying what to do about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    pub code: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadCpu {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub wall_s: f64,
+}
+
+impl ThreadCpu {
+    /// Fraction of one core this thread used while measuring.
+    pub fn utilization(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.user_s + self.system_s) / self.wall_s
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerSummary {
+    pub server: String,
+    pub address: String,
+    pub connections: u64,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub config: Config,
+    pub seed: u64,
+    pub status: Status,
+    pub error: Option<String>,
+    /// Wall-clock time of the common start (Unix seconds; 0 if it never started).
+    pub started_unix_s: f64,
+    pub warmup_s: f64,
+    /// Measured window: from the end of the warmup to the last measured reply.
+    pub duration_s: f64,
+    pub sets: OpStats,
+    pub gets: OpStats,
+    pub late_requests: u64,
+    pub unsent_requests: u64,
+    pub unfinished_requests: u64,
+    pub verify_failures: u64,
+    pub warmup_requests: u64,
+    pub connections: u64,
+    pub connection_failures: u64,
+    pub error_reply_sample: Option<String>,
+    pub threads: Vec<ThreadCpu>,
+    pub max_rss_kb: u64,
+    pub rss_kb: u64,
+    pub servers: Vec<ServerSummary>,
+    pub warnings: Vec<Warning>,
+}
+
+impl RunResult {
+    pub(crate) fn assemble(
+        plan: &Plan,
+        stats: Vec<ThreadStats>,
+        mstart: u64,
+        started_unix_s: f64,
+        fault: Option<String>,
+        stopped: bool,
+    ) -> RunResult {
+        let open = plan.open_loop_gap_ns.is_some();
+        let mut sets = OpStats::new(open);
+        let mut gets = OpStats::new(open);
+        let mut servers: Vec<ServerSummary> = plan
+            .server_names
+            .iter()
+            .zip(&plan.servers)
+            .map(|(n, a)| ServerSummary { server: n.clone(), address: a.to_string(), connections: 0, requests: 0, errors: 0 })
+            .collect();
+        let mut r = RunResult {
+            config: plan.config.clone(),
+            seed: plan.seed,
+            status: if fault.is_some() {
+                Status::Failed
+            } else if stopped {
+                Status::Stopped
+            } else {
+                Status::Complete
+            },
+            error: fault,
+            started_unix_s,
+            warmup_s: plan.config.warmup,
+            duration_s: 0.0,
+            sets: OpStats::default(),
+            gets: OpStats::default(),
+            late_requests: 0,
+            unsent_requests: 0,
+            unfinished_requests: 0,
+            verify_failures: 0,
+            warmup_requests: 0,
+            connections: 0,
+            connection_failures: 0,
+            error_reply_sample: None,
+            threads: Vec::new(),
+            max_rss_kb: max_rss_kb(),
+            rss_kb: rss_kb(),
+            servers: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let mut last_reply = 0;
+        for t in &stats {
+            sets.merge(&t.sets);
+            gets.merge(&t.gets);
+            r.late_requests += t.late;
+            r.unsent_requests += t.unsent;
+            r.unfinished_requests += t.unfinished;
+            r.verify_failures += t.verify_failures;
+            r.warmup_requests += t.warmup_requests;
+            r.connections += t.connections;
+            r.connection_failures += t.connection_failures;
+            if r.error_reply_sample.is_none() {
+                r.error_reply_sample = t.error_reply_sample.clone();
+            }
+            last_reply = last_reply.max(t.last_reply_ns);
+            r.threads.push(ThreadCpu {
+                user_s: t.cpu_user_ns as f64 / 1e9,
+                system_s: t.cpu_sys_ns as f64 / 1e9,
+                wall_s: t.wall_ns as f64 / 1e9,
+            });
+            for (s, ps) in servers.iter_mut().zip(&t.per_server) {
+                s.connections += ps.connections;
+                s.requests += ps.requests;
+                s.errors += ps.errors;
+            }
+        }
+        r.sets = sets;
+        r.gets = gets;
+        r.servers = servers;
+        if mstart > 0 && last_reply > mstart {
+            r.duration_s = (last_reply - mstart) as f64 / 1e9;
+        }
+        r.warnings = r.compute_warnings();
+        r
+    }
+
+    pub fn is_open_loop(&self) -> bool {
+        self.config.rate.is_some()
+    }
+
+    /// Requests answered (hits, misses, stores), measured window only.
+    pub fn requests(&self) -> u64 {
+        self.sets.requests + self.gets.requests
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.sets.errors() + self.gets.errors()
+    }
+
+    pub fn cpu_s(&self) -> f64 {
+        self.threads.iter().map(|t| t.user_s + t.system_s).sum()
+    }
+
+    /// Latency histogram of all commands (from the intended send time in open loop).
+    pub fn total_hist(&self) -> LatencyHist {
+        let mut h = self.sets.hist.clone();
+        h.add(&self.gets.hist);
+        h
+    }
+
+    fn compute_warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        for (i, t) in self.threads.iter().enumerate() {
+            if t.wall_s > 0.5 && t.utilization() >= SATURATION {
+                w.push(Warning {
+                    code: "client_cpu_saturated",
+                    message: format!(
+                        "client thread {i} used {:.0}% of a CPU core: the load generator, not the server, may be the limit; add threads (-t) or run the client on other cores",
+                        100.0 * t.utilization()
+                    ),
+                });
+                break;
+            }
+        }
+        let errors = self.errors();
+        if errors > 0 {
+            let sample = self
+                .error_reply_sample
+                .as_ref()
+                .map(|s| format!(", e.g. \"{s}\""))
+                .unwrap_or_default();
+            w.push(Warning {
+                code: "errors",
+                message: format!(
+                    "{errors} request(s) failed ({} error replies, {} lost with their connection){sample}",
+                    self.sets.error_replies + self.gets.error_replies,
+                    self.sets.lost + self.gets.lost
+                ),
+            });
+        }
+        if self.verify_failures > 0 {
+            w.push(Warning {
+                code: "verify_failures",
+                message: format!(
+                    "{} GET hit(s) returned a value other than the one written for that key",
+                    self.verify_failures
+                ),
+            });
+        }
+        let n = self.requests();
+        if self.is_open_loop() && n > 0 {
+            let late = self.late_requests as f64 / n as f64;
+            if late > 0.01 {
+                w.push(Warning {
+                    code: "late_requests",
+                    message: format!(
+                        "{:.1}% of requests were sent more than {} ms after their intended time: the server (or client) fell behind the rate; the corrected latencies include that wait",
+                        100.0 * late,
+                        self.config.late_threshold * 1e3
+                    ),
+                });
+            }
+            if let (Some(rate), true) = (self.config.rate, self.duration_s > 0.0) {
+                let achieved = n as f64 / self.duration_s;
+                if achieved < 0.95 * rate {
+                    w.push(Warning {
+                        code: "rate_not_reached",
+                        message: format!(
+                            "achieved {achieved:.0} requests/s of the {rate:.0} asked for ({} never sent): the system could not sustain the rate",
+                            self.unsent_requests
+                        ),
+                    });
+                }
+            }
+        }
+        if n > 0 && n < 1000 {
+            w.push(Warning {
+                code: "few_requests",
+                message: format!(
+                    "only {n} requests were measured: p99.9 needs at least 1,000 (and p99 100) to mean anything; run longer or with more requests"
+                ),
+            });
+        }
+        w
+    }
+
+    /// Flat metrics, names carrying their units. Rates are per second of the measured window.
+    pub fn metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        let d = self.duration_s;
+        let per_s = |x: u64| if d > 0.0 { x as f64 / d } else { 0.0 };
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let avg = |sum: u64, n: u64| if n > 0 { sum as f64 / n as f64 / 1e6 } else { 0.0 };
+        let kb = |s: &OpStats| if d > 0.0 { (s.bytes_rx + s.bytes_tx) as f64 / 1024.0 / d } else { 0.0 };
+        let mut put = |k: &str, v: f64| {
+            m.insert(k.to_string(), v);
+        };
+        let total = self.total_hist();
+        let mut total_unc: Option<LatencyHist> = None;
+        if let (Some(a), Some(b)) = (&self.sets.hist_uncorrected, &self.gets.hist_uncorrected) {
+            let mut h = a.clone();
+            h.add(b);
+            total_unc = Some(h);
+        }
+        let pct = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
+        let n = self.requests();
+        put("ops_per_sec", per_s(n));
+        put("hits_per_sec", per_s(self.gets.hits));
+        put("misses_per_sec", per_s(self.gets.misses));
+        put("kb_per_sec", if d > 0.0 {
+            (self.sets.bytes_rx + self.sets.bytes_tx + self.gets.bytes_rx + self.gets.bytes_tx) as f64 / 1024.0 / d
+        } else {
+            0.0
+        });
+        put("avg_latency_ms", avg(self.sets.latency_sum_ns + self.gets.latency_sum_ns, n));
+        for (name, q) in pct {
+            put(&format!("{name}_latency_ms"), ms(total.quantile_ns(q)));
+        }
+        put("max_latency_ms", ms(total.max_ns()));
+        for (prefix, s) in [("sets", &self.sets), ("gets", &self.gets)] {
+            put(&format!("{prefix}_ops_per_sec"), per_s(s.requests));
+            put(&format!("{prefix}_avg_latency_ms"), avg(s.latency_sum_ns, s.requests));
+            for (name, q) in pct {
+                put(&format!("{prefix}_{name}_latency_ms"), ms(s.hist.quantile_ns(q)));
+            }
+            put(&format!("{prefix}_max_latency_ms"), ms(s.hist.max_ns()));
+            put(&format!("{prefix}_kb_per_sec"), kb(s));
+            put(&format!("{prefix}_errors"), s.errors() as f64);
+        }
+        put("gets_hits_per_sec", per_s(self.gets.hits));
+        put("gets_misses_per_sec", per_s(self.gets.misses));
+        let lookups = self.gets.hits + self.gets.misses;
+        if lookups > 0 {
+            put("hit_ratio", self.gets.hits as f64 / lookups as f64);
+        }
+        put("requests", n as f64);
+        put("duration_s", d);
+        put("errors", self.errors() as f64);
+        put("connection_failures", self.connection_failures as f64);
+        put("connections", self.connections as f64);
+        put("verify_failures", self.verify_failures as f64);
+        let cpu = self.cpu_s();
+        put("client_cpu_s", cpu);
+        put("client_cpu_us_per_request", if n > 0 { cpu * 1e6 / n as f64 } else { 0.0 });
+        put(
+            "client_cpu_max_thread_utilization",
+            self.threads.iter().map(|t| t.utilization()).fold(0.0, f64::max),
+        );
+        if let Some(rate) = self.config.rate {
+            put("target_rate_per_sec", rate);
+            put("late_requests", self.late_requests as f64);
+            put("unsent_requests", self.unsent_requests as f64);
+            if let Some(h) = &total_unc {
+                put(
+                    "avg_uncorrected_latency_ms",
+                    avg(self.sets.latency_sum_uncorrected_ns + self.gets.latency_sum_uncorrected_ns, n),
+                );
+                for (name, q) in pct {
+                    put(&format!("{name}_uncorrected_latency_ms"), ms(h.quantile_ns(q)));
+                }
+                put("max_uncorrected_latency_ms", ms(h.max_ns()));
+            }
+        }
+        m
+    }
+
+    fn op_json(s: &OpStats, gets: bool) -> Value {
+        let mut o = json!({
+            "requests": s.requests,
+            "error_replies": s.error_replies,
+            "lost": s.lost,
+            "bytes_tx": s.bytes_tx,
+            "bytes_rx": s.bytes_rx,
+            "latency_sum_ns": s.latency_sum_ns,
+        });
+        if gets {
+            o["hits"] = json!(s.hits);
+            o["misses"] = json!(s.misses);
+        }
+        if s.hist_uncorrected.is_some() {
+            o["latency_sum_uncorrected_ns"] = json!(s.latency_sum_uncorrected_ns);
+        }
+        o
+    }
+
+    /// The whole result as the versioned JSON document "perflab-kv-result" v1.
+    pub fn to_json(&self) -> Value {
+        let mut config = self.config.to_json();
+        config["seed"] = json!(self.seed);
+        let mut hist = Map::new();
+        hist.insert("unit".into(), json!("ns"));
+        hist.insert("encoding".into(), json!(ENCODING));
+        hist.insert("significant_digits".into(), json!(SIGFIG));
+        hist.insert("sets".into(), json!(self.sets.hist.encode()));
+        hist.insert("gets".into(), json!(self.gets.hist.encode()));
+        if let (Some(a), Some(b)) = (&self.sets.hist_uncorrected, &self.gets.hist_uncorrected) {
+            hist.insert("sets_uncorrected".into(), json!(a.encode()));
+            hist.insert("gets_uncorrected".into(), json!(b.encode()));
+        }
+        let metrics: Map<String, Value> = self.metrics().into_iter().map(|(k, v)| (k, json!(v))).collect();
+        json!({
+            "format": FORMAT,
+            "version": VERSION,
+            "status": self.status.name(),
+            "error": self.error,
+            "mode": if self.is_open_loop() { "open" } else { "closed" },
+            "config": config,
+            "started_unix_s": self.started_unix_s,
+            "warmup_s": self.warmup_s,
+            "duration_s": self.duration_s,
+            "connections": self.connections,
+            "connection_failures": self.connection_failures,
+            "sets": Self::op_json(&self.sets, false),
+            "gets": Self::op_json(&self.gets, true),
+            "late_requests": self.late_requests,
+            "unsent_requests": self.unsent_requests,
+            "unfinished_requests": self.unfinished_requests,
+            "verify_failures": self.verify_failures,
+            "warmup_requests": self.warmup_requests,
+            "error_reply_sample": self.error_reply_sample,
+            "client": {
+                "cpu_s": self.cpu_s(),
+                "threads": self.threads.iter().map(|t| json!({
+                    "user_s": t.user_s, "system_s": t.system_s, "wall_s": t.wall_s,
+                    "utilization": t.utilization(),
+                })).collect::<Vec<_>>(),
+                "max_rss_kb": self.max_rss_kb,
+                "rss_kb": self.rss_kb,
+            },
+            "servers": self.servers.iter().map(|s| json!({
+                "server": s.server, "address": s.address, "connections": s.connections,
+                "requests": s.requests, "errors": s.errors,
+            })).collect::<Vec<_>>(),
+            "histograms": Value::Object(hist),
+            "metrics": Value::Object(metrics),
+            "warnings": self.warnings.iter().map(|w| json!({"code": w.code, "message": w.message})).collect::<Vec<_>>(),
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! Value bytes: a deterministic function of the key, so that a reader can check
+//! that what comes back is what was written for that very key.
+//!
+//! The value of size n for key K is the first n bytes of `K ":" "xxxx…"`.
+
+const FILL: [u8; 4096] = [b'x'; 4096];
+
+/// Append the value of `size` bytes for `key` to `out`.
+pub fn append_value(out: &mut Vec<u8>, key: &[u8], size: usize) {
+    let head = key.len().min(size);
+    out.extend_from_slice(&key[..head]);
+    let mut left = size - head;
+    if left > 0 {
+        out.push(b':');
+        left -= 1;
+    }
+    while left > 0 {
+        let n = left.min(FILL.len());
+        out.extend_from_slice(&FILL[..n]);
+        left -= n;
+    }
+}
+
+/// Does `data` equal the value this generator writes for `key` (of data's length)?
+pub fn is_value_of(key: &[u8], data: &[u8]) -> bool {
+    let head = key.len().min(data.len());
+    if data[..head] != key[..head] {
+        return false;
+    }
+    let rest = &data[head..];
+    match rest.split_first() {
+        None => true,
+        Some((colon, fill)) => *colon == b':' && fill.iter().all(|&b| b == b'x'),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_layout_and_check() {
+        let mut v = Vec::new();
+        append_value(&mut v, b"memtier-12", 16);
+        assert_eq!(v, b"memtier-12:xxxxx");
+        assert!(is_value_of(b"memtier-12", &v));
+        assert!(!is_value_of(b"memtier-13", &v));
+        v.clear();
+        append_value(&mut v, b"memtier-12", 4);
+        assert_eq!(v, b"memt");
+        assert!(is_value_of(b"memtier-12", &v));
+        v.clear();
+        append_value(&mut v, b"k", 10_000);
+        assert_eq!(v.len(), 10_000);
+        assert!(is_value_of(b"k", &v));
+        v[5000] = b'y';
+        assert!(!is_value_of(b"k", &v));
+    }
+}

@@ -1,0 +1,116 @@
+//! End-to-end runs against real servers started on loopback.
+mod servers;
+
+use perflab_load::{run, Config, Control, KeyPattern, Protocol, Requests, RunOptions, Status};
+use std::time::Instant;
+
+fn quiet(cfg: &Config) -> perflab_load::RunResult {
+    run(cfg, &RunOptions::default(), &mut |_| Control::Continue).expect("valid config")
+}
+
+fn populate_then_read(proto: Protocol, addr: String) {
+    let base = Config {
+        servers: vec![addr],
+        protocol: proto,
+        threads: 2,
+        clients: 3,
+        pipeline: 8,
+        key_min: 1,
+        key_max: 5000,
+        data_size_min: 100,
+        data_size_max: 100,
+        ..Config::default()
+    };
+    let populate = Config {
+        ratio: [1, 0],
+        requests: Some(Requests::AllKeys),
+        key_pattern: [KeyPattern::Parallel, KeyPattern::Parallel],
+        ..base.clone()
+    };
+    let r = quiet(&populate);
+    assert_eq!(r.status, Status::Complete, "{:?}", r.error);
+    assert_eq!(r.sets.requests, 5000);
+    assert_eq!(r.errors(), 0);
+    let read = Config {
+        ratio: [0, 1],
+        requests: Some(Requests::PerClient(2000)),
+        key_pattern: [KeyPattern::Gaussian, KeyPattern::Gaussian],
+        distinct_client_seed: true,
+        verify: true,
+        ..base
+    };
+    let r = quiet(&read);
+    assert_eq!(r.status, Status::Complete, "{:?}", r.error);
+    assert_eq!(r.gets.requests, 12_000);
+    assert_eq!(r.gets.hits, 12_000, "{proto:?}: every key was written");
+    assert_eq!(r.verify_failures, 0);
+    let m = r.metrics();
+    assert!(m["ops_per_sec"] > 0.0);
+    assert!(m["p99_latency_ms"] >= m["p50_latency_ms"]);
+    assert!(m["kb_per_sec"] > 0.0);
+}
+
+#[test]
+fn memcache_text_roundtrip() {
+    let s = servers::memcached(64);
+    populate_then_read(Protocol::MemcacheText, s.addr());
+    assert_eq!(servers::memcached_stat(s.port, "curr_items"), 5000);
+}
+
+#[test]
+fn memcache_binary_roundtrip() {
+    let s = servers::memcached(64);
+    populate_then_read(Protocol::MemcacheBinary, s.addr());
+    assert_eq!(servers::memcached_stat(s.port, "curr_items"), 5000);
+}
+
+#[test]
+fn redis_roundtrip() {
+    let s = servers::redis();
+    populate_then_read(Protocol::Redis, s.addr());
+}
+
+#[test]
+fn refused_connection_fails_fast_with_a_message() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cfg = Config { servers: vec![format!("127.0.0.1:{port}")], threads: 1, clients: 2, ..Config::default() };
+    let t0 = Instant::now();
+    let r = quiet(&cfg);
+    assert!(t0.elapsed().as_secs_f64() < 3.0);
+    assert_eq!(r.status, Status::Failed);
+    assert!(r.error.as_deref().unwrap().contains("refused"), "{:?}", r.error);
+    assert!(r.connection_failures >= 1);
+    assert_eq!(r.requests(), 0);
+}
+
+#[test]
+fn time_limited_run_with_warmup_and_stop() {
+    let s = servers::memcached(64);
+    let cfg = Config {
+        servers: vec![s.addr()],
+        threads: 1,
+        clients: 4,
+        test_time: Some(0.6),
+        warmup: 0.2,
+        key_max: 1000,
+        ..Config::default()
+    };
+    let t0 = Instant::now();
+    let r = quiet(&cfg);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(r.status, Status::Complete);
+    assert!(took >= 0.8 && took < 3.0, "{took}");
+    assert!(r.duration_s >= 0.6 && r.duration_s < 0.7, "{}", r.duration_s);
+    assert!(r.warmup_requests > 0);
+    let mut ticks = 0;
+    let long = Config { test_time: Some(30.0), warmup: 0.0, ..cfg };
+    let t0 = Instant::now();
+    let r = run(&long, &RunOptions { tick: std::time::Duration::from_millis(50) }, &mut |_| {
+        ticks += 1;
+        if ticks >= 6 { Control::Stop } else { Control::Continue }
+    })
+    .unwrap();
+    assert!(t0.elapsed().as_secs_f64() < 2.0);
+    assert_eq!(r.status, Status::Stopped);
+    assert!(r.requests() > 0);
+}
