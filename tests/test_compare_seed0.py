@@ -1,0 +1,127 @@
+"""Seed 000's TLDR from its published per-run data, through import + compare, in every
+output format (each parsed back), and the CI gate --fail-if-worse."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import perflab
+
+SEED0 = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "seed0-mglru-memcached.csv"
+IMPORT = ["--variant", "variant", "--param", "ram_utilization_pct", "--metric", "ops_per_sec:higher",
+          "--metric", "p99_latency_ms:lower", "--baseline", "baseline"]
+
+
+@pytest.fixture
+def seed0(tmp_path):
+    db = tmp_path / "p.db"
+    r = perflab("import", str(SEED0), "--store", str(db), *IMPORT)
+    assert r.code == 0, r.err
+    eid = r.out.strip().splitlines()[-1]
+    assert eid == "1"
+    return db, eid
+
+
+def test_terminal_tldr_matches_seed0(seed0):
+    db, eid = seed0
+    r = perflab("compare", eid, "--store", str(db), "--no-summary")
+    assert r.code == 0, r.err
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
+            for line in r.out.splitlines() if line.startswith("│")
+            and line.split("│")[1].strip() in ("90", "110")}
+    # DESIGN.md: 90% NS / NS; 110% +[12.3, 16.0]% and -[20.0, 23.0]% (outward rounding: 16.1)
+    assert rows["90"] == ["NS", "NS"]
+    assert rows["110"] == ["+[12.3, 16.1]% better", "-[20.0, 23.0]% better"]
+
+
+def test_json_export_parses_back(seed0):
+    db, eid = seed0
+    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json").out)
+    assert doc["schema"] == "perflab.compare/1"
+    assert doc["experiment"]["baseline"] == "baseline"
+    got = {(c["labels"]["ram_utilization_pct"], c["metric"]): c for c in doc["comparisons"]}
+    ops, p99 = got[("110", "ops_per_sec")], got[("110", "p99_latency_ms")]
+    assert ops["low"] == pytest.approx(0.12354, abs=1e-4) and ops["high"] == pytest.approx(0.16030, abs=1e-4)
+    assert p99["low"] == pytest.approx(-0.22963, abs=1e-4) and p99["high"] == pytest.approx(-0.20032, abs=1e-4)
+    assert (ops["verdict"], p99["verdict"]) == ("better", "better")
+    assert got[("90", "ops_per_sec")]["verdict"] == "ns" and got[("90", "p99_latency_ms")]["verdict"] == "ns"
+    assert ops["p_value"] < 1e-6
+    s = {(x["labels"]["ram_utilization_pct"], x["variant"], x["metric"]): x for x in doc["summaries"]}
+    base = s[("110", "baseline", "ops_per_sec")]
+    assert base["n"] == 10
+    assert base["mean"] == pytest.approx(20011.512, abs=1e-3)
+    assert base["min"] == 19250.96 and base["max"] == 20615.90
+    assert base["margin_of_error"] == pytest.approx(1.959964 * base["stddev"] / 10 ** 0.5)
+
+
+def test_markdown_export_parses_back(seed0):
+    db, eid = seed0
+    md = perflab("compare", eid, "--store", str(db), "--format", "markdown").out
+    table = [l for l in md.splitlines() if l.startswith("| 110 |")][0]
+    cells = [c.strip() for c in table.strip("|").split("|")]
+    assert cells == ["110", "+[12.3, 16.1]% ✅", "-[20.0, 23.0]% ✅"]
+    assert re.search(r"^\| ram_utilization_pct \| ops_per_sec \(/s\) ↑ \| p99_latency_ms \(ms\) ↓ \|$", md, re.M)
+
+
+def test_csv_export_parses_back(seed0):
+    db, eid = seed0
+    rows = list(csv.DictReader(io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)))
+    assert len(rows) == 4
+    r = next(x for x in rows if x["ram_utilization_pct"] == "110" and x["metric"] == "ops_per_sec")
+    assert float(r["ci_low_pct"]) == pytest.approx(12.354, abs=1e-2)
+    assert r["verdict"] == "better" and r["tldr"] == "+[12.3, 16.1]%"
+
+
+def test_fail_if_worse_gates_regressions(seed0, tmp_path):
+    db, eid = seed0
+    # Swap the roles: with mglru as baseline, the stock kernel is ~12% slower at 110%
+    r = perflab("import", str(SEED0), "--store", str(db), *IMPORT[:-1], "mglru")
+    eid2 = r.out.strip().splitlines()[-1]
+    bad = perflab("compare", eid2, "--store", str(db), "--fail-if-worse", "5")
+    assert bad.code == 1
+    assert "regression: ops_per_sec at ram_utilization_pct=110 for baseline" in bad.err
+    assert "regression: p99_latency_ms at ram_utilization_pct=110 for baseline" in bad.err
+    assert perflab("compare", eid2, "--store", str(db), "--fail-if-worse", "30").code == 0
+    assert perflab("compare", eid, "--store", str(db), "--fail-if-worse", "0").code == 0
+
+
+def test_threshold_turns_small_changes_into_within_noise(seed0):
+    db, eid = seed0
+    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", "--threshold", "15%").out)
+    v = {(c["labels"]["ram_utilization_pct"], c["metric"]): c["verdict"] for c in doc["comparisons"]}
+    assert v[("110", "ops_per_sec")] == "within_noise"  # [12.4, 16.0] is not wholly beyond 15%
+    assert v[("110", "p99_latency_ms")] == "better"  # [-23.0, -20.0] is
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--variant", "kernel"], "no column 'kernel'"),
+    (["--baseline", "stock"], "baseline 'stock' is not a value of column 'variant' (values: baseline, mglru)"),
+    (["--metric", "ops_per_sec:up"], "--metric 'ops_per_sec:up': expected COLUMN:higher or COLUMN:lower[:UNIT]"),
+    (["--metric", "variant:higher"], "column 'variant' is not a number: 'baseline'"),
+])
+def test_import_bad_input_is_one_line(tmp_path, args, message):
+    base = dict(zip(IMPORT[::2], IMPORT[1::2]))
+    argv = ["import", str(SEED0), "--store", str(tmp_path / "db")]
+    flags = dict(base)
+    for k, v in zip(args[::2], args[1::2]):
+        flags[k] = v
+    for k, v in flags.items():
+        argv += [k, v]
+    r = perflab(*argv)
+    assert r.code == 2
+    assert len(r.err.strip().splitlines()) == 1 and message in r.err
+
+
+def test_unknown_experiment_and_bad_store(tmp_path):
+    r = perflab("compare", "42", "--store", str(tmp_path / "db"))
+    assert r.code == 2 and r.err.strip() == f"perflab: error: no experiment '42' in {tmp_path / 'db'} (see `perflab ls`)"
+    junk = tmp_path / "junk.db"
+    junk.write_text("hello")
+    r = perflab("ls", "--store", str(junk))
+    assert r.code == 2 and "not a perflab store" in r.err
