@@ -304,3 +304,26 @@ def test_new_flag_starts_over_and_complete_spec_starts_new(tmp_path):
     assert r.code == 2 and "already complete" in r.err
     ls = perflab("ls", "--store", str(db), "--json")
     assert [e["id"] for e in json.loads(ls.out)] == [2, 1]
+
+
+def test_harness_metrics_are_the_commands_own(tmp_path):
+    """max_rss reflects the command (not the Python harness), CPU time is measured."""
+    from pathlib import Path
+
+    from perflab.run.process import exec_shim, run_process, spawn_argv
+
+    assert exec_shim() is not None, "scripts/setup installs the perflab-exec shim"
+    env = dict(os.environ)
+    small = run_process(spawn_argv("true", True), env=env, cwd=tmp_path, stdout_path=tmp_path / "o",
+                        stderr_path=tmp_path / "e")
+    big = run_process(spawn_argv("python3 -c 'x = bytearray(300 * 2**20); x[::4096] = bytes(len(x[::4096]) * [1])'", True),
+                      env=env, cwd=tmp_path, stdout_path=tmp_path / "o", stderr_path=tmp_path / "e")
+    own_rss_kib = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0])
+    assert small.exit_code == 0 and small.max_rss_kib < own_rss_kib  # not the harness's floor
+    assert small.max_rss_kib < 16 * 1024
+    assert 300 * 1024 < big.max_rss_kib < 600 * 1024
+    assert big.user_s + big.system_s > 0.01
+    killed = run_process(spawn_argv("kill -9 $$", True), env=env, cwd=tmp_path, stdout_path=tmp_path / "o",
+                         stderr_path=tmp_path / "e")
+    assert killed.signal == 9 and killed.exit_code is None
+    assert killed.describe_failure() == "killed by SIGKILL"

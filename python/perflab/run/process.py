@@ -1,8 +1,10 @@
 """Running one command: own process group, rusage, timeout, clean stop.
 
-Uses posix_spawn (vfork-fast, no Python between fork and exec) and wait4 for the
-child's resource usage; a pidfd lets the wait honour a timeout and a stop request
-without polling the process table.
+The command is started through ``perflab-exec`` (crates/exec), a small native shim
+that forks it, times it and reports its rusage: from the Python process directly,
+``ru_maxrss`` could never be lower than the harness's own memory. The shim is started
+with posix_spawn (no Python between fork and exec); a pidfd lets the wait honour a
+timeout and a stop request without polling the process table.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def spawn_argv(command: str, shell: bool) -> list[str]:
     return argv
 
 
+def exec_shim() -> str | None:
+    """Path of the perflab-exec measurement shim installed by scripts/setup, if present."""
+    path = Path(__file__).resolve().parent.parent / "_bin" / "perflab-exec"
+    return str(path) if os.access(path, os.X_OK) else None
+
+
 def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_path: Path,
                 stderr_path: Path, timeout: float | None = None,
                 stop: threading.Event | None = None,
@@ -77,15 +85,28 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
     on_start(pid) is called once the child exists (e.g. to record it for crash recovery).
     Raises FileNotFoundError/PermissionError when the program cannot be executed.
     """
+    program = _which(argv[0], env)
+    shim = exec_shim()
+    report_r = report_w = None
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, \
             open(os.devnull, "rb") as devnull:
         actions = [(os.POSIX_SPAWN_DUP2, devnull.fileno(), 0),
                    (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
                    (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
-        program = _which(argv[0], env)
-        with _chdir(cwd):
-            t0 = time.perf_counter()
-            pid = os.posix_spawn(program, argv, dict(env), file_actions=actions, setpgroup=0)
+        if shim is not None:
+            report_r, report_w = os.pipe()
+            actions.append((os.POSIX_SPAWN_DUP2, report_w, 3))
+            spawn_path, spawn_argv_ = shim, [shim, "3", program, *argv[1:]]
+        else:
+            spawn_path, spawn_argv_ = program, argv
+        try:
+            with _chdir(cwd):
+                t0 = time.perf_counter()
+                pid = os.posix_spawn(spawn_path, spawn_argv_, dict(env), file_actions=actions,
+                                     setpgroup=0)
+        finally:
+            if report_w is not None:
+                os.close(report_w)
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:  # very old kernel: fall back to polling below
@@ -118,21 +139,37 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
     finally:
         if pidfd is not None:
             os.close(pidfd)
+        report = _read_report(report_r) if report_r is not None else None
     if timed_out or interrupted:
         # Whatever the command left behind in its group goes too.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
+    if report is not None:  # the shim's figures are the command's own
+        wall_s, user_s, system_s, max_rss, status = report
+    else:
+        wall_s, user_s, system_s, max_rss = t1 - t0, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
     code = os.waitstatus_to_exitcode(status)
     return ProcessResult(
         exit_code=code if code >= 0 else None,
         signal=-code if code < 0 else None,
         timed_out=timed_out,
         interrupted=interrupted,
-        wall_s=t1 - t0,
-        user_s=ru.ru_utime,
-        system_s=ru.ru_stime,
-        max_rss_kib=int(ru.ru_maxrss),
+        wall_s=wall_s,
+        user_s=user_s,
+        system_s=system_s,
+        max_rss_kib=max_rss,
     )
+
+
+def _read_report(fd: int) -> tuple[float, float, float, int, int] | None:
+    """The shim's line ``wall_ns user_us system_us maxrss_kib wait_status``; None if absent."""
+    try:
+        with os.fdopen(fd, "rb") as f:
+            parts = f.read(256).split()
+        wall_ns, user_us, sys_us, rss, status = (int(x) for x in parts)
+    except (ValueError, OSError):
+        return None
+    return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status
 
 
 def _which(program: str, env: Mapping[str, str]) -> str:
