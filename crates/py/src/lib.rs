@@ -2,8 +2,11 @@
 //! here that converts between Python objects and the crate's own types.
 use pyo3::prelude::*;
 
+mod probes;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    probes::register(m)?;
     Ok(())
 }

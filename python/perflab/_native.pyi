@@ -1,0 +1,30 @@
+"""Type stubs for the compiled module `perflab._native` (crates/py). One section per crate."""
+
+from typing import Any
+
+__version__: str
+
+# probes
+# Each measuring function releases the GIL, pins the calling thread to `core` while it
+# runs (restoring its affinity after) and returns one dict per measurement. ValueError:
+# bad argument or core; RuntimeError: self-validation failed; MemoryError: allocation.
+
+def probe_cpu(duration: float, repeat: int = 1, core: int | None = None) -> list[dict[str, Any]]:
+    """keys: iterations, seconds, cpu_seconds, iter_per_sec, checksum, core."""
+
+def probe_cpu_validate() -> None: ...
+def probe_memmove(cases: list[tuple[int, int]], duration: float, repeat: int = 1, core: int | None = None,
+                  huge_pages: bool = False) -> list[dict[str, Any]]:
+    """cases: (copy_size bytes, buffers). keys: round, copy_size, buffers, copies, seconds,
+    cpu_seconds, mib_per_sec, copies_per_sec, verified_blocks, core."""
+
+def probe_latency(sizes: list[int], orders: list[str], duration: float, repeat: int = 1,
+                  core: int | None = None, huge_pages: bool = False, seed: int = 1) -> list[dict[str, Any]]:
+    """orders: "page" and/or "random". keys: round, size_bytes, order, accesses, seconds,
+    cpu_seconds, ns_per_access, core."""
+
+def probe_memmove_cases() -> list[tuple[str, int, int]]: ...
+def probe_memmove_sweep_grid() -> tuple[list[int], list[int]]: ...
+def probe_latency_sizes(min: int, max: int, points_per_octave: int = 1) -> list[int]: ...
+def probe_allowed_cores() -> list[int]: ...
+# end probes

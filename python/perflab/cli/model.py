@@ -1,0 +1,246 @@
+"""perflab model index|fit|predict — seed 001's performance index across platforms.
+
+    I = rate × (1/cpu + M·L/C + N)
+
+Inputs are CSV rows, one per platform; flags name the columns and the memmove unit.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from rich.table import Table
+
+from perflab.errors import InputError
+from perflab.model import (BANDWIDTH_UNITS, Columns, Observation, bytes_per_second, fit, from_rows,
+                           index_table, predict)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("model", help="cross-platform performance model: index, fit, predict",
+                       description="I = rate × (1/cpu + M·L/C + N): cpu in iterations/s per core, C the "
+                                   "memmove bandwidth, L the packet length in bytes, rate in packets/s, "
+                                   "N in seconds per packet.")
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    pi = msub.add_parser("index", help="I per platform for given M and N")
+    _inputs(pi)
+    pi.add_argument("--M", type=float, default=1.0, help="memmove weight M (default 1)")
+    pi.add_argument("--N", type=_seconds, default=0.0, help="fixed cost per packet, seconds (e.g. 2e-6 or 2us)")
+    pi.set_defaults(handler=run_index)
+    pf = msub.add_parser("fit", help="estimate M, N and I from ≥ 3 platforms, with uncertainty")
+    _inputs(pf)
+    _fit_options(pf)
+    pf.set_defaults(handler=run_fit)
+    pp = msub.add_parser("predict", help="rate of new platform(s) with a prediction interval")
+    _inputs(pp)
+    _fit_options(pp)
+    pp.add_argument("--target", metavar="CSV", help="CSV of platforms to predict (same columns; rate optional)")
+    pp.add_argument("--target-name", default="target", help="name of the platform given by --target-* values")
+    pp.add_argument("--target-cpu", type=float, metavar="SCORE", help="CPU score per core of the new platform")
+    pp.add_argument("--target-memmove", type=float, metavar="BW", help="memmove bandwidth, in --memmove-unit")
+    pp.add_argument("--target-length", type=float, metavar="BYTES", help="packet length (default: --length-bytes)")
+    pp.add_argument("--method", choices=["t", "bootstrap"], default="t",
+                    help="prediction interval: t (delta method + Student t, default) or bootstrap")
+    pp.set_defaults(handler=run_predict)
+
+
+def _inputs(p) -> None:
+    p.add_argument("csv", metavar="CSV", help="one row per platform")
+    p.add_argument("--platform", default="platform", metavar="COL", help="platform name column")
+    p.add_argument("--cpu", default="cpu_iter_per_sec", metavar="COL",
+                   help="CPU score per core column, iterations/s (default cpu_iter_per_sec)")
+    p.add_argument("--memmove", default="memmove_mib_per_sec", metavar="COL",
+                   help="memmove bandwidth column (default memmove_mib_per_sec)")
+    p.add_argument("--memmove-unit", default="MiB/s", metavar="UNIT",
+                   help=f"unit of the memmove column: {', '.join(BANDWIDTH_UNITS)} (default MiB/s)")
+    p.add_argument("--length", default="packet_len_bytes", metavar="COL", help="packet length column, bytes")
+    p.add_argument("--length-bytes", type=float, metavar="L",
+                   help="one packet length for every row instead of a column")
+    p.add_argument("--rate", default="rate_pkts_per_sec", metavar="COL", help="observed rate column, packets/s")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _fit_options(p) -> None:
+    p.add_argument("--M", type=float, default=None, help="fix M instead of estimating it")
+    p.add_argument("--N", type=_seconds, default=None, help="fix N (seconds, or e.g. 2us) instead of estimating it")
+    p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap replicates (default 2000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--plot", metavar="FILE", help="write observed vs predicted rates (.svg, .png or .pdf)")
+
+
+def _seconds(text: str) -> float:
+    units = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+    t = text.strip()
+    for suffix in sorted(units, key=len, reverse=True):
+        if t.endswith(suffix):
+            num, mult = t[: -len(suffix)], units[suffix]
+            break
+    else:
+        num, mult = t, 1.0
+    try:
+        v = float(num) * mult
+    except ValueError:
+        raise InputError(f"{text!r} is not a time: use seconds (2e-6) or a unit (2us, 0.5ms)") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise InputError(f"{text!r}: a time per packet must be ≥ 0")
+    return v
+
+
+def load_observations(path: str, args, *, need_rate: bool = True) -> list[Observation]:
+    """Reads platforms from a CSV according to the column flags."""
+    cols = Columns(platform=args.platform, cpu=args.cpu, memmove=args.memmove,
+                   length=args.length if args.length_bytes is None else "__length__",
+                   rate=args.rate, memmove_unit=args.memmove_unit)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from None
+    if args.length_bytes is not None:
+        if not (args.length_bytes > 0):
+            raise InputError(f"--length-bytes must be positive, not {args.length_bytes}")
+        rows = [{**r, "__length__": args.length_bytes} for r in rows]
+    return from_rows(rows, cols, need_rate=need_rate, source=path)
+
+
+def run_index(args, io) -> int:
+    obs = load_observations(args.csv, args)
+    table = index_table(obs, args.M, args.N)
+    if args.json:
+        io.print(json.dumps(table.to_json(), indent=2))
+        return 0
+    unit = args.memmove_unit
+    per_unit = bytes_per_second(unit)
+    t = Table(title=f"performance index I = rate × (1/cpu + M·L/C + N), M = {args.M:g}, N = {args.N * 1e6:g} µs")
+    for col in ("platform", "rate (pkts/s)", "cpu (iter/s)", f"C ({unit})", "L (B)", "1/cpu (µs)",
+                "M·L/C (µs)", "N (µs)", "I"):
+        t.add_column(col, justify="left" if col == "platform" else "right")
+    for o, r in zip(obs, table.rows):
+        t.add_row(o.platform, f"{o.rate:,.0f}", f"{o.cpu:,.0f}", f"{o.memmove / per_unit:,.4g}", f"{o.length:g}",
+                  f"{o.cpu_time * 1e6:.4g}", f"{args.M * o.copy_time * 1e6:.4g}", f"{args.N * 1e6:.4g}",
+                  f"{r.index:.2f}")
+    io.console.print(t)
+    io.print(f"spread of I: sd(ln I) = {table.log_sd:.1%}, max/min = {table.max_ratio:.3f}")
+    return 0
+
+
+def _fit(args, obs):
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be ≥ 0, not {args.bootstrap}")
+    if not 0.5 < args.confidence < 1:
+        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    return fit(obs, M=args.M, N=args.N, bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed)
+
+
+def _interval(v: tuple[float, float], scale: float = 1.0, fmt: str = ".4g") -> str:
+    lo, hi = v
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "-"
+    return f"[{lo * scale:{fmt}}, {hi * scale:{fmt}}]"
+
+
+def _print_fit(io, res) -> None:
+    pct = f"{res.confidence:.0%}"
+    t = Table(title=f"fitted constants ({len(res.platforms)} platforms, {res.dof} degree(s) of freedom)")
+    for col in ("constant", "unit", "estimate", f"{pct} bootstrap interval", f"{pct} t interval", "status"):
+        t.add_column(col, justify="left" if col in ("constant", "unit", "status") else "right")
+    for name, unit, est, scale in (("I", "-", res.I, 1.0), ("M", "-", res.M, 1.0), ("N", "µs/packet", res.N, 1e6)):
+        status = ("fixed" if name in res.fixed else "at bound 0" if name in res.at_bound else "estimated")
+        t.add_row(name, unit, f"{est * scale:.4g}", _interval(res.intervals.get(name, (math.nan, math.nan)), scale),
+                  _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale), status)
+    io.console.print(t)
+    pt = Table(title="per platform")
+    for col in ("platform", "rate (pkts/s)", "I_p", "fitted rate (pkts/s)", "residual",
+                "leave-one-out prediction (pkts/s)", f"{pct} PI", "LOO error"):
+        pt.add_column(col, justify="left" if col == "platform" else "right")
+    loo = {x.platform: x for x in res.loo}
+    for p in res.platforms:
+        x = loo.get(p.platform)
+        pt.add_row(p.platform, f"{p.rate:,.0f}", f"{p.index:.2f}", f"{p.fitted_rate:,.0f}", f"{math.expm1(p.residual):+.1%}",
+                   f"{x.predicted:,.0f}" if x and math.isfinite(x.predicted) else "-",
+                   _interval((x.low, x.high), 1.0, ",.0f") if x else "-",
+                   f"{x.error:+.1%}" if x and math.isfinite(x.error) else "-")
+    io.console.print(pt)
+    io.print(f"spread of I: sd(ln I) = {res.log_sd:.1%}" +
+             (f"; residual sigma = {res.sigma:.1%} of rate" if math.isfinite(res.sigma) else ""))
+    for s in res.statements:
+        io.print(f"- {s}")
+
+
+def _plot(args, res, predictions=()) -> None:
+    if not args.plot:
+        return
+    from perflab.report.model_plot import FORMATS, render_model_plot
+
+    fmt = Path(args.plot).suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise InputError(f"--plot {args.plot}: the file name must end in .svg, .png or .pdf")
+    data = render_model_plot(res, fmt, predictions=predictions)
+    try:
+        Path(args.plot).write_bytes(data)
+    except OSError as e:
+        raise InputError(f"cannot write {args.plot}: {e.strerror}") from None
+
+
+def run_fit(args, io) -> int:
+    res = _fit(args, load_observations(args.csv, args))
+    _plot(args, res)
+    if args.json:
+        io.print(json.dumps(res.to_json(), indent=2, default=_json_default))
+        return 0
+    _print_fit(io, res)
+    if args.plot:
+        io.print(f"plot: {args.plot}")
+    return 0
+
+
+def run_predict(args, io) -> int:
+    obs = load_observations(args.csv, args)
+    targets: list[Observation] = []
+    if args.target:
+        targets += load_observations(args.target, args, need_rate=False)
+    if args.target_cpu is not None or args.target_memmove is not None:
+        if args.target_cpu is None or args.target_memmove is None:
+            raise InputError("give both --target-cpu and --target-memmove (or a --target CSV)")
+        length = args.target_length or args.length_bytes
+        if length is None:
+            raise InputError("give --target-length (bytes) for the --target-* platform")
+        targets.append(Observation(args.target_name, args.target_cpu,
+                                   args.target_memmove * bytes_per_second(args.memmove_unit), length))
+    if not targets:
+        raise InputError("nothing to predict: give --target CSV or --target-cpu and --target-memmove")
+    res = _fit(args, obs)
+    if args.method == "bootstrap" and res.boot is None:
+        raise InputError("--method bootstrap needs bootstrap replicates, but this fit has none "
+                         "(too few degrees of freedom, or --bootstrap 0)")
+    preds = [predict(res, t, method=args.method, seed=args.seed) for t in targets]
+    _plot(args, res, preds)
+    if args.json:
+        io.print(json.dumps({"fit": res.to_json(), "predictions": [p.to_json() for p in preds]}, indent=2,
+                            default=_json_default))
+        return 0
+    _print_fit(io, res)
+    t = Table(title=f"predicted rate ({args.method} {res.confidence:.0%} prediction interval)")
+    for col in ("platform", "cpu (iter/s)", f"C ({args.memmove_unit})", "L (B)", "predicted (pkts/s)",
+                "interval (pkts/s)", "observed (pkts/s)"):
+        t.add_column(col, justify="left" if col == "platform" else "right")
+    per_unit = bytes_per_second(args.memmove_unit)
+    for tgt, p in zip(targets, preds):
+        t.add_row(p.platform, f"{tgt.cpu:,.0f}", f"{tgt.memmove / per_unit:,.4g}", f"{tgt.length:g}",
+                  f"{p.rate:,.0f}", _interval((p.low, p.high), 1.0, ",.0f"),
+                  f"{tgt.rate:,.0f}" if tgt.rate else "-")
+    io.console.print(t)
+    for p in preds:
+        if p.note:
+            io.print(f"- {p.platform}: {p.note}")
+    return 0
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,69 @@
+"""Observed vs predicted rate per platform for a fitted performance model (seed 001).
+
+Returns the image as bytes (SVG, PNG or PDF); the caller writes it. Draws only what
+the fit computed: observed rates, in-sample fitted rates, leave-one-platform-out
+predictions with their intervals, and predictions for new platforms.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Sequence
+
+from matplotlib.figure import Figure
+
+from perflab.model import FitResult, Prediction
+
+FORMATS = ("svg", "png", "pdf")
+
+
+def render_model_plot(fit: FitResult, fmt: str = "svg", *, predictions: Sequence[Prediction] = (),
+                      title: str | None = None, rate_unit: str = "packets/s") -> bytes:
+    """Grouped bars per platform on a log scale; whiskers are prediction intervals."""
+    fmt = fmt.lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"plot format {fmt!r}: use one of {', '.join(FORMATS)}")
+    names = [p.platform for p in fit.platforms] + [p.platform for p in predictions]
+    fig = Figure(figsize=(max(6.0, 1.3 * len(names) + 2.5), 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.26
+    xs = list(range(len(names)))
+    n_fit = len(fit.platforms)
+
+    ax.bar([x - width for x in xs[:n_fit]], [p.rate for p in fit.platforms], width,
+           label="observed", color="#4c72b0")
+    ax.bar(xs[:n_fit], [p.fitted_rate for p in fit.platforms], width,
+           label="fitted (all platforms)", color="#55a868")
+    loo = {x.platform: x for x in fit.loo}
+    lx, ly, lerr = [], [], [[], []]
+    for x, p in zip(xs, fit.platforms):
+        o = loo.get(p.platform)
+        if o and math.isfinite(o.predicted):
+            lx.append(x + width)
+            ly.append(o.predicted)
+            lo = o.low if math.isfinite(o.low) else o.predicted
+            hi = o.high if math.isfinite(o.high) else o.predicted
+            lerr[0].append(o.predicted - lo)
+            lerr[1].append(hi - o.predicted)
+    if lx:
+        ax.bar(lx, ly, width, yerr=lerr, capsize=3, label="predicted without it (leave-one-out)",
+               color="#dd8452", ecolor="#333333")
+    if predictions:
+        px = xs[n_fit:]
+        py = [p.rate for p in predictions]
+        perr = [[p.rate - (p.low if math.isfinite(p.low) else p.rate) for p in predictions],
+                [(p.high if math.isfinite(p.high) else p.rate) - p.rate for p in predictions]]
+        ax.bar(px, py, width, yerr=perr, capsize=3, label="predicted (new platform)", color="#c44e52",
+               ecolor="#333333")
+    ax.set_yscale("log")
+    ax.set_xticks(xs, names, rotation=20 if len(names) > 5 else 0)
+    ax.set_ylabel(f"rate ({rate_unit})")
+    pct = f"{fit.confidence:.0%}"
+    ax.set_title(title or (f"I = rate·(1/cpu + M·L/C + N): M = {fit.M:.3g}, N = {fit.N * 1e6:.3g} µs, "
+                           f"I = {fit.I:.3g}\nwhiskers: {pct} prediction intervals"), fontsize=9)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    return buf.getvalue()
