@@ -28,3 +28,22 @@ def probe_memmove_sweep_grid() -> tuple[list[int], list[int]]: ...
 def probe_latency_sizes(min: int, max: int, points_per_octave: int = 1) -> list[int]: ...
 def probe_allowed_cores() -> list[int]: ...
 # end probes
+
+# load
+# The key-value load generator (crates/load). Configs travel as the engine's normalised
+# JSON (perflab.workloads.kv_config.KvConfig.to_engine()); results as "perflab-kv-result"
+# JSON (perflab.workloads.kv_result). ValueError((field, message)): config rejected.
+from collections.abc import Callable
+
+KV_RESULT_FORMAT: str
+KV_RESULT_VERSION: int
+
+def kv_run(config_json: str, tick: Callable[[dict[str, Any]], bool] | None = None,
+           tick_interval: float = 0.1) -> tuple[str, BaseException | None]:
+    """Run with the GIL released. `tick(progress) -> stop?` is called every tick_interval s
+    (signals are handled there too). Returns (result JSON, exception raised by tick or a
+    signal handler during the run, which stopped it; else None)."""
+
+def kv_default_config() -> str: ...
+def kv_check_config(config_json: str) -> None: ...
+# end load

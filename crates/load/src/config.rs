@@ -151,8 +151,8 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            servers: vec!["127.0.0.1:11211".to_string()],
-            protocol: Protocol::MemcacheText,
+            servers: vec!["127.0.0.1:6379".to_string()],
+            protocol: Protocol::Redis,
             ratio: [1, 10],
             requests: None,
             test_time: None,

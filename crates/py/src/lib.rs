@@ -2,11 +2,13 @@
 //! here that converts between Python objects and the crate's own types.
 use pyo3::prelude::*;
 
+mod load;
 mod probes;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    load::register(m)?;
     probes::register(m)?;
     Ok(())
 }

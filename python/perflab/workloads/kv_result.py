@@ -1,0 +1,322 @@
+"""`KvResult`: what a key-value load measured, and histogram merging across runs.
+
+The engine hands back one JSON document, format ``perflab-kv-result`` version 1.
+It is what perflab stores per run; every field below is part of the format.
+
+Top level
+    ``format``, ``version``           "perflab-kv-result", 1
+    ``status``                        "complete" | "stopped" (by the caller) | "failed" (see ``error``)
+    ``error``                         one-line reason of a failure, or null
+    ``mode``                          "closed" | "open"
+    ``config``                        the engine configuration, ``seed`` being the one in force
+    ``started_unix_s``                wall-clock start (s since the epoch)
+    ``warmup_s``, ``duration_s``      warmup length; measured window (end of warmup → last measured reply)
+    ``connections``, ``connection_failures``
+    ``sets``, ``gets``                counters of the measured window: ``requests`` (answered, hits
+                                      and misses included), ``error_replies``, ``lost`` (in flight on
+                                      a connection that failed), ``bytes_tx``, ``bytes_rx``,
+                                      ``latency_sum_ns``; gets also ``hits``, ``misses``; open loop
+                                      also ``latency_sum_uncorrected_ns``
+    ``late_requests``, ``unsent_requests``   open loop: sent > late_threshold after their intended
+                                      time; due in the window but never sent
+    ``unfinished_requests``           measured requests still in flight when the run ended
+    ``verify_failures``, ``warmup_requests``, ``error_reply_sample``
+    ``client``                        ``cpu_s``, ``threads`` [{user_s, system_s, wall_s, utilization}],
+                                      ``max_rss_kb``, ``rss_kb`` (the load generator's own use)
+    ``servers``                       per server: server, address, connections, requests, errors
+    ``histograms``                    ``unit`` "ns", ``encoding`` "hdr-v2-deflate-base64",
+                                      ``significant_digits`` 3, and ``sets``, ``gets`` (latency from
+                                      the intended send time in open loop, the actual one in closed
+                                      loop), open loop also ``sets_uncorrected``, ``gets_uncorrected``.
+                                      Standard HdrHistogram V2 compressed blobs: any HDR tool reads them.
+    ``metrics``                       the flat metrics (`METRICS`), derived from the above
+    ``warnings``                      [{code, message}]
+
+Change log: version 1 — first version.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hdrh.histogram import HdrHistogram
+
+FORMAT = "perflab-kv-result"
+VERSION = 1
+
+#: Flat metric names → (unit, meaning). ``sets_*``/``gets_*`` exist for every per-command one.
+METRICS: dict[str, tuple[str, str]] = {
+    "ops_per_sec": ("1/s", "answered requests per second (sets + gets), memtier's Totals Ops/sec"),
+    "hits_per_sec": ("1/s", "GET hits per second"),
+    "misses_per_sec": ("1/s", "GET misses per second"),
+    "kb_per_sec": ("KiB/s", "bytes sent + received per second / 1024 (memtier's KB/sec)"),
+    "avg_latency_ms": ("ms", "mean latency (exact, not from the histogram)"),
+    "p50_latency_ms": ("ms", "median latency"),
+    "p90_latency_ms": ("ms", "90th percentile latency"),
+    "p99_latency_ms": ("ms", "99th percentile latency"),
+    "p999_latency_ms": ("ms", "99.9th percentile latency"),
+    "max_latency_ms": ("ms", "largest latency"),
+    "hit_ratio": ("1", "hits / (hits + misses); absent without GETs"),
+    "requests": ("1", "answered requests in the measured window"),
+    "duration_s": ("s", "measured window"),
+    "errors": ("1", "requests that failed: error replies plus requests lost with a failed connection"),
+    "connection_failures": ("1", "connections that could not be made or broke"),
+    "connections": ("1", "connections established"),
+    "verify_failures": ("1", "GET hits whose value was not the one written for the key (verify)"),
+    "client_cpu_s": ("s", "CPU time of the load generator's threads in the measured window"),
+    "client_cpu_us_per_request": ("µs", "client CPU per answered request: the generator's cost"),
+    "client_cpu_max_thread_utilization": ("1", "busiest client thread's CPU / wall time (≥0.9: saturated)"),
+    "target_rate_per_sec": ("1/s", "open loop: the rate asked for"),
+    "late_requests": ("1", "open loop: requests sent more than late_threshold after their intended time"),
+    "unsent_requests": ("1", "open loop: requests due in the measured window but never sent"),
+    "avg_uncorrected_latency_ms": ("ms", "open loop: mean latency from the actual send"),
+    "p50_uncorrected_latency_ms": ("ms", "open loop: median latency from the actual send"),
+    "p90_uncorrected_latency_ms": ("ms", "open loop: p90 from the actual send"),
+    "p99_uncorrected_latency_ms": ("ms", "open loop: p99 from the actual send (hides coordinated omission)"),
+    "p999_uncorrected_latency_ms": ("ms", "open loop: p99.9 from the actual send"),
+    "max_uncorrected_latency_ms": ("ms", "open loop: largest latency from the actual send"),
+}
+for _op in ("sets", "gets"):
+    for _name in ("ops_per_sec", "avg_latency_ms", "p50_latency_ms", "p90_latency_ms", "p99_latency_ms",
+                  "p999_latency_ms", "max_latency_ms", "kb_per_sec", "errors"):
+        _unit, _meaning = METRICS[_name]
+        METRICS[f"{_op}_{_name}"] = (_unit, f"{_op[:-1].upper()} only: {_meaning}")
+METRICS["gets_hits_per_sec"] = ("1/s", "GET hits per second")
+METRICS["gets_misses_per_sec"] = ("1/s", "GET misses per second")
+
+
+class KvResultError(ValueError):
+    """A document that is not a perflab-kv-result this version can read."""
+
+
+@dataclass(frozen=True)
+class KvWarning:
+    """A remark on a result; ``message`` says what to do about it."""
+
+    code: str
+    message: str
+
+
+class LatencyDistribution:
+    """A latency histogram (possibly merged from many runs) read in milliseconds.
+
+    Percentiles use the engine's rule (the smallest recorded value with at least
+    ⌈q·n⌉ values at or below it, reported as the top of its 0.1% bucket), so a
+    single run reads back exactly the percentiles in its metrics.
+    """
+
+    def __init__(self, hist: HdrHistogram):
+        self._h = hist
+
+    @classmethod
+    def decode(cls, blob: str) -> LatencyDistribution:
+        return cls(HdrHistogram.decode(blob))
+
+    @property
+    def count(self) -> int:
+        return int(self._h.get_total_count())
+
+    @property
+    def mean_ms(self) -> float:
+        return self._h.get_mean_value() / 1e6 if self.count else math.nan
+
+    @property
+    def min_ms(self) -> float:
+        return self._h.get_min_value() / 1e6 if self.count else math.nan
+
+    @property
+    def max_ms(self) -> float:
+        return self._h.get_max_value() / 1e6 if self.count else math.nan
+
+    def percentile_ms(self, p: float) -> float:
+        """Latency at percentile ``p`` (0–100), ms; NaN when empty."""
+        if not 0 <= p <= 100:
+            raise ValueError(f"percentile must be within [0, 100], got {p}")
+        n = self.count
+        if n == 0:
+            return math.nan
+        target = max(1, math.ceil(p / 100 * n))
+        counts = np.ctypeslib.as_array(self._h.counts)[: self._h.counts_len]
+        index = int(np.searchsorted(np.cumsum(counts, dtype=np.uint64), target))
+        value = self._h.get_value_from_index(index)
+        value = self._h.get_highest_equivalent_value(value) if p > 0 else self._h.get_lowest_equivalent_value(value)
+        return value / 1e6
+
+    def percentiles_ms(self, ps: Iterable[float]) -> dict[float, float]:
+        return {p: self.percentile_ms(p) for p in ps}
+
+    def merge(self, other: LatencyDistribution) -> LatencyDistribution:
+        """A new distribution holding both (neither input changes)."""
+        h = HdrHistogram.decode(self.encode())
+        h.add(other._h)
+        return LatencyDistribution(h)
+
+    def encode(self) -> str:
+        blob = self._h.encode()
+        return blob.decode() if isinstance(blob, bytes) else blob
+
+
+def _doc_of(item: Any) -> dict:
+    return item.to_json() if isinstance(item, KvResult) else item
+
+
+def _hist_keys(which: str, uncorrected: bool) -> list[str]:
+    if which not in ("sets", "gets", "totals"):
+        raise ValueError(f'which must be "sets", "gets" or "totals", not {which!r}')
+    ops = ["sets", "gets"] if which == "totals" else [which]
+    return [f"{op}_uncorrected" if uncorrected else op for op in ops]
+
+
+def merge_histograms(results: Iterable[Any], which: str = "totals", *,
+                     uncorrected: bool = False) -> LatencyDistribution:
+    """Merge the latency histograms of several runs (KvResult objects or their stored JSON).
+
+    ``which``: "sets", "gets" or "totals" (both). ``uncorrected``: open-loop latency from
+    the actual send instead of the intended one. Percentiles of the merge are those of all
+    requests of all runs together — the right way to pool runs (averaging per-run
+    percentiles is not). Pure: reads its inputs, changes nothing.
+    """
+    merged: HdrHistogram | None = None
+    for item in results:
+        doc = _doc_of(item)
+        hists = doc.get("histograms") or {}
+        for key in _hist_keys(which, uncorrected):
+            if key not in hists:
+                raise KvResultError(f"result has no '{key}' histogram"
+                                    + (" (uncorrected latency exists only in open loop)" if uncorrected else ""))
+            h = HdrHistogram.decode(hists[key])
+            if merged is None:
+                merged = h
+            else:
+                merged.add(h)
+    if merged is None:
+        raise ValueError("no results to merge")
+    return LatencyDistribution(merged)
+
+
+class KvResult:
+    """One load run. Build it from the engine's JSON (``KvResult(doc)``)."""
+
+    def __init__(self, doc: dict):
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise KvResultError(f"not a {FORMAT} document")
+        if doc.get("version") != VERSION:
+            raise KvResultError(f"{FORMAT} version {doc.get('version')} is not supported (this perflab reads {VERSION})")
+        self._doc = doc
+
+    # ----- state ---------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """"complete", "stopped" (by the caller) or "failed" (see `error`)."""
+        return self._doc["status"]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "complete"
+
+    @property
+    def error(self) -> str | None:
+        return self._doc.get("error")
+
+    @property
+    def open_loop(self) -> bool:
+        return self._doc["mode"] == "open"
+
+    @property
+    def seed(self) -> int:
+        return int(self._doc["config"]["seed"])
+
+    @property
+    def duration_s(self) -> float:
+        return float(self._doc["duration_s"])
+
+    @property
+    def warnings(self) -> list[KvWarning]:
+        return [KvWarning(w["code"], w["message"]) for w in self._doc.get("warnings", [])]
+
+    def metrics(self) -> dict[str, float]:
+        """Flat metrics, units in the names (see `METRICS`)."""
+        return {k: float(v) for k, v in self._doc["metrics"].items()}
+
+    def to_json(self) -> dict:
+        """The whole document (a copy), histograms included."""
+        return copy.deepcopy(self._doc)
+
+    def latency(self, which: str = "totals", *, uncorrected: bool = False) -> LatencyDistribution:
+        return merge_histograms([self._doc], which, uncorrected=uncorrected)
+
+    # ----- presentation --------------------------------------------------------------
+
+    def format_table(self, percentiles: Sequence[float] = (50, 99, 99.9)) -> str:
+        """memtier_benchmark's "ALL STATS" table: Sets/Gets/Totals rows, latencies in ms."""
+        d, m = self._doc, self.metrics()
+        dur = self.duration_s
+        rate = (lambda x: x / dur) if dur > 0 else (lambda x: 0.0)
+        heads = ["Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency",
+                 *[f"{_pname(p)} Latency" for p in percentiles], "KB/sec"]
+        widths = [6, 12, 12, 12, 15, *[15] * len(percentiles), 12]
+        rows = []
+        for name, key in (("Sets", "sets"), ("Gets", "gets"), ("Totals", "totals")):
+            ops = ["sets", "gets"] if key == "totals" else [key]
+            n = sum(d[o]["requests"] for o in ops)
+            lat = self.latency(key) if n else None
+            avg = sum(d[o]["latency_sum_ns"] for o in ops) / n / 1e6 if n else None
+            kb = rate(sum(d[o]["bytes_tx"] + d[o]["bytes_rx"] for o in ops) / 1024)
+            hits = None if key == "sets" else rate(d["gets"]["hits"])
+            misses = None if key == "sets" else rate(d["gets"]["misses"])
+            rows.append([name, f"{rate(n):.2f}", _num(hits, 2), _num(misses, 2), _num(avg, 5),
+                         *[_num(lat.percentile_ms(p) if lat else None, 5) for p in percentiles],
+                         f"{kb:.2f}"])
+        def line(cells):
+            first = f"{cells[0]:<{widths[0]}}"
+            return " ".join([first] + [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:])])
+        header = line(heads)
+        sep = "-" * len(header)
+        out = ["ALL STATS", "=" * len(header), header, sep, *[line(r) for r in rows]]
+        if m.get("requests", 0) == 0 and self.status != "complete":
+            out.append("(no request completed)")
+        return "\n".join(out)
+
+    def format_summary(self) -> str:
+        """Lines under the table: what ran, errors, the client's own cost, open-loop figures."""
+        d, m = self._doc, self.metrics()
+        cfg = d["config"]
+        lines = [
+            f"{d['duration_s']:.2f} s measured"
+            + (f" after {d['warmup_s']:g} s warmup" if d["warmup_s"] else "")
+            + f", {int(m['requests']):,} requests, {cfg['threads']} threads × {cfg['clients']} connections"
+            + (f", pipeline {cfg['pipeline']}" if d["mode"] == "closed" else "")
+            + f" ({d['mode']} loop), latency in ms",
+            f"errors: {int(m['errors'])}   connection failures: {int(m['connection_failures'])}"
+            + (f"   verify failures: {int(m['verify_failures'])}" if cfg.get("verify") else ""),
+            f"client CPU: {m['client_cpu_us_per_request']:.2f} µs/request, busiest thread "
+            f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core",
+        ]
+        if d["mode"] == "open":
+            lines.append(
+                f"open loop: {m['target_rate_per_sec']:g} req/s asked ({cfg['arrivals']} arrivals), "
+                f"{m['ops_per_sec']:.0f} achieved; latency above is from the intended send time")
+            lines.append(
+                f"uncorrected (from actual send): avg {m['avg_uncorrected_latency_ms']:.5f}  "
+                f"p50 {m['p50_uncorrected_latency_ms']:.5f}  p99 {m['p99_uncorrected_latency_ms']:.5f}  "
+                f"p99.9 {m['p999_uncorrected_latency_ms']:.5f}; late {int(m['late_requests']):,}, "
+                f"unsent {int(m['unsent_requests']):,}")
+        if self.status == "stopped":
+            lines.append("stopped before the end: results cover the part that ran")
+        return "\n".join(lines)
+
+
+def _pname(p: float) -> str:
+    """memtier's header: p50, p99, p99.9, p99.99."""
+    text = f"{p:.3f}".rstrip("0").rstrip(".")
+    return f"p{text}"
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "---" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
