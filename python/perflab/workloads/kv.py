@@ -25,15 +25,24 @@ from typing import Any
 from pydantic import ValidationError
 
 from perflab.errors import InputError
-from perflab.workloads.kv_config import KvConfig, validation_messages
+from perflab.workloads.kv_config import ENGINE_FIELDS, KvConfig, validation_messages
 from perflab.workloads.kv_result import (METRICS, KvResult, KvResultError, KvWarning, LatencyDistribution,
                                          merge_histograms)
 
-__all__ = ["KvConfig", "KvProgress", "KvResult", "KvResultError", "KvWarning", "LatencyDistribution",
-           "METRICS", "merge_histograms", "run_kv"]
+__all__ = ["KvConfig", "KvConfigError", "KvProgress", "KvResult", "KvResultError", "KvWarning",
+           "LatencyDistribution", "METRICS", "as_config", "merge_histograms", "run_kv"]
 
 #: How often the engine calls back into Python (stop requests and signals are seen this fast).
 TICK_S = 0.1
+
+
+class KvConfigError(InputError):
+    """A kv configuration the engine cannot run; ``field`` names the KvConfig field."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"kv {field}: {message}" if field else f"kv: {message}")
+        self.field = field
+        self.reason = message
 
 
 @dataclass(frozen=True)
@@ -76,8 +85,7 @@ def as_config(config: KvConfig | dict[str, Any]) -> KvConfig:
     try:
         return KvConfig.model_validate(config)
     except ValidationError as e:
-        field, message = validation_messages(e)[0]
-        raise InputError(f"kv {field}: {message}" if field else f"kv: {message}") from None
+        raise KvConfigError(*validation_messages(e)[0]) from None
 
 
 def run_kv(config: KvConfig | dict[str, Any], *, progress: Callable[[KvProgress], Any] | None = None,
@@ -107,9 +115,9 @@ def run_kv(config: KvConfig | dict[str, Any], *, progress: Callable[[KvProgress]
 
     try:
         text, exc = _native.kv_run(json.dumps(cfg.to_engine()), tick, TICK_S)
-    except ValueError as e:
+    except ValueError as e:  # the engine refused it: host not resolvable, too few file descriptors…
         field, message = e.args[0] if len(e.args) == 1 else e.args
-        raise InputError(f"kv {field}: {message}" if field else f"kv: {message}") from None
+        raise KvConfigError(ENGINE_FIELDS.get(field, field), message) from None
     result = KvResult(json.loads(text))
     if exc is not None:
         try:

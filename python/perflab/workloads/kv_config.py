@@ -201,7 +201,7 @@ class KvConfig(BaseModel):
             _native.kv_check_config(json.dumps(self.to_engine()))
         except ValueError as e:
             field, message = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], tuple) else e.args
-            loc = _ENGINE_FIELDS.get(field, field)
+            loc = ENGINE_FIELDS.get(field, field)
             value = getattr(self, loc, None) if loc else None
             raise ValidationError.from_exception_data(
                 "KvConfig",
@@ -272,7 +272,7 @@ class KvConfig(BaseModel):
         where = servers[0] if len(servers) == 1 else f"{len(servers)} servers ({servers[0]}, …)"
         amount = (f"{self.test_time:g} s" if self.test_time else
                   "all keys" if self.requests == "allkeys" else
-                  f"{self.requests or 10000} requests/connection")
+                  f"{self.requests or 10000} request{'s' if self.requests != 1 else ''}/connection")
         loop = (f"open loop {self.rate:g} req/s ({self.arrivals})" if self.rate else
                 f"closed loop, pipeline {self.pipeline}")
         return (f"{self.protocol} → {where}: {self.threads} threads × {self.clients} connections, "
@@ -281,7 +281,7 @@ class KvConfig(BaseModel):
 
 
 # engine field → KvConfig field, where they differ
-_ENGINE_FIELDS = {"servers": "server", "data_size_min": "data_size", "data_size_max": "data_size"}
+ENGINE_FIELDS = {"servers": "server", "data_size_min": "data_size", "data_size_max": "data_size"}
 
 
 def _with_port(s: str, port: int) -> str:
