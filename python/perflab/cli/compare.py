@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from perflab.analysis.compare import compare_dataset, regressions
-from perflab.analysis.dataset import load_dataset
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError
-from perflab.report.csv_table import render_csv
-from perflab.report.format import fmt_pct
-from perflab.report.json_export import render_json
-from perflab.report.markdown import render_markdown
-from perflab.report.terminal import render_terminal
-from perflab.stats import available_methods
+
+# numpy/scipy and the reporters are imported when the command runs, not when the
+# parser is built, so that `perflab --help` and other commands start fast.
 
 
 def register(sub) -> None:
@@ -24,7 +19,8 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
     p.add_argument("--json", action="store_const", const="json", dest="format",
                    help="same as --format json")
-    p.add_argument("--method", choices=available_methods(), default="welch")
+    p.add_argument("--method", default="welch", metavar="NAME",
+                   help="statistical method (default: welch; see README, 'How perflab decides')")
     p.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
                    help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
     p.add_argument("--threshold", type=_pct, default=0.0, metavar="PCT",
@@ -47,6 +43,19 @@ def _pct(text: str) -> float:
 
 
 def run(args, io) -> int:
+    from perflab.analysis.compare import compare_dataset, regressions
+    from perflab.analysis.dataset import load_dataset
+    from perflab.report.csv_table import render_csv
+    from perflab.report.format import fmt_pct
+    from perflab.report.json_export import render_json
+    from perflab.report.markdown import render_markdown
+    from perflab.report.terminal import render_terminal
+    from perflab.stats import get_method
+
+    try:
+        get_method(args.method)
+    except ValueError as e:
+        raise InputError(str(e)) from None
     if args.confidence is not None and not 0.5 < args.confidence < 1:
         raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
     with open_store(args) as store:

@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.analysis.compare import compare_dataset
-from perflab.analysis.dataset import load_dataset
 from perflab.cli.common import add_store_option, open_store
-from perflab.cli.progress import ConsoleObserver
 from perflab.errors import InputError
-from perflab.plan import make_plan
-from perflab.report.terminal import render_terminal
-from perflab.run.experiment import open_experiment
-from perflab.run.runner import Runner
-from perflab.spec import load_spec
-from perflab.spec.durations import format_duration
 
 EXIT_INTERRUPTED = 130
 
@@ -32,6 +23,11 @@ def register(sub) -> None:
 
 
 def run(args, io) -> int:
+    from perflab.cli.progress import ConsoleObserver
+    from perflab.run.experiment import open_experiment
+    from perflab.run.runner import Runner
+    from perflab.spec import load_spec
+
     if (args.spec is None) == (args.resume is None):
         raise InputError("give an experiment file, or --resume ID")
     spec = load_spec(args.spec) if args.spec else None
@@ -51,12 +47,19 @@ def run(args, io) -> int:
             io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
             return EXIT_INTERRUPTED
         if not args.no_compare:
+            from perflab.analysis.compare import compare_dataset
+            from perflab.analysis.dataset import load_dataset
+            from perflab.report.terminal import render_terminal
+
             data = load_dataset(store, opened.id)
             render_terminal(compare_dataset(data), io.console, summaries=False)
         return 1 if outcome.status == "aborted" else 0
 
 
 def _print_plan(spec, io) -> None:
+    from perflab.plan import make_plan
+    from perflab.spec.durations import format_duration
+
     m = spec.model
     plan = make_plan(m)
     measured = sum(1 for r in plan if not r.warmup)

@@ -10,8 +10,6 @@ from rich.text import Text
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError
-from perflab.report.environment import environment_rows
-from perflab.report.format import fmt_number
 
 
 def register(sub) -> None:
@@ -86,6 +84,8 @@ def _when(t: float | None) -> str:
 
 
 def _show_experiment(io, e, runs, defs, envs) -> None:
+    from perflab.report.environment import environment_rows
+
     c = io.console
     counts: dict[str, int] = {}
     for r in runs:
@@ -130,6 +130,8 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
 
 
 def _show_runs(io, runs, metrics_by_run, defs) -> None:
+    from perflab.report.format import fmt_number
+
     t = Table(header_style="bold")
     for col in ("run", "block", "cell", "variant", "rep", "status"):
         t.add_column(col, justify="right" if col in ("run", "block", "rep") else "left", no_wrap=True)
@@ -146,6 +148,8 @@ def _show_runs(io, runs, metrics_by_run, defs) -> None:
 
 
 def _show_run(io, r, metrics, defs, arts) -> None:
+    from perflab.report.format import fmt_number
+
     c = io.console
     c.print(Text(f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
                  f"{' (warm-up)' if r.warmup else ''} — {r.status}", style="bold"), markup=False)

@@ -149,20 +149,18 @@ class Store:
         return eid
 
     def _insert_runs(self, eid: int, runs: Iterable[NewRun], now: float) -> None:
-        cur = self.db.cursor()
-        metric_rows: list[tuple] = []
-        for r in runs:
-            done = r.status in FINISHED
-            cur.execute(
-                "INSERT INTO runs (experiment_id, order_index, block, cell_key, cell, variant, repetition,"
-                " warmup, status, started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (eid, r.order_index, r.block, r.cell_key, json.dumps(r.cell), r.variant, r.repetition,
-                 int(r.warmup), r.status, now if done else None, now if done else None))
-            if r.metrics:
-                rid = cur.lastrowid
-                metric_rows.extend((rid, k, float(v)) for k, v in r.metrics.items())
-        if metric_rows:
-            cur.executemany("INSERT INTO metrics VALUES (?,?,?)", metric_rows)
+        runs = list(runs)
+        self.db.executemany(
+            "INSERT INTO runs (experiment_id, order_index, block, cell_key, cell, variant, repetition,"
+            " warmup, status, started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(eid, r.order_index, r.block, r.cell_key, json.dumps(r.cell), r.variant, r.repetition,
+              int(r.warmup), r.status, *((now, now) if r.status in FINISHED else (None, None)))
+             for r in runs])
+        if any(r.metrics for r in runs):
+            ids = dict(self.db.execute("SELECT order_index, id FROM runs WHERE experiment_id=?", (eid,)))
+            self.db.executemany("INSERT INTO metrics VALUES (?,?,?)",
+                                [(ids[r.order_index], k, float(v)) for r in runs if r.metrics
+                                 for k, v in r.metrics.items()])
 
     def experiment(self, ref: str | int) -> ExperimentRow:
         """An experiment by id, by name (its latest), or ``last``."""
@@ -256,6 +254,24 @@ class Store:
             self.db.execute("DELETE FROM artifacts WHERE run_id=?", (run_id,))
             self.db.execute("UPDATE runs SET status='pending', started_at=NULL, ended_at=NULL, pid=NULL,"
                             " pid_start=NULL WHERE id=?", (run_id,))
+
+    def measured_values(self, eid: int) -> Iterator[tuple[str, str, int, str, float]]:
+        """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order."""
+        return self.db.execute(
+            "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
+            " JOIN metrics m ON m.run_id = r.id"
+            " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index", (eid,))
+
+    def status_counts(self, eid: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT status, count(*) FROM runs WHERE experiment_id=? GROUP BY status", (eid,)).fetchall())
+
+    def cells_and_variants(self, eid: int) -> list[tuple[str, dict, str]]:
+        """Distinct (cell_key, labels, variant) in order of first appearance."""
+        rows = self.db.execute(
+            "SELECT cell_key, cell, variant FROM runs WHERE experiment_id=?"
+            " GROUP BY cell_key, variant ORDER BY min(order_index)", (eid,)).fetchall()
+        return [(k, json.loads(c), v) for k, c, v in rows]
 
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
         """(run_id, metric name, value) for every run of the experiment."""
