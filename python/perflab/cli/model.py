@@ -7,6 +7,7 @@ Inputs are CSV rows, one per platform; flags name the columns and the memmove un
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import math
@@ -84,9 +85,9 @@ def _seconds(text: str) -> float:
     try:
         v = float(num) * mult
     except ValueError:
-        raise InputError(f"{text!r} is not a time: use seconds (2e-6) or a unit (2us, 0.5ms)") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use seconds (2e-6) or a unit (2us, 0.5ms)") from None
     if not (math.isfinite(v) and v >= 0):
-        raise InputError(f"{text!r}: a time per packet must be ≥ 0")
+        raise argparse.ArgumentTypeError(f"{text!r}: a time per packet must be ≥ 0")
     return v
 
 
@@ -146,12 +147,12 @@ def _interval(v: tuple[float, float], scale: float = 1.0, fmt: str = ".4g") -> s
 def _print_fit(io, res) -> None:
     pct = f"{res.confidence:.0%}"
     t = Table(title=f"fitted constants ({len(res.platforms)} platforms, {res.dof} degree(s) of freedom)")
-    for col in ("constant", "unit", "estimate", f"{pct} bootstrap interval", f"{pct} t interval", "status"):
+    for col in ("constant", "unit", "estimate", f"{pct} t interval", f"{pct} bootstrap (percentile)", "status"):
         t.add_column(col, justify="left" if col in ("constant", "unit", "status") else "right")
     for name, unit, est, scale in (("I", "-", res.I, 1.0), ("M", "-", res.M, 1.0), ("N", "µs/packet", res.N, 1e6)):
         status = ("fixed" if name in res.fixed else "at bound 0" if name in res.at_bound else "estimated")
-        t.add_row(name, unit, f"{est * scale:.4g}", _interval(res.intervals.get(name, (math.nan, math.nan)), scale),
-                  _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale), status)
+        t.add_row(name, unit, f"{est * scale:.4g}", _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale),
+                  _interval(res.intervals.get(name, (math.nan, math.nan)), scale), status)
     io.console.print(t)
     pt = Table(title="per platform")
     for col in ("platform", "rate (pkts/s)", "I_p", "fitted rate (pkts/s)", "residual",

@@ -71,8 +71,11 @@ class FitResult:
     I:          the common index, exp(mean ln I_p).
     sigma:      residual standard deviation of ln rate (≈ relative spread), NaN when dof = 0.
     dof:        platforms − parameters estimated (bound-pinned ones not counted).
-    intervals:  parameter → (low, high) percentile bootstrap interval at ``confidence``.
-    t_intervals: parameter → (low, high) from standard errors and Student's t (dof).
+    t_intervals: parameter → (low, high) from standard errors and Student's t (dof); in
+                simulation (8 platforms, 3 parameters) it covers M 93–95% of the time at 95%.
+    intervals:  parameter → (low, high) percentile residual-bootstrap interval at
+                ``confidence``; it ignores the t correction for few degrees of freedom and
+                under-covers with few platforms (≈ 86% at 95% for 8 platforms).
     """
 
     observations: list[Observation]
@@ -262,15 +265,16 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
     active = tuple(f for f in free if f not in at_bound)
     dof = n - len(active)
 
-    # Identifiability: rank of the (column-normalised) Jacobian of the active parameters.
+    # Identifiability: rank of the (column-normalised) Jacobian of all free parameters
+    # (a bound-pinned one included: the bound must not hide a confounding).
     cols = {"lnI": -np.ones(n), "M": prob.b / t, "N": 1.0 / t}
-    J = np.column_stack([cols[f] for f in active])
+    J = np.column_stack([cols[f] for f in free])
     norms = np.linalg.norm(J, axis=0)
     sv, vt = np.linalg.svd(J / norms, full_matrices=False)[1:]
     unidentified: list[str] = []
     if sv.size and sv[-1] < IDENTIFIABILITY_RTOL * sv[0]:
         null = vt[-1]
-        involved = [active[i] for i in range(len(active)) if abs(null[i]) > 0.1]
+        involved = [free[i] for i in range(len(free)) if abs(null[i]) > 0.1]
         unidentified = [f for f in involved if f != "lnI"] or involved
         statements.append(
             f"the platforms cannot identify {' and '.join(unidentified)}: "
@@ -348,7 +352,14 @@ def _bootstrap(result: FitResult, prob: _Problem, th: np.ndarray, resid: np.ndar
                dof: int, B: int, confidence: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = resid.size
-    centred = (resid - resid.mean()) * math.sqrt(n / dof)
+    # Leverage-adjusted residuals r_i / sqrt(1 − h_i), centred (Davison & Hinkley 1997, §6.2.3):
+    # raw residuals are too small, most of all at the platforms that pin the fit down.
+    t = prob.a + th[1] * prob.b + th[2]
+    cols = {"lnI": -np.ones(n), "M": prob.b / t, "N": 1.0 / t}
+    J = np.column_stack([cols[f] for f in free if not (f != "lnI" and th[PARAMS.index(f)] <= 1e-12)])
+    h = np.clip(np.sum(J * (J @ np.linalg.pinv(J.T @ J)), axis=1), 0.0, 0.99)
+    adjusted = resid / np.sqrt(1.0 - h)
+    centred = adjusted - adjusted.mean()
     fitted_z = prob.z - resid  # the z that would make every ln I_p equal ln I
     Z = fitted_z + rng.choice(centred, size=(B, n), replace=True)
     scaled = _solve(prob, Z, free, fixed_scaled, th[None, :])
