@@ -338,3 +338,70 @@ def test_cli_predict_target_csv_and_flags(tmp_path):
 def test_plot_rejects_unknown_format(tmp_path):
     rc, _, err = cli("model", "fit", str(SEED1), *SEED_ARGS, "--N", "0", "--plot", str(tmp_path / "x.gif"))
     assert rc == 2 and ".svg, .png or .pdf" in err
+
+
+# ----------------------------------------------------------------------------- inputs from stores
+
+
+def _store_platform(path: Path, o: Observation, rng: np.random.Generator) -> None:
+    """A machine's store: a cpu probe, a memmove probe and a benchmark experiment."""
+    from perflab.platform.stored import record_probe
+    from perflab.store import MetricDef, NewRun, Store
+    from perflab.workloads.probes import ProbeResult
+
+    host = {"hostname": o.platform, "cpu_model": "synthetic"}
+    with Store(path) as st:
+        cpu = [o.cpu * math.exp(rng.normal(0, 0.002)) for _ in range(5)]
+        record_probe(st, ProbeResult("cpu", None, 5, {}, {"cpu_iter_per_sec": cpu},
+                                     {"cpu_iter_per_sec": "iterations/s"}, host=host))
+        mib = [o.memmove / 2**20 * math.exp(rng.normal(0, 0.002)) for _ in range(5)]
+        record_probe(st, ProbeResult("memmove", None, 5, {}, {"memmove_mib_per_sec": mib},
+                                     {"memmove_mib_per_sec": "MiB/s"}, host=host))
+        if o.rate is not None:
+            runs = [NewRun(order_index=i, block=i, cell_key="-", cell={}, variant="router", repetition=i + 1,
+                           status="ok", metrics={"pkts_per_sec": o.rate * math.exp(rng.normal(0, 0.002))})
+                    for i in range(5)]
+            st.create_experiment(name="router", description="", source="import", baseline="router",
+                                 metrics=[MetricDef("pkts_per_sec", "pkts/s", "higher")],
+                                 settings={"params": [], "cells": [{"key": "-", "labels": {}}],
+                                           "variants": [{"name": "router", "description": ""}]},
+                                 runs=runs, status="complete")
+
+
+def test_fit_and_predict_from_stores(tmp_path):
+    rng = np.random.default_rng(21)
+    platforms = synth(rng, 6, N=0.0, sigma=0.01)
+    for o in platforms:
+        o = Observation(o.platform, o.cpu, o.memmove, 172.0,
+                        TRUE_I / (1 / o.cpu + TRUE_M * 172 / o.memmove) * math.exp(rng.normal(0, 0.01)))
+        _store_platform(tmp_path / f"{o.platform}.db", o, rng)
+    args = [a for o in platforms for a in ("--from-store", str(tmp_path / f"{o.platform}.db"))]
+    rc, out, err = cli("model", "fit", *args, "--length-bytes", "172", "--rate", "pkts_per_sec", "--N", "0",
+                       "--bootstrap", "100", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [p["platform"] for p in doc["platforms"]] == [o.platform for o in platforms]  # names = hosts
+    assert doc["M"] == pytest.approx(TRUE_M, rel=0.15) and doc["I"] == pytest.approx(TRUE_I, rel=0.05)
+    new = synth(rng, 1, prefix="new", N=0.0)[0]
+    _store_platform(tmp_path / "new.db", Observation(new.platform, new.cpu, new.memmove, 172.0), rng)
+    rc, out, err = cli("model", "predict", *args, "--length-bytes", "172", "--rate", "pkts_per_sec", "--N", "0",
+                       "--target-store", f"{tmp_path / 'new.db'}=candidate", "--json")
+    assert rc == 0, err
+    pred = json.loads(out)["predictions"][0]
+    assert pred["platform"] == "candidate"
+    expect = TRUE_I / (1 / new.cpu + TRUE_M * 172 / new.memmove)
+    assert pred["low"] < expect < pred["high"]
+    rc, _, err = cli("model", "fit", *args, "--length-bytes", "172", "--rate", "ops_per_sec")
+    assert rc == 2 and "has metric 'ops_per_sec'" in err and "pkts_per_sec" in err
+
+
+def test_probe_recorded_in_store_reads_back(tmp_path):
+    from perflab.platform.stored import observation_from_store
+
+    db = tmp_path / "me.db"
+    for probe, extra in (("cpu", ["--duration", "0.05"]), ("memmove", ["--case", "small_tlbmiss", "--duration", "0.02"])):
+        rc, _, err = cli("probe", probe, "--repeat", "2", "--store", str(db), *extra)
+        assert rc == 0 and "stored as experiment" in err, err
+    o = observation_from_store(db, cpu="cpu_iter_per_sec", memmove="memmove_mib_per_sec", memmove_unit="MiB/s",
+                               rate=None, length_bytes=172)
+    assert o.cpu > 0 and o.memmove > 0 and o.rate is None and o.platform

@@ -39,6 +39,8 @@ def register(sub) -> None:
     _inputs(pp)
     _fit_options(pp)
     pp.add_argument("--target", metavar="CSV", help="CSV of platforms to predict (same columns; rate optional)")
+    pp.add_argument("--target-store", action="append", default=[], metavar="STORE[=NAME]",
+                    help="a platform to predict from its results store (probe metrics only)")
     pp.add_argument("--target-name", default="target", help="name of the platform given by --target-* values")
     pp.add_argument("--target-cpu", type=float, metavar="SCORE", help="CPU score per core of the new platform")
     pp.add_argument("--target-memmove", type=float, metavar="BW", help="memmove bandwidth, in --memmove-unit")
@@ -49,7 +51,12 @@ def register(sub) -> None:
 
 
 def _inputs(p) -> None:
-    p.add_argument("csv", metavar="CSV", help="one row per platform")
+    p.add_argument("csv", metavar="CSV", nargs="?", help="one row per platform")
+    p.add_argument("--from-store", action="append", default=[], metavar="STORE[=NAME]",
+                   help="a platform from a results store (one per machine): the latest experiment holding "
+                        "each metric, median over runs; repeatable")
+    p.add_argument("--variant", help="with --from-store: the variant holding the metrics")
+    p.add_argument("--cell", help="with --from-store: the matrix cell holding the metrics")
     p.add_argument("--platform", default="platform", metavar="COL", help="platform name column")
     p.add_argument("--cpu", default="cpu_iter_per_sec", metavar="COL",
                    help="CPU score per core column, iterations/s (default cpu_iter_per_sec)")
@@ -91,8 +98,28 @@ def _seconds(text: str) -> float:
     return v
 
 
-def load_observations(path: str, args, *, need_rate: bool = True) -> list[Observation]:
-    """Reads platforms from a CSV according to the column flags."""
+def load_observations(path: str | None, args, *, need_rate: bool = True,
+                      stores: list[str] | None = None) -> list[Observation]:
+    """Platforms from a CSV (column flags) and/or stores (metric names = the column flags)."""
+    stores = args.from_store if stores is None else stores
+    obs = _from_csv(path, args, need_rate=need_rate) if path else []
+    if stores:
+        from perflab.platform.stored import observation_from_store
+
+        if args.length_bytes is None:
+            raise InputError("--from-store needs --length-bytes (the packet length of the benchmark)")
+        for spec in stores:
+            store, _, name = spec.partition("=")
+            obs.append(observation_from_store(store, cpu=args.cpu, memmove=args.memmove,
+                                              memmove_unit=args.memmove_unit, rate=args.rate if need_rate else None,
+                                              length_bytes=args.length_bytes, platform=name or None,
+                                              variant=args.variant, cell=args.cell))
+    if not obs:
+        raise InputError("no platforms: give a CSV and/or --from-store STORE")
+    return obs
+
+
+def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
     cols = Columns(platform=args.platform, cpu=args.cpu, memmove=args.memmove,
                    length=args.length if args.length_bytes is None else "__length__",
                    rate=args.rate, memmove_unit=args.memmove_unit)
@@ -202,8 +229,8 @@ def run_fit(args, io) -> int:
 def run_predict(args, io) -> int:
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []
-    if args.target:
-        targets += load_observations(args.target, args, need_rate=False)
+    if args.target or args.target_store:
+        targets += load_observations(args.target, args, need_rate=False, stores=args.target_store)
     if args.target_cpu is not None or args.target_memmove is not None:
         if args.target_cpu is None or args.target_memmove is None:
             raise InputError("give both --target-cpu and --target-memmove (or a --target CSV)")
@@ -213,7 +240,7 @@ def run_predict(args, io) -> int:
         targets.append(Observation(args.target_name, args.target_cpu,
                                    args.target_memmove * bytes_per_second(args.memmove_unit), length))
     if not targets:
-        raise InputError("nothing to predict: give --target CSV or --target-cpu and --target-memmove")
+        raise InputError("nothing to predict: give --target CSV, --target-store or --target-cpu and --target-memmove")
     res = _fit(args, obs)
     if args.method == "bootstrap" and res.boot is None:
         raise InputError("--method bootstrap needs bootstrap replicates, but this fit has none "

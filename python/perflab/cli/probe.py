@@ -24,6 +24,8 @@ def register(sub) -> None:
     p.add_argument("--duration", type=float, metavar="SECONDS",
                    help="time per measurement (default: cpu 1, memmove 0.5 per case, latency 0.1 per point)")
     p.add_argument("--json", action="store_true", help="machine-readable output (all repeats)")
+    p.add_argument("--store", metavar="PATH", help="also record the result as an experiment in this results store")
+    p.add_argument("--name", help="experiment name for --store (default probe-<probe>)")
     g = p.add_argument_group("cpu")
     g.add_argument("--coremark", metavar="PATH",
                    help="run this CoreMark binary instead and use its score (validated runs only)")
@@ -79,6 +81,13 @@ def run(args, io) -> int:
                     points_per_octave=args.points_per_octave, huge_pages=args.huge_pages,
                     orders=("page", "random") if args.order == "both" else (args.order,))
     result = run_probe(args.probe, core=args.core, repeat=args.repeat, **opts)
+    if args.store:
+        from perflab.platform.stored import record_probe
+        from perflab.store import Store
+
+        with Store(args.store) as store:
+            eid = record_probe(store, result, name=args.name)
+        io.err.write(f"perflab: stored as experiment {eid} in {args.store}\n")
     if args.json:
         io.print(json.dumps(result.to_json(), indent=2))
         return 0
