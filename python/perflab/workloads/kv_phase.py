@@ -1,0 +1,76 @@
+"""A `kv = {...}` phase of an experiment: the built-in load generator as a run step.
+
+The table is validated per cell and variant when the spec loads (errors at file:line),
+run through `run_kv` with the run's timeout and Ctrl-C honoured, and its full result —
+histograms included — stored with the run as the artifact ``kv:<phase>``, so that
+percentiles across runs can be computed from merged histograms.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from perflab.workloads.metrics import PhaseOutput
+
+if TYPE_CHECKING:
+    from perflab.spec import Spec
+
+
+def validate_kv(spec: Spec, loc: tuple, table: dict[str, Any]) -> None:
+    from perflab.workloads.kv_config import KvConfig, validation_messages
+
+    try:
+        KvConfig.model_validate(table)
+    except ValidationError as e:
+        path, message = validation_messages(e)[0]
+        parts = tuple(int(p) if p.isdigit() else p for p in path.split(".")) if path else ()
+        raise spec.error(loc + parts, f"kv {path}: {message}" if path else f"kv: {message}") from None
+
+
+@dataclass
+class KvPhaseResult:
+    output: PhaseOutput | None
+    status: str = "ok"  # ok | failed | timeout | interrupted
+    failure: str | None = None
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+
+
+class _StopWhen:
+    """Stop flag for `run_kv`: the runner's stop request, or the phase's deadline."""
+
+    def __init__(self, stop: threading.Event | None, deadline: float | None):
+        self.stop = stop
+        self.deadline = deadline
+
+    def is_set(self) -> bool:
+        return bool(self.stop is not None and self.stop.is_set()) or \
+            (self.deadline is not None and time.monotonic() >= self.deadline)
+
+
+def run_kv_phase(phase, table: dict[str, Any], *, timeout: float | None,
+                 stop: threading.Event | None) -> KvPhaseResult:
+    from perflab.errors import InputError
+    from perflab.workloads.kv import run_kv
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        result = run_kv(table, stop=_StopWhen(stop, deadline))
+    except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
+        return KvPhaseResult(None, "failed", e.one_line())
+    artifacts = {f"kv:{phase.name}": json.dumps(result.to_json()).encode(),
+                 f"stdout:phase:{phase.name}": result.format_table().encode()}
+    if result.status == "stopped":
+        if stop is not None and stop.is_set():
+            return KvPhaseResult(None, "interrupted", "interrupted", artifacts)
+        return KvPhaseResult(None, "timeout", f"timed out after {timeout:g} s", artifacts)
+    if not result.ok:
+        return KvPhaseResult(None, "failed", result.error or "load failed", artifacts)
+    warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
+    output = PhaseOutput(stdout=result.format_table(), stderr=warnings, harness={}, named=result.metrics())
+    return KvPhaseResult(output, "ok", None, artifacts)
