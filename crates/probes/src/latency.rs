@@ -130,7 +130,8 @@ pub fn chase(size_bytes: usize, order: Order, duration: Duration, pages: Pages, 
     }
     verify_cycle(&mem, &visit)?;
 
-    let mut p: *const u8 = base.add_const(visit[0] as usize * LINE);
+    // SAFETY: the line lies in `mem`.
+    let mut p: *const u8 = unsafe { base.add(visit[0] as usize * LINE) };
     let t = timing::run_for(duration, 1024, |n| {
         let mut q = black_box(p);
         for _ in 0..n / 8 {
@@ -164,16 +165,6 @@ pub fn chase(size_bytes: usize, order: Order, duration: Duration, pages: Pages, 
         cpu_seconds: t.cpu_seconds,
         ns_per_access: t.seconds * 1e9 / accesses as f64,
     })
-}
-
-trait AddConst {
-    fn add_const(self, off: usize) -> *const u8;
-}
-
-impl AddConst for *mut u8 {
-    fn add_const(self, off: usize) -> *const u8 {
-        unsafe { self.add(off) as *const u8 }
-    }
 }
 
 /// Checks that the links form one cycle through every line: each line visited once,

@@ -40,7 +40,8 @@ def register(sub) -> None:
     _fit_options(pp)
     pp.add_argument("--target", metavar="CSV", help="CSV of platforms to predict (same columns; rate optional)")
     pp.add_argument("--target-store", action="append", default=[], metavar="STORE[=NAME]",
-                    help="a platform to predict from its results store (probe metrics only)")
+                    help="a platform to predict from its results store (probe metrics only); same forms "
+                         "as --from-store")
     pp.add_argument("--target-name", default="target", help="name of the platform given by --target-* values")
     pp.add_argument("--target-cpu", type=float, metavar="SCORE", help="CPU score per core of the new platform")
     pp.add_argument("--target-memmove", type=float, metavar="BW", help="memmove bandwidth, in --memmove-unit")
@@ -53,8 +54,9 @@ def register(sub) -> None:
 def _inputs(p) -> None:
     p.add_argument("csv", metavar="CSV", nargs="?", help="one row per platform")
     p.add_argument("--from-store", action="append", default=[], metavar="STORE[=NAME]",
-                   help="a platform from a results store (one per machine): the latest experiment holding "
-                        "each metric, median over runs; repeatable")
+                   help="a platform from a results store: the latest experiment holding each metric, median "
+                        "over runs; repeatable. 'STORE;name=N;variant=V;cell=K' picks one variant/cell, so "
+                        "one store can hold several platform configurations")
     p.add_argument("--variant", help="with --from-store: the variant holding the metrics")
     p.add_argument("--cell", help="with --from-store: the matrix cell holding the metrics")
     p.add_argument("--platform", default="platform", metavar="COL", help="platform name column")
@@ -109,14 +111,30 @@ def load_observations(path: str | None, args, *, need_rate: bool = True,
         if args.length_bytes is None:
             raise InputError("--from-store needs --length-bytes (the packet length of the benchmark)")
         for spec in stores:
-            store, _, name = spec.partition("=")
+            store, opts = _store_spec(spec)
             obs.append(observation_from_store(store, cpu=args.cpu, memmove=args.memmove,
                                               memmove_unit=args.memmove_unit, rate=args.rate if need_rate else None,
-                                              length_bytes=args.length_bytes, platform=name or None,
-                                              variant=args.variant, cell=args.cell))
+                                              length_bytes=args.length_bytes, platform=opts.get("name"),
+                                              variant=opts.get("variant", args.variant),
+                                              cell=opts.get("cell", args.cell)))
     if not obs:
         raise InputError("no platforms: give a CSV and/or --from-store STORE")
     return obs
+
+
+def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """'db' | 'db=NAME' | 'db;name=N;variant=V;cell=K' → (path, options)."""
+    if ";" not in spec:
+        path, _, name = spec.partition("=")
+        return path, ({"name": name} if name else {})
+    path, *parts = spec.split(";")
+    opts = {}
+    for part in parts:
+        key, eq, value = part.partition("=")
+        if not eq or key not in ("name", "variant", "cell"):
+            raise InputError(f"store option {part!r} in {spec!r}: use name=, variant= or cell=")
+        opts[key] = value
+    return path, opts
 
 
 def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
@@ -148,7 +166,7 @@ def run_index(args, io) -> int:
                 "M·L/C (µs)", "N (µs)", "I"):
         t.add_column(col, justify="left" if col == "platform" else "right")
     for o, r in zip(obs, table.rows):
-        t.add_row(o.platform, f"{o.rate:,.0f}", f"{o.cpu:,.0f}", f"{o.memmove / per_unit:,.4g}", f"{o.length:g}",
+        t.add_row(o.platform, f"{o.rate:,.0f}", f"{o.cpu:,.0f}", _num(o.memmove / per_unit), f"{o.length:g}",
                   f"{o.cpu_time * 1e6:.4g}", f"{args.M * o.copy_time * 1e6:.4g}", f"{args.N * 1e6:.4g}",
                   f"{r.index:.2f}")
     io.console.print(t)
@@ -258,7 +276,7 @@ def run_predict(args, io) -> int:
         t.add_column(col, justify="left" if col == "platform" else "right")
     per_unit = bytes_per_second(args.memmove_unit)
     for tgt, p in zip(targets, preds):
-        t.add_row(p.platform, f"{tgt.cpu:,.0f}", f"{tgt.memmove / per_unit:,.4g}", f"{tgt.length:g}",
+        t.add_row(p.platform, f"{tgt.cpu:,.0f}", _num(tgt.memmove / per_unit), f"{tgt.length:g}",
                   f"{p.rate:,.0f}", _interval((p.low, p.high), 1.0, ",.0f"),
                   f"{tgt.rate:,.0f}" if tgt.rate else "-")
     io.console.print(t)
@@ -266,6 +284,11 @@ def run_predict(args, io) -> int:
         if p.note:
             io.print(f"- {p.platform}: {p.note}")
     return 0
+
+
+def _num(x: float) -> str:
+    """1,234,567 for large values, 4 significant digits for small ones (1.9, 0.0215)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def _json_default(o):

@@ -46,8 +46,9 @@ def register(sub) -> None:
                    help="working sets per doubling (default 1)")
     g.add_argument("--order", choices=["page", "random", "both"], default="both",
                    help="page: random within pages, pages in random order; random: across the whole set")
-    p.add_argument("--huge-pages", action="store_true",
-                   help="ask for transparent huge pages (default: 4 KiB pages, so TLB effects show)")
+    p.add_argument("--pages", choices=["base", "huge"], default="base",
+                   help="memmove/latency memory: base 4 KiB pages (default, so TLB effects show) or "
+                        "transparent huge pages")
     p.set_defaults(handler=run)
 
 
@@ -75,10 +76,11 @@ def run(args, io) -> int:
         opts.update(coremark=args.coremark, coremark_args=tuple(args.coremark_arg))
     elif args.probe == "memmove":
         opts.update(cases=args.case, sweep=args.sweep, sweep_sizes=_int_list(args.sweep_sizes, "--sweep-sizes"),
-                    sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"), huge_pages=args.huge_pages)
+                    sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"),
+                    huge_pages=args.pages == "huge")
     else:
         opts.update(min_size=parse_size(args.min_size), max_size=parse_size(args.max_size),
-                    points_per_octave=args.points_per_octave, huge_pages=args.huge_pages,
+                    points_per_octave=args.points_per_octave, huge_pages=args.pages == "huge",
                     orders=("page", "random") if args.order == "both" else (args.order,))
     result = run_probe(args.probe, core=args.core, repeat=args.repeat, **opts)
     if args.store:
