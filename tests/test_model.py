@@ -405,3 +405,41 @@ def test_probe_recorded_in_store_reads_back(tmp_path):
     o = observation_from_store(db, cpu="cpu_iter_per_sec", memmove="memmove_mib_per_sec", memmove_unit="MiB/s",
                                rate=None, length_bytes=172)
     assert o.cpu > 0 and o.memmove > 0 and o.rate is None and o.platform
+
+
+def test_one_store_several_configurations(tmp_path):
+    """Like examples/router/router.toml: probes and workload in one experiment, one variant
+    per memory configuration; each variant/cell is a platform of its own."""
+    from perflab.store import MetricDef, NewRun, Store
+
+    db = tmp_path / "vm.db"
+    truth = {"4k": (60_000.0, 8_000.0), "huge": (60_000.0, 15_000.0)}
+    runs, i = [], 0
+    for cell in ("cores=1", "cores=2"):
+        for variant, (cpu, mib) in truth.items():
+            rate = 10.0 / (1 / cpu + 300 * 172 / (mib * 2**20)) * (2 if cell == "cores=2" else 1)
+            for rep in range(3):
+                runs.append(NewRun(order_index=i, block=rep, cell_key=cell, cell={"cores": cell[-1]}, variant=variant,
+                                   repetition=rep + 1, status="ok",
+                                   metrics={"cpu_iter_per_sec": cpu, "memmove_mib_per_sec": mib, "pkts_per_sec": rate}))
+                i += 1
+    with Store(db) as st:
+        st.create_experiment(name="router-index", description="", source="import", baseline="4k",
+                             metrics=[MetricDef("cpu_iter_per_sec", "iterations/s", "higher"),
+                                      MetricDef("memmove_mib_per_sec", "MiB/s", "higher"),
+                                      MetricDef("pkts_per_sec", "packets/s", "higher")],
+                             settings={"params": ["cores"], "cells": [{"key": "cores=1", "labels": {"cores": "1"}},
+                                                                     {"key": "cores=2", "labels": {"cores": "2"}}],
+                                       "variants": [{"name": "4k"}, {"name": "huge"}]},
+                             runs=runs, status="complete")
+    rc, out, err = cli("model", "index", "--from-store", f"{db};name=vm-4k;variant=4k;cell=cores=1",
+                       "--from-store", f"{db};name=vm-huge;variant=huge;cell=cores=1", "--length-bytes", "172",
+                       "--rate", "pkts_per_sec", "--M", "300", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [p["platform"] for p in doc["platforms"]] == ["vm-4k", "vm-huge"]
+    assert [p["index"] for p in doc["platforms"]] == pytest.approx([10.0, 10.0])
+    rc, _, err = cli("model", "index", "--from-store", str(db), "--length-bytes", "172", "--rate", "pkts_per_sec")
+    assert rc == 2 and "several samples" in err and "--variant/--cell" in err
+    rc, _, err = cli("model", "index", "--from-store", f"{db};colour=red", "--length-bytes", "172")
+    assert rc == 2 and "store option 'colour=red'" in err

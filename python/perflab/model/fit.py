@@ -246,10 +246,12 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
     n = len(observations)
     k = len(free)
     if n < k or n < 2:
+        shown = ", ".join("I" if f == "lnI" else f for f in free)
+        fixable = " or ".join(f for f in free if f != "lnI")
         raise InputError(
-            f"fewer platforms ({n}) than parameters to estimate ({k}: {', '.join(free)}): "
-            f"add platforms or fix {' or '.join(f for f in free if f != 'lnI') or 'nothing more'} "
-            "(--M/--N)" if k > 1 else f"need at least 2 platforms to fit, got {n}")
+            f"fewer platforms ({n}) than parameters to estimate ({k}: {shown}): add platforms"
+            + (f" or fix {fixable} (--M/--N)" if fixable else "")
+            if n < k else f"need at least 2 platforms to fit, got {n}")
 
     prob = _Problem(observations)
     fixed_scaled = {name: prob.to_scaled(np.array([0.0, fixed.get("M", 0.0), fixed.get("N", 0.0)]))[
