@@ -144,7 +144,8 @@ pub struct Config {
     /// Local addresses to bind connections to, round-robin. Empty: automatic (loopback
     /// destinations with many connections are spread over 127.0.0.0/8 sources).
     pub source_addresses: Vec<IpAddr>,
-    /// Check that every GET hit returns the value this generator writes for that key.
+    /// Check that every GET hit returns the value this generator writes for that key
+    /// (content, whatever its length).
     pub verify: bool,
 }
 

@@ -100,7 +100,8 @@ class KvConfig(BaseModel):
         default_factory=list,
         description="local IPs to bind connections to, round-robin; default automatic (loopback "
                     "servers with >16,000 connections get sources spread over 127.0.0.0/8)")
-    verify: bool = Field(False, description="check that each GET hit returns the value written for its key")
+    verify: bool = Field(False, description="check that each GET hit returns the value perflab writes for its "
+                                            "key: key, ':', then 'x' up to the value's length")
 
     # ----- single fields -------------------------------------------------------------
 
