@@ -96,6 +96,7 @@ pub(crate) struct Worker<'a> {
     shared: &'a Shared,
     poll: Poll,
     events: Events,
+    ready: Vec<(usize, bool, bool)>,
     conns: Vec<Conn>,
     stats: ThreadStats,
     scratch: Vec<u8>,
@@ -155,6 +156,7 @@ impl<'a> Worker<'a> {
             shared,
             poll,
             events: Events::with_capacity(1024),
+            ready: Vec::with_capacity(1024),
             conns,
             stats: ThreadStats::new(cfg.is_open_loop(), plan.servers.len()),
             scratch: vec![0u8; READ_CHUNK],
@@ -373,12 +375,13 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
-            let events: Vec<(usize, bool, bool, bool)> = self
-                .events
-                .iter()
-                .map(|e: &Event| (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable(), e.is_error()))
-                .collect();
-            for (i, readable, writable, _error) in events {
+            // copy the few bits needed out of `events` (reused buffer: no allocation per wakeup)
+            let mut ready = std::mem::take(&mut self.ready);
+            ready.clear();
+            ready.extend(self.events.iter().map(|e: &Event| {
+                (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())
+            }));
+            for &(i, readable, writable) in &ready {
                 if i == TIMER.0 {
                     if let Some(t) = self.timerfd.as_mut() {
                         t.clear();
@@ -403,6 +406,7 @@ impl<'a> Worker<'a> {
                 }
                 self.check_done(i, now);
             }
+            self.ready = ready;
             self.publish();
         }
         self.publish();
