@@ -436,3 +436,77 @@ impl RunResult {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn thread(requests: u64, lat_ns: u64, cpu_ns: u64, wall_ns: u64, last_reply: u64) -> ThreadStats {
+        let mut t = ThreadStats::new(false, 1);
+        for _ in 0..requests {
+            t.gets.requests += 1;
+            t.gets.hits += 1;
+            t.gets.bytes_rx += 100;
+            t.gets.bytes_tx += 20;
+            t.gets.latency_sum_ns += lat_ns;
+            t.gets.hist.record(lat_ns);
+        }
+        t.cpu_user_ns = cpu_ns;
+        t.wall_ns = wall_ns;
+        t.last_reply_ns = last_reply;
+        t.connections = 2;
+        t
+    }
+
+    #[test]
+    fn metrics_from_merged_threads() {
+        let cfg = Config { servers: vec!["127.0.0.1:1".into()], threads: 2, clients: 2, ..Config::default() };
+        let plan = Plan::new(&cfg, vec!["127.0.0.1:1".parse().unwrap()], 1);
+        let mstart = 1_000_000_000;
+        let stats = vec![
+            thread(3000, 100_000, 500_000_000, 2_000_000_000, mstart + 2_000_000_000),
+            thread(1000, 1_000_000, 1_950_000_000, 2_000_000_000, mstart + 1_000_000_000),
+        ];
+        let r = RunResult::assemble(&plan, stats, mstart, 0.0, None, false);
+        let m = r.metrics();
+        assert_eq!(r.status, Status::Complete);
+        assert_eq!(m["requests"], 4000.0);
+        assert_eq!(m["duration_s"], 2.0);
+        assert_eq!(m["ops_per_sec"], 2000.0);
+        assert_eq!(m["hits_per_sec"], 2000.0);
+        assert_eq!(m["hit_ratio"], 1.0);
+        assert!((m["avg_latency_ms"] - 0.325).abs() < 1e-12);
+        assert!((m["p50_latency_ms"] - 0.1).abs() < 0.0002);
+        assert!((m["p99_latency_ms"] - 1.0).abs() < 0.001);
+        assert!((m["kb_per_sec"] - 4000.0 * 120.0 / 1024.0 / 2.0).abs() < 1e-9);
+        assert!((m["client_cpu_us_per_request"] - 2.45e9 / 4000.0 / 1e3).abs() < 1e-9);
+        assert!((m["client_cpu_max_thread_utilization"] - 0.975).abs() < 1e-12);
+        assert_eq!(m["sets_ops_per_sec"], 0.0);
+        let codes: Vec<_> = r.warnings.iter().map(|w| w.code).collect();
+        assert_eq!(codes, vec!["client_cpu_saturated"]);
+        assert!(r.warnings[0].message.contains("thread 1 used 98%"));
+        let doc = r.to_json();
+        assert_eq!(doc["format"], FORMAT);
+        assert_eq!(doc["gets"]["hits"], 4000);
+        assert_eq!(LatencyHist::decode(doc["histograms"]["gets"].as_str().unwrap()).unwrap().count(), 4000);
+    }
+
+    #[test]
+    fn failed_runs_and_small_samples_warn() {
+        let cfg = Config { servers: vec!["127.0.0.1:1".into()], threads: 1, clients: 1, ..Config::default() };
+        let plan = Plan::new(&cfg, vec!["127.0.0.1:1".parse().unwrap()], 1);
+        let mut t = thread(10, 50_000, 1000, 1000, 5_000_000);
+        t.sets.lost = 3;
+        let r = RunResult::assemble(&plan, vec![t], 1_000_000, 0.0, Some("boom".into()), false);
+        assert_eq!(r.status, Status::Failed);
+        assert_eq!(r.error.as_deref(), Some("boom"));
+        assert_eq!(r.metrics()["errors"], 3.0);
+        let codes: Vec<_> = r.warnings.iter().map(|w| w.code).collect();
+        assert_eq!(codes, vec!["errors", "few_requests"]);
+        // nothing measured: rates are 0, not NaN
+        let r = RunResult::assemble(&plan, vec![ThreadStats::new(false, 1)], 0, 0.0, None, true);
+        assert_eq!(r.status, Status::Stopped);
+        assert!(r.metrics().values().all(|v| v.is_finite()));
+    }
+}
