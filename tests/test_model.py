@@ -443,3 +443,20 @@ def test_one_store_several_configurations(tmp_path):
     assert rc == 2 and "several samples" in err and "--variant/--cell" in err
     rc, _, err = cli("model", "index", "--from-store", f"{db};colour=red", "--length-bytes", "172")
     assert rc == 2 and "store option 'colour=red'" in err
+
+
+def test_rates_following_memmove_alone_are_called_out():
+    """Rates proportional to C (CPU scores unrelated): the fit wants M → ∞ and must say so
+    rather than print a huge M as if it were measured."""
+    rng = np.random.default_rng(4)
+    obs = []
+    for i in range(6):
+        C = float(np.exp(rng.uniform(np.log(2e8), np.log(1e10))))
+        obs.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0,
+                               C / 172.0 / 50.0 * math.exp(rng.normal(0, 0.01))))
+    res = fit(obs, N=0.0, bootstrap=50)
+    assert "M" in res.unidentified
+    assert any("M grows without limit" in s and "one scale" in s for s in res.statements), res.statements
+    assert all(math.isnan(v) for v in res.t_intervals["M"] + res.intervals["M"])
+    p = predict(res, Observation("x", 1e4, 1e9, 172.0))
+    assert math.isnan(p.low) and "cannot identify M" in p.note

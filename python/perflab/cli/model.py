@@ -55,8 +55,9 @@ def _inputs(p) -> None:
     p.add_argument("csv", metavar="CSV", nargs="?", help="one row per platform")
     p.add_argument("--from-store", action="append", default=[], metavar="STORE[=NAME]",
                    help="a platform from a results store: the latest experiment holding each metric, median "
-                        "over runs; repeatable. 'STORE;name=N;variant=V;cell=K' picks one variant/cell, so "
-                        "one store can hold several platform configurations")
+                        "over runs; repeatable. 'STORE;name=N;variant=V;cell=K' picks one variant/cell (one "
+                        "store can hold several platform configurations); ';cpu=M;memmove=M;memmove_unit=U;"
+                        "rate=M' name that store's metrics when they differ from the column flags")
     p.add_argument("--variant", help="with --from-store: the variant holding the metrics")
     p.add_argument("--cell", help="with --from-store: the matrix cell holding the metrics")
     p.add_argument("--platform", default="platform", metavar="COL", help="platform name column")
@@ -112,8 +113,10 @@ def load_observations(path: str | None, args, *, need_rate: bool = True,
             raise InputError("--from-store needs --length-bytes (the packet length of the benchmark)")
         for spec in stores:
             store, opts = _store_spec(spec)
-            obs.append(observation_from_store(store, cpu=args.cpu, memmove=args.memmove,
-                                              memmove_unit=args.memmove_unit, rate=args.rate if need_rate else None,
+            obs.append(observation_from_store(store, cpu=opts.get("cpu", args.cpu),
+                                              memmove=opts.get("memmove", args.memmove),
+                                              memmove_unit=opts.get("memmove_unit", args.memmove_unit),
+                                              rate=opts.get("rate", args.rate) if need_rate else None,
                                               length_bytes=args.length_bytes, platform=opts.get("name"),
                                               variant=opts.get("variant", args.variant),
                                               cell=opts.get("cell", args.cell)))
@@ -122,8 +125,13 @@ def load_observations(path: str | None, args, *, need_rate: bool = True,
     return obs
 
 
+#: Per-store options of --from-store/--target-store ('STORE;name=N;variant=V;…'); the metric
+#: names (cpu, memmove, rate) and unit override the column flags for that store.
+STORE_OPTIONS = ("name", "variant", "cell", "cpu", "memmove", "memmove_unit", "rate")
+
+
 def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """'db' | 'db=NAME' | 'db;name=N;variant=V;cell=K' → (path, options)."""
+    """'db' | 'db=NAME' | 'db;name=N;variant=V;cell=K;cpu=METRIC;…' → (path, options)."""
     if ";" not in spec:
         path, _, name = spec.partition("=")
         return path, ({"name": name} if name else {})
@@ -131,8 +139,8 @@ def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
     opts = {}
     for part in parts:
         key, eq, value = part.partition("=")
-        if not eq or key not in ("name", "variant", "cell"):
-            raise InputError(f"store option {part!r} in {spec!r}: use name=, variant= or cell=")
+        if not eq or key not in STORE_OPTIONS:
+            raise InputError(f"store option {part!r} in {spec!r}: use {'=, '.join(STORE_OPTIONS)}=")
         opts[key] = value
     return path, opts
 
@@ -195,7 +203,8 @@ def _print_fit(io, res) -> None:
     for col in ("constant", "unit", "estimate", f"{pct} t interval", f"{pct} bootstrap (percentile)", "status"):
         t.add_column(col, justify="left" if col in ("constant", "unit", "status") else "right")
     for name, unit, est, scale in (("I", "-", res.I, 1.0), ("M", "-", res.M, 1.0), ("N", "µs/packet", res.N, 1e6)):
-        status = ("fixed" if name in res.fixed else "at bound 0" if name in res.at_bound else "estimated")
+        status = ("fixed" if name in res.fixed else "not identified" if name in res.unidentified
+                  else "at bound 0" if name in res.at_bound else "estimated")
         t.add_row(name, unit, f"{est * scale:.4g}", _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale),
                   _interval(res.intervals.get(name, (math.nan, math.nan)), scale), status)
     io.console.print(t)
@@ -206,7 +215,7 @@ def _print_fit(io, res) -> None:
     loo = {x.platform: x for x in res.loo}
     for p in res.platforms:
         x = loo.get(p.platform)
-        pt.add_row(p.platform, f"{p.rate:,.0f}", f"{p.index:.2f}", f"{p.fitted_rate:,.0f}", f"{math.expm1(p.residual):+.1%}",
+        pt.add_row(p.platform, f"{p.rate:,.0f}", _num(p.index) if p.index >= 1000 else f"{p.index:.2f}", f"{p.fitted_rate:,.0f}", f"{math.expm1(p.residual):+.1%}",
                    f"{x.predicted:,.0f}" if x and math.isfinite(x.predicted) else "-",
                    _interval((x.low, x.high), 1.0, ",.0f") if x else "-",
                    f"{x.error:+.1%}" if x and math.isfinite(x.error) else "-")

@@ -20,7 +20,8 @@ def register(sub) -> None:
                                    "Each is self-validating; values are medians over --repeat runs.")
     p.add_argument("probe", choices=["cpu", "memmove", "latency"])
     p.add_argument("--core", type=int, metavar="N", help="pin the probe to this CPU")
-    p.add_argument("--repeat", type=int, default=5, metavar="K", help="repeated measurements (default 5)")
+    p.add_argument("--repeat", type=int, default=None, metavar="K",
+                   help="repeated measurements (default: 5; latency 3, as each repeat rebuilds up to 1 GiB)")
     p.add_argument("--duration", type=float, metavar="SECONDS",
                    help="time per measurement (default: cpu 1, memmove 0.5 per case, latency 0.1 per point)")
     p.add_argument("--json", action="store_true", help="machine-readable output (all repeats)")
@@ -82,7 +83,8 @@ def run(args, io) -> int:
         opts.update(min_size=parse_size(args.min_size), max_size=parse_size(args.max_size),
                     points_per_octave=args.points_per_octave, huge_pages=args.pages == "huge",
                     orders=("page", "random") if args.order == "both" else (args.order,))
-    result = run_probe(args.probe, core=args.core, repeat=args.repeat, **opts)
+    repeat = args.repeat if args.repeat is not None else (3 if args.probe == "latency" else 5)
+    result = run_probe(args.probe, core=args.core, repeat=repeat, **opts)
     if args.store:
         from perflab.platform.stored import record_probe
         from perflab.store import Store

@@ -33,6 +33,10 @@ PARAMS = ("lnI", "M", "N")
 #: Singular-value ratio below which a parameter combination counts as unidentified.
 IDENTIFIABILITY_RTOL = 1e-7
 
+#: Upper limit of the scaled M and N (the term's median relative to the CPU term's):
+#: a fit that runs into it wants that term alone to explain the rates.
+SCALED_UPPER = 1e6
+
 
 @dataclass(frozen=True)
 class PlatformFit:
@@ -96,6 +100,7 @@ class FitResult:
     at_bound: tuple[str, ...]
     statements: list[str]
     warnings: list[StatWarning] = field(default_factory=list)
+    unidentified: tuple[str, ...] = ()  # constants the data cannot pin down (see statements)
     boot: np.ndarray | None = None  # bootstrap replicates of (lnI, M, N)
     boot_residuals: np.ndarray | None = None  # the inflated residuals they were drawn from
 
@@ -117,7 +122,7 @@ class FitResult:
         return {
             "M": self.M, "N_seconds": self.N, "I": self.I, "sigma_ln_rate": self.sigma, "dof": self.dof,
             "confidence": self.confidence, "free": list(self.free), "fixed": self.fixed,
-            "at_bound": list(self.at_bound), "se": self.se,
+            "at_bound": list(self.at_bound), "unidentified": list(self.unidentified), "se": self.se,
             "intervals": {k: pair(v) for k, v in self.intervals.items()},
             "t_intervals": {k: pair(v) for k, v in self.t_intervals.items()},
             "log_sd": self.log_sd, "loo_rms_ln": self.loo_rms,
@@ -182,7 +187,7 @@ def _solve(prob: _Problem, Z: np.ndarray, free: tuple[str, ...], fixed_scaled: d
         e -= e.mean(axis=1, keepdims=True)
         g = np.stack([np.sum(d * r, axis=1), np.sum(e * r, axis=1)], axis=1) * mask
         # Active set: a parameter at its bound whose gradient pushes it below stays put.
-        free_now = mask * ~((X <= 0.0) & (g > 0))
+        free_now = mask * ~(((X <= 0.0) & (g > 0)) | ((X >= SCALED_UPPER) & (g < 0)))
         h11 = np.sum(d * d, axis=1) * free_now[:, 0] + (1 - free_now[:, 0])
         h22 = np.sum(e * e, axis=1) * free_now[:, 1] + (1 - free_now[:, 1])
         h12 = np.sum(d * e, axis=1) * free_now[:, 0] * free_now[:, 1]
@@ -201,7 +206,7 @@ def _solve(prob: _Problem, Z: np.ndarray, free: tuple[str, ...], fixed_scaled: d
             idx = np.nonzero(pending)[0]
             if idx.size == 0:
                 break
-            cand = np.maximum(X[idx] + alpha[idx, None] * step[idx], 0.0)
+            cand = np.clip(X[idx] + alpha[idx, None] * step[idx], 0.0, SCALED_UPPER)
             c_cost = cost_of(cand, Zr[idx])[0]
             ok = c_cost <= cost[idx]
             newX[idx[ok]] = cand[ok]
@@ -264,6 +269,7 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
     t = prob.a + th[1] * prob.b + th[2]
     resid = np.log(t) + prob.z - th[0]
     at_bound = tuple(f for f in free if f != "lnI" and th[PARAMS.index(f)] <= 1e-12)
+    at_upper = tuple(f for f in free if f != "lnI" and th[PARAMS.index(f)] >= SCALED_UPPER * (1 - 1e-9))
     active = tuple(f for f in free if f not in at_bound)
     dof = n - len(active)
 
@@ -274,7 +280,7 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
     norms = np.linalg.norm(J, axis=0)
     sv, vt = np.linalg.svd(J / norms, full_matrices=False)[1:]
     unidentified: list[str] = []
-    if sv.size and sv[-1] < IDENTIFIABILITY_RTOL * sv[0]:
+    if sv.size and sv[-1] < IDENTIFIABILITY_RTOL * sv[0] and not at_upper:
         null = vt[-1]
         involved = [free[i] for i in range(len(free)) if abs(null[i]) > 0.1]
         unidentified = [f for f in involved if f != "lnI"] or involved
@@ -284,6 +290,15 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
             + " on these data (e.g. the same L/C or CPU mix everywhere); fix it with "
             + "/".join(f"--{u}" for u in unidentified if u != "lnI") + " or add platforms that differ")
 
+    for f in at_upper:
+        term = "memmove term M·L/C" if f == "M" else "fixed per-packet time N"
+        statements.append(
+            f"{f} grows without limit (stopped at {SCALED_UPPER:.0e} × the CPU term): the rates follow the {term} "
+            f"alone and the CPU scores explain none of their differences, so {f} and I are not separately "
+            f"identified; check that every platform's CPU score is on one scale (e.g. all CoreMark) "
+            f"and that the platforms run the same program, or fix {f} (--{f})")
+        if f not in unidentified:
+            unidentified.append(f)
     for f in at_bound:
         statements.append(
             f"{f} is at its lower bound 0: these platforms would need {f} < 0 to equalise I more; "
@@ -329,7 +344,8 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
         platforms=[PlatformFit(o.platform, float(o.rate), float(math.exp(r + th[0])),
                                float(o.rate * math.exp(-r)), float(r))
                    for o, r in zip(observations, resid)],
-        loo=[], at_bound=tuple(at_bound), statements=statements, warnings=warnings)
+        loo=[], at_bound=tuple(at_bound), statements=statements, warnings=warnings,
+        unidentified=tuple(unidentified))
     # resid = ln I_p − ln I = ln(rate / fitted rate).
 
     if bootstrap and dof > 0 and n > k and not unidentified:

@@ -54,6 +54,9 @@ def predict(fit: FitResult, target: Observation, *, confidence: float | None = N
     if not math.isfinite(fit.sigma) or fit.dof < 1:
         return Prediction(target.platform, rate, math.nan, math.nan, conf, method,
                           "no interval: the fit has no degrees of freedom left")
+    if fit.unidentified:
+        return Prediction(target.platform, rate, math.nan, math.nan, conf, method,
+                          f"no interval: the fit cannot identify {' and '.join(fit.unidentified)}")
     if method == "t":
         g = np.array([1.0, -target.copy_time / t, -1.0 / t])
         var = float(g @ fit.cov @ g) + fit.sigma**2
