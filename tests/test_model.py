@@ -452,11 +452,20 @@ def test_rates_following_memmove_alone_are_called_out():
     obs = []
     for i in range(6):
         C = float(np.exp(rng.uniform(np.log(2e8), np.log(1e10))))
-        obs.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0,
-                               C / 172.0 / 50.0 * math.exp(rng.normal(0, 0.01))))
+        obs.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0, C / 172.0 / 50.0))
     res = fit(obs, N=0.0, bootstrap=50)
     assert "M" in res.unidentified
     assert any("M grows without limit" in s and "one scale" in s for s in res.statements), res.statements
     assert all(math.isnan(v) for v in res.t_intervals["M"] + res.intervals["M"])
     p = predict(res, Observation("x", 1e4, 1e9, 172.0))
     assert math.isnan(p.low) and "cannot identify M" in p.note
+
+    # With noise the optimum is finite but the data barely constrain M: said as well.
+    rng = np.random.default_rng(4)
+    noisy = []
+    for i in range(6):
+        C = float(np.exp(rng.uniform(np.log(2e8), np.log(1e10))))
+        noisy.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0,
+                                 C / 172.0 / 50.0 * math.exp(rng.normal(0, 0.01))))
+    res = fit(noisy, N=0.0, bootstrap=0)
+    assert any(s.startswith("M is poorly determined") for s in res.statements), res.statements

@@ -335,6 +335,13 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
             lo, hi = est - q * se[f], est + q * se[f]
             t_int[f] = ((math.exp(lo), math.exp(hi)) if f == "lnI" else (max(float(lo), 0.0), float(hi)))
     t_int = {("I" if f == "lnI" else f): v for f, v in t_int.items()}
+    for f in ("M", "N"):
+        lo, hi = t_int.get(f, (math.nan, math.nan))
+        est = p_orig[PARAMS.index(f)]
+        if f not in at_bound and math.isfinite(lo) and math.isfinite(hi) and (lo <= 0 or hi > 10 * est):
+            unit, scale = ("µs", 1e6) if f == "N" else ("", 1.0)
+            statements.append(f"{f} is poorly determined by these platforms: its {confidence:.0%} interval runs "
+                              f"from {lo * scale:.3g} to {hi * scale:.3g}{unit} around {est * scale:.3g}{unit}")
 
     result = FitResult(
         observations=list(observations), free=tuple("I" if f == "lnI" else f for f in free), fixed=fixed,
