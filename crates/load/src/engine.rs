@@ -190,7 +190,9 @@ fn snapshot(
         window.pop_front();
     }
     let (t0, d0) = window[0];
-    let ops_per_sec = if now > t0 && go != 0 { (done - d0) as f64 * 1e9 / (now - t0) as f64 } else { 0.0 };
+    let avg = if elapsed_ns > 0 { done as f64 * 1e9 / elapsed_ns as f64 } else { 0.0 };
+    // until a second snapshot exists, the recent rate is the average so far
+    let ops_per_sec = if now > t0 && window.len() > 1 { (done - d0) as f64 * 1e9 / (now - t0) as f64 } else { avg };
     Progress {
         phase,
         elapsed_s: elapsed_ns as f64 / 1e9,
@@ -198,7 +200,7 @@ fn snapshot(
         requests_done: done,
         requests_planned,
         ops_per_sec,
-        ops_per_sec_avg: if elapsed_ns > 0 { done as f64 * 1e9 / elapsed_ns as f64 } else { 0.0 },
+        ops_per_sec_avg: avg,
         errors,
         connections,
         connections_planned: plan.total_clients,

@@ -271,12 +271,14 @@ class KvConfig(BaseModel):
         """One line for humans: protocol, servers, shape of the load."""
         servers = self.servers
         where = servers[0] if len(servers) == 1 else f"{len(servers)} servers ({servers[0]}, …)"
-        amount = (f"{self.test_time:g} s" if self.test_time else
+        amount = (f"{self.test_time:g} s" + (f" after {self.warmup:g} s warmup" if self.warmup else "")
+                  if self.test_time else
                   "all keys" if self.requests == "allkeys" else
                   f"{self.requests or 10000} request{'s' if self.requests != 1 else ''}/connection")
         loop = (f"open loop {self.rate:g} req/s ({self.arrivals})" if self.rate else
                 f"closed loop, pipeline {self.pipeline}")
-        return (f"{self.protocol} → {where}: {self.threads} threads × {self.clients} connections, "
+        threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
+        return (f"{self.protocol} → {where}: {threads} × {self.clients} connections, "
                 f"{loop}, ratio {self.ratio}, keys {self.key_pattern} in [{self.key_min}, {self.key_max}], "
                 f"{self.data_size} B values, {amount}")
 

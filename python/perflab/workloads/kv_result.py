@@ -290,7 +290,8 @@ class KvResult:
         lines = [
             f"{d['duration_s']:.2f} s measured"
             + (f" after {d['warmup_s']:g} s warmup" if d["warmup_s"] else "")
-            + f", {int(m['requests']):,} requests, {cfg['threads']} threads × {cfg['clients']} connections"
+            + f", {int(m['requests']):,} requests, {cfg['threads']} thread{'s' if cfg['threads'] != 1 else ''}"
+            + f" × {cfg['clients']} connections"
             + (f", pipeline {cfg['pipeline']}" if d["mode"] == "closed" else "")
             + f" ({d['mode']} loop), latency in ms",
             f"errors: {int(m['errors'])}   connection failures: {int(m['connection_failures'])}"
