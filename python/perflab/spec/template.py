@@ -10,7 +10,7 @@ import re
 import shlex
 from typing import Any, Mapping
 
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FIELD = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def placeholders(text: str) -> list[str]:
