@@ -327,3 +327,31 @@ def test_harness_metrics_are_the_commands_own(tmp_path):
                          stderr_path=tmp_path / "e")
     assert killed.signal == 9 and killed.exit_code is None
     assert killed.describe_failure() == "killed by SIGKILL"
+
+
+def test_exports_are_rewritten_after_every_run(tmp_path):
+    spec = slow_spec(tmp_path)
+    db = tmp_path / "p.db"
+    out_json, out_md = tmp_path / "exp" / "result.json", tmp_path / "exp" / "result.md"
+    p = perflab_process("run", str(spec), "--store", str(db), "--no-compare",
+                        "--export", str(out_json), "--export", str(out_md))
+    # while it runs, the export already holds the finished runs
+    _wait_for(db, "SELECT status FROM runs", lambda rows: sum(s == "ok" for (s,) in rows) >= 6)
+    partial = json.loads(out_json.read_text())
+    assert any(w["code"] == "incomplete" for w in partial["warnings"])
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    assert json.loads(out_json.read_text())["schema"] == "perflab.compare/1"  # never half-written
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--export", str(out_json))
+    assert r.code == 0, r.err
+    final = json.loads(out_json.read_text())
+    assert not any(w["code"] == "incomplete" for w in final["warnings"])
+    assert {s["n"] for s in final["summaries"]} == {4}
+    assert "| n | mean | median | stddev | min | max | ± MoE |" in out_md.read_text()
+
+
+def test_unknown_export_format_fails_before_running(tmp_path):
+    spec = make_spec(tmp_path)
+    r = perflab("run", str(spec), "--store", str(tmp_path / "p.db"), "--export", str(tmp_path / "x.xlsx"))
+    assert r.code == 2 and "unknown format '.xlsx'" in r.err
+    assert not (tmp_path / "p.db").exists()

@@ -19,11 +19,15 @@ def register(sub) -> None:
     p.add_argument("--new", action="store_true", help="start a new experiment even if one is unfinished")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     p.add_argument("--no-compare", action="store_true", help="do not print the TLDR at the end")
+    p.add_argument("--export", action="append", default=[], metavar="FILE",
+                   help="write the comparison to FILE (.json, .csv or .md), rewritten after every run "
+                        "so that a crash loses nothing (repeatable)")
     p.set_defaults(handler=run)
 
 
 def run(args, io) -> int:
     from perflab.cli.progress import ConsoleObserver
+    from perflab.report.exports import ExportManager
     from perflab.run.experiment import open_experiment
     from perflab.run.runner import Runner
     from perflab.spec import load_spec
@@ -31,6 +35,7 @@ def run(args, io) -> int:
     if (args.spec is None) == (args.resume is None):
         raise InputError("give an experiment file, or --resume ID")
     spec = load_spec(args.spec) if args.spec else None
+    ExportManager(args.export)  # unknown export formats fail before anything runs
     if args.dry_run:
         if spec is None:
             raise InputError("--dry-run needs an experiment file")
@@ -41,7 +46,10 @@ def run(args, io) -> int:
         if args.spec and opened.resumed:
             io.err.write(f"perflab: continuing unfinished experiment {opened.id} of this spec "
                          f"(use --new to start over)\n")
-        runner = Runner(store, opened.spec, opened.id, observer=ConsoleObserver(io.err_console))
+        observer = ConsoleObserver(io.err_console)
+        if args.export:
+            observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
+        runner = Runner(store, opened.spec, opened.id, observer=observer)
         outcome = runner.run()
         if outcome.status == "interrupted":
             io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
@@ -73,3 +81,27 @@ def _print_plan(spec, io) -> None:
         cell = "" if r.cell.key == "-" else f"{r.cell.key}  "
         io.print(f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
                  f"#{r.repetition}{' (warm-up)' if r.warmup else ''}")
+
+
+class ExportingObserver:
+    """Passes events on, and rewrites the export files after every finished run."""
+
+    def __init__(self, inner, exports, store, experiment_id: int):
+        self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run_finished(self, run, outcome, index: int, total: int) -> None:
+        self.inner.run_finished(run, outcome, index, total)
+        self._write()
+
+    def finished(self, summary) -> None:
+        self._write()
+        self.inner.finished(summary)
+
+    def _write(self) -> None:
+        from perflab.analysis.compare import compare_dataset
+        from perflab.analysis.dataset import load_dataset
+
+        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))

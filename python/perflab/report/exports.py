@@ -1,0 +1,44 @@
+"""Writing comparison exports to files: the format from the extension, each file
+replaced atomically, so an export rewritten after every run is never half-written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from perflab.analysis.compare import CompareResult
+from perflab.errors import InputError
+
+
+def _renderer(path: Path) -> Callable[[CompareResult], str]:
+    from perflab.report.csv_table import render_csv
+    from perflab.report.json_export import render_json
+    from perflab.report.markdown import render_markdown
+
+    table = {".json": render_json, ".csv": render_csv, ".md": render_markdown, ".markdown": render_markdown}
+    try:
+        return table[path.suffix.lower()]
+    except KeyError:
+        raise InputError(f"export {path}: unknown format '{path.suffix}' (use .json, .csv or .md)") from None
+
+
+class ExportManager:
+    """The export files of one experiment; `write` renders and replaces all of them."""
+
+    def __init__(self, paths: list[str | Path]):
+        self.targets = [(Path(p), _renderer(Path(p))) for p in paths]
+
+    def write(self, result: CompareResult) -> None:
+        for path, render in self.targets:
+            text = render(result)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
