@@ -116,7 +116,7 @@ def load_observations(path: str | None, args, *, need_rate: bool = True,
             obs.append(observation_from_store(store, cpu=opts.get("cpu", args.cpu),
                                               memmove=opts.get("memmove", args.memmove),
                                               memmove_unit=opts.get("memmove_unit", args.memmove_unit),
-                                              rate=opts.get("rate", args.rate) if need_rate else None,
+                                              rate=opts.get("rate", args.rate), rate_optional=not need_rate,
                                               length_bytes=args.length_bytes, platform=opts.get("name"),
                                               variant=opts.get("variant", args.variant),
                                               cell=opts.get("cell", args.cell)))
@@ -275,19 +275,20 @@ def run_predict(args, io) -> int:
     preds = [predict(res, t, method=args.method, seed=args.seed) for t in targets]
     _plot(args, res, preds)
     if args.json:
-        io.print(json.dumps({"fit": res.to_json(), "predictions": [p.to_json() for p in preds]}, indent=2,
-                            default=_json_default))
+        io.print(json.dumps({"fit": res.to_json(),
+                             "predictions": [{**p.to_json(), "observed": t.rate} for p, t in zip(preds, targets)]},
+                            indent=2, default=_json_default))
         return 0
     _print_fit(io, res)
     t = Table(title=f"predicted rate ({args.method} {res.confidence:.0%} prediction interval)")
     for col in ("platform", "cpu (iter/s)", f"C ({args.memmove_unit})", "L (B)", "predicted (pkts/s)",
-                "interval (pkts/s)", "observed (pkts/s)"):
+                "interval (pkts/s)", "observed (pkts/s)", "observed vs predicted"):
         t.add_column(col, justify="left" if col == "platform" else "right")
     per_unit = bytes_per_second(args.memmove_unit)
     for tgt, p in zip(targets, preds):
         t.add_row(p.platform, f"{tgt.cpu:,.0f}", _num(tgt.memmove / per_unit), f"{tgt.length:g}",
                   f"{p.rate:,.0f}", _interval((p.low, p.high), 1.0, ",.0f"),
-                  f"{tgt.rate:,.0f}" if tgt.rate else "-")
+                  f"{tgt.rate:,.0f}" if tgt.rate else "-", f"{tgt.rate / p.rate - 1:+.1%}" if tgt.rate else "-")
     io.console.print(t)
     for p in preds:
         if p.note:

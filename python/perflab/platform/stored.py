@@ -43,12 +43,14 @@ def record_probe(store: Store, result: ProbeResult, *, name: str | None = None) 
 
 def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_unit: str, rate: str | None,
                            length_bytes: float, platform: str | None = None, variant: str | None = None,
-                           cell: str | None = None) -> Observation:
+                           cell: str | None = None, rate_optional: bool = False) -> Observation:
     """One platform from the store at ``path``: for each metric, the latest experiment that
     has it; its median over successful runs.
 
     variant/cell: choose among several variants or cells that have the metric.
     rate: the benchmark metric (packets/s); None for a platform to predict.
+    rate_optional: a missing rate metric gives ``rate=None`` instead of an error (a
+    platform to predict whose store may also hold an observed rate to compare with).
     """
     p = Path(path)
     if not p.is_file():
@@ -61,7 +63,12 @@ def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_
         hosts: list[str] = []
         values: dict[str, float] = {}
         for metric in [m for m in (cpu, memmove, rate) if m]:
-            values[metric], host = _latest_median(datasets, metric, variant, cell, p)
+            try:
+                values[metric], host = _latest_median(datasets, metric, variant, cell, p)
+            except InputError:
+                if metric == rate and rate_optional:
+                    continue
+                raise
             if host:
                 hosts.append(host)
             else:
@@ -69,7 +76,7 @@ def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_
                     hosts.extend(store.environments(ds.experiment.id))
     name = platform or (hosts[0] if hosts else p.stem)
     return Observation(platform=name, cpu=values[cpu], memmove=values[memmove] * bytes_per_second(memmove_unit),
-                       length=float(length_bytes), rate=values[rate] if rate else None)
+                       length=float(length_bytes), rate=values.get(rate) if rate else None)
 
 
 def _latest_median(datasets, metric: str, variant: str | None, cell: str | None, path: Path) -> tuple[float, str | None]:
