@@ -215,3 +215,16 @@ def test_cli_probe_outputs():
     assert rc == 2 and "size 'lots'" in err
     rc, _, err = cli("probe", "cpu", "--core", "4096")
     assert rc == 2 and err.startswith("perflab: error: core 4096 is not available")
+
+
+def test_probe_as_a_phase():
+    from perflab.workloads.probes import phase_metrics
+
+    values, units = phase_metrics({"name": "memmove", "case": "small_tlbmiss", "duration": 0.02, "pages": "huge"},
+                                  core=CORE)
+    assert set(values) == {"memmove_small_tlbmiss_mib_per_sec", "memmove_mib_per_sec"}
+    assert values["memmove_mib_per_sec"] > 0 and units["memmove_mib_per_sec"] == "MiB/s"
+    with pytest.raises(InputError, match="needs a probe name"):
+        phase_metrics({"duration": 1})
+    with pytest.raises(InputError, match="pages"):
+        phase_metrics({"name": "memmove", "pages": "giant"})

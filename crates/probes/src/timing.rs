@@ -51,3 +51,23 @@ pub fn run_for(target: Duration, start: u64, mut kernel: impl FnMut(u64)) -> Tim
     let seconds = t0.elapsed().as_secs_f64();
     Timed { ops, seconds, cpu_seconds: thread_cpu_seconds() - c0 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_whole_batches_for_at_least_the_target() {
+        let mut calls = Vec::new();
+        let t = run_for(Duration::from_millis(20), 4, |n| {
+            calls.push(n);
+            std::hint::black_box((0..n * 1000).fold(0u64, |a, b| a ^ b));
+        });
+        // Calibration doubles the batch; timed batches then repeat the final size.
+        assert!(calls.windows(2).all(|w| w[1] == w[0] * 2 || w[1] == w[0]));
+        let last = *calls.last().unwrap();
+        assert_eq!(t.ops % last, 0);
+        assert!(t.seconds >= 0.020 && t.ops > 0);
+        assert!(t.cpu_seconds > 0.0 && t.cpu_seconds <= t.seconds * 1.05);
+    }
+}

@@ -142,6 +142,30 @@ def run_probe(name: str, *, core: int | None = None, repeat: int = 5, **opts: An
     return result
 
 
+def phase_metrics(options: dict[str, Any], *, core: int | None = None) -> tuple[dict[str, float], dict[str, str]]:
+    """A probe as one phase of a run: ``options`` is the phase's table, e.g.
+    ``{"name": "memmove", "case": ["small_tlbmiss"], "duration": 1.0}`` (``name`` picks the
+    probe, ``repeat`` defaults to 1 since the experiment repeats runs; the other keys are
+    `run_probe`'s options, ``case`` also accepted for ``cases``). Returns (metric → value,
+    metric → unit); the values are medians over the phase's repeats.
+    """
+    opts = dict(options)
+    name = opts.pop("name", None)
+    if name is None:
+        raise InputError(f"probe phase needs a probe name: name = {' | '.join(PROBES)}")
+    repeat = opts.pop("repeat", 1)
+    if "case" in opts:
+        case = opts.pop("case")
+        opts["cases"] = [case] if isinstance(case, str) else list(case)
+    if "pages" in opts:
+        pages = opts.pop("pages")
+        if pages not in ("base", "huge"):
+            raise InputError(f"probe phase: pages = {pages!r}: use 'base' or 'huge'")
+        opts["huge_pages"] = pages == "huge"
+    result = run_probe(str(name), core=core, repeat=int(repeat), **opts)
+    return result.metrics(), dict(result.units)
+
+
 # ---------------------------------------------------------------------------- cpu
 
 
