@@ -40,6 +40,7 @@ def register(sub) -> None:
                    help="also sweep copy size × buffer count (shows the cache and TLB knees)")
     g.add_argument("--sweep-sizes", metavar="LIST", help="copy sizes for --sweep, bytes, e.g. 64,172,4096")
     g.add_argument("--sweep-buffers", metavar="LIST", help="buffer counts for --sweep, e.g. 128,1024,3549")
+    g.add_argument("--sweep-duration", type=float, metavar="SECONDS", help="time per sweep cell (default 0.1)")
     g = p.add_argument_group("latency")
     g.add_argument("--min-size", default="4K", metavar="SIZE", help="smallest working set (default 4K)")
     g.add_argument("--max-size", default="1G", metavar="SIZE", help="largest working set (default 1G)")
@@ -77,7 +78,7 @@ def run(args, io) -> int:
         opts.update(coremark=args.coremark, coremark_args=tuple(args.coremark_arg))
     elif args.probe == "memmove":
         opts.update(cases=args.case, sweep=args.sweep, sweep_sizes=_int_list(args.sweep_sizes, "--sweep-sizes"),
-                    sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"),
+                    sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"), sweep_duration=args.sweep_duration,
                     huge_pages=args.pages == "huge")
     else:
         opts.update(min_size=parse_size(args.min_size), max_size=parse_size(args.max_size),

@@ -47,7 +47,7 @@ MIN_ON_CPU_FRACTION = 0.95
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "cpu": {"duration": 1.0, "coremark": None, "coremark_args": (), "timeout": 600.0},
     "memmove": {"duration": 0.5, "cases": None, "sweep": False, "sweep_sizes": None,
-                "sweep_buffers": None, "huge_pages": False},
+                "sweep_buffers": None, "sweep_duration": 0.1, "huge_pages": False},
     "latency": {"duration": 0.1, "min_size": 4096, "max_size": 1 << 30, "points_per_octave": 1,
                 "orders": ("page", "random"), "huge_pages": False, "seed": 1},
 }
@@ -110,7 +110,8 @@ def run_probe(name: str, *, core: int | None = None, repeat: int = 5, **opts: An
     opts:   per probe — cpu: ``duration`` (s per repeat), ``coremark`` (path of a CoreMark
             binary to run instead), ``coremark_args``, ``timeout``;
             memmove: ``duration`` (s per case), ``cases`` (names), ``sweep``,
-            ``sweep_sizes``/``sweep_buffers`` (bytes / counts), ``huge_pages``;
+            ``sweep_sizes``/``sweep_buffers`` (bytes / counts), ``sweep_duration`` (s per
+            sweep cell, default 0.1), ``huge_pages``;
             latency: ``duration`` (s per point), ``min_size``/``max_size`` (bytes),
             ``points_per_octave``, ``orders`` (``page``/``random``), ``huge_pages``, ``seed``.
     """
@@ -267,19 +268,26 @@ def _run_memmove(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
     bad = [n for n in names if n not in known]
     if bad:
         raise InputError(f"unknown memmove case(s) {', '.join(bad)} (known: {', '.join(known)})")
-    cells: list[tuple[str, int, int]] = [(f"memmove_{n}_mib_per_sec", *known[n]) for n in names]
+    groups: list[tuple[list[tuple[str, int, int]], float]] = [
+        ([(f"memmove_{n}_mib_per_sec", *known[n]) for n in names], float(o["duration"]))]
     if o["sweep"]:
         dsizes, dbufs = _native().probe_memmove_sweep_grid()
         sizes = list(o["sweep_sizes"] or dsizes)
         bufs = list(o["sweep_buffers"] or dbufs)
-        cells += [(f"memmove_sweep_{s}b_{b}buf_mib_per_sec", s, b) for s in sizes for b in bufs]
-    raw = _native().probe_memmove([(s, b) for _, s, b in cells], float(o["duration"]), repeat, core,
-                                  bool(o["huge_pages"]))
-    samples: dict[str, list[float]] = {name: [] for name, _, _ in cells}
-    for i, r in enumerate(raw):
-        name = cells[i % len(cells)][0]
-        r["metric"] = name
-        samples[name].append(r["mib_per_sec"])
+        sweep_duration = float(o["sweep_duration"])
+        if not 0 < sweep_duration <= 3600:
+            raise InputError(f"sweep duration {sweep_duration} s: must be in (0, 3600] seconds")
+        groups.append(([(f"memmove_sweep_{s}b_{b}buf_mib_per_sec", s, b) for s in sizes for b in bufs],
+                       sweep_duration))
+    samples: dict[str, list[float]] = {}
+    raw: list[dict[str, Any]] = []
+    for cells, duration in groups:
+        out = _native().probe_memmove([(s, b) for _, s, b in cells], duration, repeat, core, bool(o["huge_pages"]))
+        for i, r in enumerate(out):
+            name = cells[i % len(cells)][0]
+            r["metric"] = name
+            samples.setdefault(name, []).append(r["mib_per_sec"])
+        raw += out
     if "memmove_small_tlbmiss_mib_per_sec" in samples:
         samples["memmove_mib_per_sec"] = list(samples["memmove_small_tlbmiss_mib_per_sec"])
     return ProbeResult("memmove", core, repeat, o, samples, {k: "MiB/s" for k in samples}, raw)
