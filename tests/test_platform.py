@@ -131,7 +131,8 @@ def test_frequency_defines_type_without_hybrid_info():
     cpus = [cpu(0, {0}, {0}, freq=3_000_000), cpu(1, {1}, {1}, freq=2_900_000)]
     cpus += [cpu(n, {n}, {n}, freq=1_800_000) for n in range(2, 6)]
     topo = Topology(tuple(cpus))
-    assert set(pick_cores(2, topo).cpus) == {0, 1}
+    ch = pick_cores(2, topo)
+    assert set(ch.cpus) == {0, 1} and ch.core_type == "max 3.00 GHz"  # one type, named by its fastest
     assert set(pick_cores(3, topo).cpus) <= {2, 3, 4, 5}
 
 

@@ -87,6 +87,9 @@ def _physical_cores(topo: Topology, exclude: frozenset[int]) -> list[_Core]:
     reps = [min(threads, key=lambda c: c.cpu) for core, threads in by_core.items() if not (core & exclude)]
     reps = [r for r in reps if r.cpu not in exclude]
     freq_class = _freq_classes({r.max_freq_khz for r in reps if r.max_freq_khz})
+    class_top: dict[int, int] = {}
+    for f, cls in freq_class.items():
+        class_top[cls] = max(class_top.get(cls, 0), f)
     hybrid = any(r.core_type for r in reps)
     caps = {r.capacity for r in reps if r.capacity}
     out = []
@@ -101,7 +104,7 @@ def _physical_cores(topo: Topology, exclude: frozenset[int]) -> list[_Core]:
         if len(caps) > 1:
             name.append(f"capacity {cap}")
         if r.max_freq_khz:
-            name.append(f"max {r.max_freq_khz / 1e6:.2f} GHz")
+            name.append(f"max {class_top[fcls] / 1e6:.2f} GHz")
         out.append(_Core(r, (kind, rank_kind, -cap, fcls), ", ".join(name) or "uniform cores"))
     return sorted(out, key=lambda c: c.thread.cpu)
 
