@@ -98,12 +98,15 @@ mod tests {
     fn clock_is_monotonic_and_cpu_counts() {
         let a = now_ns();
         let (u0, s0) = thread_cpu_ns();
+        // busy until the thread's CPU time moves (accounting is per scheduler tick), at most 5 s
         let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
+        let (mut u1, mut s1) = (u0, s0);
+        while u1 + s1 == u0 + s0 && now_ns() - a < 5_000_000_000 {
+            for i in 0..1_000_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+            (u1, s1) = thread_cpu_ns();
         }
-        std::hint::black_box(x);
-        let (u1, s1) = thread_cpu_ns();
         assert!(now_ns() > a);
         assert!(u1 + s1 > u0 + s0);
         assert!(rss_kb() > 0 && max_rss_kb() > 0);

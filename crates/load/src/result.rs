@@ -97,6 +97,10 @@ pub struct RunResult {
     pub rss_kb: u64,
     pub servers: Vec<ServerSummary>,
     pub warnings: Vec<Warning>,
+    /// Socket reads, writes and event-loop wakeups of all threads (whole run).
+    pub reads: u64,
+    pub writes: u64,
+    pub polls: u64,
 }
 
 impl RunResult {
@@ -146,6 +150,9 @@ impl RunResult {
             rss_kb: rss_kb(),
             servers: Vec::new(),
             warnings: Vec::new(),
+            reads: 0,
+            writes: 0,
+            polls: 0,
         };
         let mut last_reply = 0;
         for t in &stats {
@@ -162,6 +169,9 @@ impl RunResult {
                 r.error_reply_sample = t.error_reply_sample.clone();
             }
             last_reply = last_reply.max(t.last_reply_ns);
+            r.reads += t.reads;
+            r.writes += t.writes;
+            r.polls += t.polls;
             r.threads.push(ThreadCpu {
                 user_s: t.cpu_user_ns as f64 / 1e9,
                 system_s: t.cpu_sys_ns as f64 / 1e9,
@@ -425,6 +435,7 @@ impl RunResult {
                 })).collect::<Vec<_>>(),
                 "max_rss_kb": self.max_rss_kb,
                 "rss_kb": self.rss_kb,
+                "syscalls": {"reads": self.reads, "writes": self.writes, "polls": self.polls},
             },
             "servers": self.servers.iter().map(|s| json!({
                 "server": s.server, "address": s.address, "connections": s.connections,

@@ -81,6 +81,10 @@ pub struct ThreadStats {
     pub per_server: Vec<ServerStats>,
     /// First error reply seen, for the report.
     pub error_reply_sample: Option<String>,
+    /// Client work, whole run: read() and write() calls on sockets, and event-loop wakeups.
+    pub reads: u64,
+    pub writes: u64,
+    pub polls: u64,
 }
 
 impl ThreadStats {
@@ -101,6 +105,9 @@ impl ThreadStats {
             wall_ns: 0,
             per_server: vec![ServerStats::default(); servers],
             error_reply_sample: None,
+            reads: 0,
+            writes: 0,
+            polls: 0,
         }
     }
 }

@@ -83,6 +83,8 @@ struct Conn {
     last_activity: u64,
     seq: u32,
     replies: u64,
+    /// Queued in the worker's `dirty` list (to be pumped after this round of reads).
+    dirty: bool,
 }
 
 enum Fault {
@@ -97,6 +99,7 @@ pub(crate) struct Worker<'a> {
     poll: Poll,
     events: Events,
     ready: Vec<(usize, bool, bool)>,
+    dirty: Vec<usize>,
     conns: Vec<Conn>,
     stats: ThreadStats,
     scratch: Vec<u8>,
@@ -139,6 +142,7 @@ impl<'a> Worker<'a> {
                     last_activity: 0,
                     seq: 0,
                     replies: 0,
+                    dirty: false,
                 }
             })
             .collect();
@@ -157,6 +161,7 @@ impl<'a> Worker<'a> {
             poll,
             events: Events::with_capacity(1024),
             ready: Vec::with_capacity(1024),
+            dirty: Vec::with_capacity(1024),
             conns,
             stats: ThreadStats::new(cfg.is_open_loop(), plan.servers.len()),
             scratch: vec![0u8; READ_CHUNK],
@@ -367,49 +372,74 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
-            // round up: epoll_wait counts whole milliseconds, the timerfd gives precision
+            // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
             let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
+            self.stats.polls += 1;
             if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.shared.set_fault(format!("event loop failed: {e}"));
                     break;
                 }
             }
-            // copy the few bits needed out of `events` (reused buffer: no allocation per wakeup)
-            let mut ready = std::mem::take(&mut self.ready);
-            ready.clear();
-            ready.extend(self.events.iter().map(|e: &Event| {
-                (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())
-            }));
-            for &(i, readable, writable) in &ready {
-                if i == TIMER.0 {
-                    if let Some(t) = self.timerfd.as_mut() {
-                        t.clear();
-                    }
-                    continue;
+            // Read everything that is ready, then look once more (without waiting) for replies
+            // that arrived meanwhile, and only then send: a connection's replies often come in
+            // several segments, and refilling after each would split its pipeline into small
+            // batches (more work for the server per request). Reads stay immediate, so reply
+            // timestamps are unchanged.
+            let mut dirty = std::mem::take(&mut self.dirty);
+            self.drain_events(&mut dirty);
+            if !dirty.is_empty() {
+                self.stats.polls += 1;
+                if self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO)).is_ok() {
+                    self.drain_events(&mut dirty);
                 }
-                if !matches!(self.conns[i].state, State::Running | State::Done) {
-                    continue;
-                }
-                if readable {
-                    if let Err(f) = self.read_ready(i) {
-                        self.fault(i, f);
-                        continue;
-                    }
-                }
-                if self.conns[i].state != State::Running {
-                    continue;
-                }
-                let now = now_ns();
-                if writable || readable {
-                    self.pump(i, now);
-                }
-                self.check_done(i, now);
             }
-            self.ready = ready;
+            let now = now_ns();
+            for &i in &dirty {
+                self.conns[i].dirty = false;
+                if self.conns[i].state == State::Running {
+                    self.pump(i, now);
+                    self.check_done(i, now);
+                }
+            }
+            dirty.clear();
+            self.dirty = dirty;
             self.publish();
         }
         self.publish();
+    }
+
+    /// Handle the events of the last poll: read what is readable; note in `dirty` the
+    /// connections that may send (they are pumped once, after all reads).
+    fn drain_events(&mut self, dirty: &mut Vec<usize>) {
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(self.events.iter().map(|e: &Event| {
+            (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())
+        }));
+        for &(i, readable, writable) in &ready {
+            if i == TIMER.0 {
+                if let Some(t) = self.timerfd.as_mut() {
+                    t.clear();
+                }
+                continue;
+            }
+            if !matches!(self.conns[i].state, State::Running | State::Done) {
+                continue;
+            }
+            if readable {
+                if let Err(f) = self.read_ready(i) {
+                    self.fault(i, f);
+                    continue;
+                }
+            }
+            let c = &mut self.conns[i];
+            if c.state == State::Running && (readable || writable) && !c.dirty {
+                c.dirty = true;
+                dirty.push(i);
+            }
+        }
+        self.ready = ready;
     }
 
     fn take_cpu_start(&mut self, now: u64) {
@@ -555,6 +585,7 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         while c.wpos < c.wbuf.len() {
             let t = now_ns();
+            self.stats.writes += 1;
             let r = c.stream.as_mut().expect("socket").write(&c.wbuf[c.wpos..]);
             match r {
                 Ok(n) => {
@@ -590,6 +621,7 @@ impl<'a> Worker<'a> {
 
     fn read_ready(&mut self, i: usize) -> Result<(), Fault> {
         loop {
+            self.stats.reads += 1;
             let r = self.conns[i].stream.as_mut().expect("socket").read(&mut self.scratch);
             match r {
                 Ok(0) => {

@@ -73,7 +73,13 @@ fn redis_roundtrip() {
 #[test]
 fn refused_connection_fails_fast_with_a_message() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let cfg = Config { servers: vec![format!("127.0.0.1:{port}")], threads: 1, clients: 2, ..Config::default() };
+    let cfg = Config {
+        servers: vec![format!("127.0.0.1:{port}")],
+        protocol: Protocol::MemcacheText,
+        threads: 1,
+        clients: 2,
+        ..Config::default()
+    };
     let t0 = Instant::now();
     let r = quiet(&cfg);
     assert!(t0.elapsed().as_secs_f64() < 3.0);
@@ -88,6 +94,7 @@ fn time_limited_run_with_warmup_and_stop() {
     let s = servers::memcached(64);
     let cfg = Config {
         servers: vec![s.addr()],
+        protocol: Protocol::MemcacheText,
         threads: 1,
         clients: 4,
         test_time: Some(0.6),

@@ -22,7 +22,10 @@ Top level
     ``unfinished_requests``           measured requests still in flight when the run ended
     ``verify_failures``, ``warmup_requests``, ``error_reply_sample``
     ``client``                        ``cpu_s``, ``threads`` [{user_s, system_s, wall_s, utilization}],
-                                      ``max_rss_kb``, ``rss_kb`` (the load generator's own use)
+                                      ``max_rss_kb``, ``rss_kb`` (the load generator's own use),
+                                      ``syscalls`` {reads, writes, polls}: socket reads and writes and
+                                      event-loop wakeups over the whole run (requests per write shows
+                                      how well the pipeline batches)
     ``servers``                       per server: server, address, connections, requests, errors
     ``histograms``                    ``unit`` "ns", ``encoding`` "hdr-v2-deflate-base64",
                                       ``significant_digits`` 3, and ``sets``, ``gets`` (latency from
