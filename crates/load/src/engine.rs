@@ -109,13 +109,17 @@ pub fn run(
                 let (plan, shared) = (&plan, &shared);
                 std::thread::Builder::new()
                     .name(format!("perflab-load-{t}"))
-                    .spawn_scoped(scope, move || match Worker::new(t, plan, shared) {
-                        Ok(w) => w.run(),
-                        Err(e) => {
-                            shared.set_fault(format!("cannot set up worker thread {t}: {e}"));
-                            shared.ready.fetch_add(1, Ordering::SeqCst);
-                            ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
-                        }
+                    .spawn_scoped(scope, move || {
+                        let stats = match Worker::new(t, plan, shared) {
+                            Ok(w) => w.run(),
+                            Err(e) => {
+                                shared.set_fault(format!("cannot set up worker thread {t}: {e}"));
+                                shared.worker_ready();
+                                ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
+                            }
+                        };
+                        shared.worker_finished();
+                        stats
                     })
                     .expect("spawn worker thread")
             })
@@ -125,7 +129,7 @@ pub fn run(
         let mut next_tick = now_ns() + tick;
         let mut window: VecDeque<(u64, u64)> = VecDeque::new();
         loop {
-            if handles.iter().all(|h| h.is_finished()) {
+            if shared.finished.load(Ordering::SeqCst) == threads || handles.iter().all(|h| h.is_finished()) {
                 break;
             }
             let now = now_ns();
@@ -142,8 +146,11 @@ pub fn run(
                     shared.abort.store(true, Ordering::SeqCst);
                 }
             }
-            let sleep = next_tick.saturating_sub(now_ns()).min(2_000_000);
-            std::thread::sleep(Duration::from_nanos(sleep.max(100_000)));
+            // workers unpark this thread when they become ready and when they end
+            let wait = next_tick.saturating_sub(now_ns());
+            if wait > 0 {
+                std::thread::park_timeout(Duration::from_nanos(wait));
+            }
         }
         handles
             .into_iter()

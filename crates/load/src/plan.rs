@@ -85,9 +85,13 @@ pub(crate) struct Shared {
     pub stopped: AtomicBool,
     pub fault: Mutex<Option<String>>,
     pub ready: AtomicUsize,
+    /// Workers that have ended.
+    pub finished: AtomicUsize,
     /// Common start time (CLOCK_MONOTONIC ns); 0 until every worker is connected.
     pub go_ns: AtomicU64,
     pub progress: Vec<ThreadProgress>,
+    /// The thread running `run()`: workers wake it when they are ready and when they end.
+    pub coordinator: std::thread::Thread,
 }
 
 impl Shared {
@@ -97,8 +101,10 @@ impl Shared {
             stopped: AtomicBool::new(false),
             fault: Mutex::new(None),
             ready: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
             go_ns: AtomicU64::new(0),
             progress: (0..threads).map(|_| ThreadProgress::default()).collect(),
+            coordinator: std::thread::current(),
         }
     }
 
@@ -109,5 +115,18 @@ impl Shared {
             *f = Some(msg);
         }
         self.abort.store(true, Ordering::SeqCst);
+        self.coordinator.unpark();
+    }
+
+    /// A worker has ended (its statistics are final).
+    pub fn worker_finished(&self) {
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        self.coordinator.unpark();
+    }
+
+    /// A worker is connected and waits for the start.
+    pub fn worker_ready(&self) {
+        self.ready.fetch_add(1, Ordering::SeqCst);
+        self.coordinator.unpark();
     }
 }

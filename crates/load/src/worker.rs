@@ -180,7 +180,7 @@ impl<'a> Worker<'a> {
     /// Run this worker's part of the run to its end and return what it measured.
     pub(crate) fn run(mut self) -> ThreadStats {
         let connected = self.connect_all();
-        self.shared.ready.fetch_add(1, Ordering::SeqCst);
+        self.shared.worker_ready();
         if connected && self.wait_for_start() {
             self.main_loop();
         }
