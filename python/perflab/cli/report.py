@@ -1,0 +1,111 @@
+"""perflab report ID [B] — the comparison as a report with plots: HTML, Markdown or JSON."""
+
+from __future__ import annotations
+
+from perflab.cli.common import add_store_option, open_store
+from perflab.errors import InputError
+
+# matplotlib, numpy and the report modules are imported when the command runs.
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report", help="write a report with plots (HTML, Markdown + images, or JSON)",
+        description="Write the comparison of an experiment (or of experiment B against experiment A) as a "
+                    "self-contained HTML page, a Markdown post with its plots beside it, or JSON: verdict, "
+                    "TLDR table, relative changes, run distributions, runs in execution order, latency "
+                    "percentile spectra, metrics against numeric parameters, warnings, environment, the spec "
+                    "and how to reproduce.")
+    p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
+    p.add_argument("other", nargs="?", default=None, metavar="B",
+                   help="a second experiment: report B against the first as the baseline")
+    add_store_option(p)
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="report.html, report.md (plots go to report_files/) or report.json; '-' for "
+                        "stdout (HTML or JSON); default: report-ID.html")
+    p.add_argument("--format", choices=["html", "markdown", "json"], default=None,
+                   help="instead of guessing from the file name")
+    p.add_argument("--json", action="store_const", const="json", dest="format",
+                   help="the JSON export (schema perflab.report/1); to stdout unless -o")
+    p.add_argument("--images", choices=["png", "svg"], default="png",
+                   help="image format of a Markdown report's plots (default: png)")
+    p.add_argument("--method", default="welch", metavar="NAME", help="statistical method (default: welch)")
+    p.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
+                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
+    p.add_argument("--threshold", type=_pct, default=0.0, metavar="PCT",
+                   help="practical threshold, e.g. 1%%: smaller changes read 'within noise'")
+    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
+                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
+                        "first experiment with NAME_B of B")
+    p.add_argument("--screenshot", metavar="PNG",
+                   help="also load the HTML report in headless Chromium, check it loads cleanly and save "
+                        "a screenshot of its top")
+    p.set_defaults(handler=run)
+
+
+def _pct(text: str) -> float:
+    from perflab.cli.compare import _pct as pct
+    return pct(text)
+
+
+def run(args, io) -> int:
+    from pathlib import Path
+
+    from perflab.analysis.cross import parse_pairs
+    from perflab.report.document import report_for, report_for_pair
+    from perflab.report.output import format_of, render_plots, write_report
+    from perflab.stats import get_method
+
+    try:
+        get_method(args.method)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if args.confidence is not None and not 0.5 < args.confidence < 1:
+        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    if args.variant and args.other is None:
+        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
+    opts = dict(method=args.method, confidence=args.confidence, threshold=args.threshold / 100)
+    with open_store(args) as store:
+        if args.other is None:
+            report = report_for(store, args.experiment, **opts)
+        else:
+            report = report_for_pair(store, args.experiment, args.other, pairs=parse_pairs(args.variant), **opts)
+
+    out = args.output
+    if out is None:
+        if args.format == "json":
+            out = "-"
+        else:
+            ids = "-".join(str(e.id) for e in report.experiments)
+            out = f"report-{ids}.{'md' if args.format == 'markdown' else 'html'}"
+    if out == "-":
+        kind = args.format or "html"
+        if kind == "markdown":
+            raise InputError("a Markdown report needs a file name (its plots are written beside it): -o report.md")
+        if args.screenshot:
+            raise InputError("--screenshot needs the HTML report in a file: -o report.html")
+        if kind == "json":
+            from perflab.report.report_json import render_report_json
+            io.out.write(render_report_json(report))
+        else:
+            from perflab.report.html import render_html
+            io.out.write(render_html(report, images=render_plots(report.plots(), "svg")))
+        return 0
+
+    path = Path(out)
+    kind = format_of(path, args.format)
+    if args.screenshot and kind != "html":
+        raise InputError("--screenshot loads the HTML report: write it with -o report.html")
+    files = write_report(report, path, fmt=kind, image_format=args.images)
+    n = len(report.plots())
+    extra = f" and {len(files) - 1} images in {files[0].parent}/" if len(files) > 1 else ""
+    io.print(f"wrote {path}{extra} ({n} plots" + (", data only" if kind == "json" else "") + ")")
+    if args.screenshot:
+        from perflab.report.browser import screenshot_file
+        page = screenshot_file(path, args.screenshot, max_height=2400)
+        io.print(f"wrote {args.screenshot} (headless Chromium)")
+        for problem in page.console_errors + page.exceptions + page.failed_requests + page.dialogs:
+            io.warn(f"in the browser: {problem}")
+        if not page.clean:
+            return 1
+    return 0

@@ -1,0 +1,100 @@
+"""The building blocks of a report document, independent of the output format.
+
+`perflab.report.document` arranges a report as `Section`s of these blocks; the HTML and
+Markdown writers each draw every block kind. All text in them is plain text (never
+markup): each writer escapes it for its own format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from matplotlib.figure import Figure
+
+from perflab.stats import Verdict
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of running text; ``verdict`` colours it, ``code`` sets it in monospace."""
+
+    text: str
+    verdict: Verdict | None = None
+    strong: bool = False
+    code: bool = False
+
+
+@dataclass(frozen=True)
+class Para:
+    spans: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, *parts: str | Span) -> Para:
+        return cls(tuple(p if isinstance(p, Span) else Span(p) for p in parts))
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[Para, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    verdict: Verdict | None = None
+    color: str | None = None  # a variant's colour: a swatch before the text
+    title: str | None = None  # a tooltip (HTML only)
+
+
+@dataclass(frozen=True)
+class Table:
+    """``numeric[i]``: right-align column i; ``highlight[r]``: row r is a difference to notice."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    numeric: tuple[bool, ...]
+    highlight: tuple[bool, ...] = ()
+    css_class: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A matplotlib figure, drawn when a writer asks (``make``), with the words around it.
+
+    key: stable file-name stem (``02-change-ops_per_sec``); alt: what it shows, for
+    screen readers and for a Markdown reader without images.
+    """
+
+    key: str
+    title: str
+    caption: str
+    alt: str
+    make: Callable[[], Figure]
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+    language: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Details:
+    """Collapsed content (HTML ``<details>``); ``summary`` is always visible."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+
+
+Block = Union[Para, Bullets, Table, Plot, Code, Details, "Section"]
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str  # HTML anchor, [a-z0-9-]
+    title: str
+    blocks: tuple[Block, ...] = field(default=())

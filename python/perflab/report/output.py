@@ -1,0 +1,114 @@
+"""The one place that writes report files: HTML, Markdown (+ its image directory) or JSON,
+chosen by the file name, each written to a temporary name and renamed, so a reader never
+sees half a report and an interrupted write leaves the previous one intact.
+
+Plots are drawn in parallel worker processes (fork) when there are several and more than
+one CPU: matplotlib draws one figure per process at a time, and a report has dozens.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from pathlib import Path
+
+from perflab.errors import InputError
+from perflab.report import plots as plots_mod
+from perflab.report.blocks import Plot
+from perflab.report.document import Report
+
+FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
+
+#: Names of the plot files this writer puts in a Markdown report's image directory.
+_IMAGE_NAME = re.compile(r"^\d{2,}-[a-z0-9-]+\.(png|svg)$")
+
+_JOBS: list[Plot] = []
+
+
+def _render_one(args: tuple[int, str]) -> bytes:
+    i, fmt = args
+    return plots_mod.render(_JOBS[i].make, fmt)
+
+
+def render_plots(items: list[Plot], fmt: str, workers: int | None = None) -> dict[str, bytes]:
+    """plot key → image bytes. ``workers``: processes (default: CPUs, at most 4;
+    ``PERFLAB_PLOT_WORKERS=1`` draws in this process)."""
+    global _JOBS
+    if workers is None:
+        workers = int(os.environ.get("PERFLAB_PLOT_WORKERS") or min(os.cpu_count() or 1, 4))
+    if workers > 1 and len(items) >= 4 and "fork" in multiprocessing.get_all_start_methods():
+        _JOBS = items
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, len(items))) as pool:
+                images = pool.map(_render_one, [(i, fmt) for i in range(len(items))], chunksize=1)
+            return {p.key: img for p, img in zip(items, images)}
+        finally:
+            _JOBS = []
+    return {p.key: plots_mod.render(p.make, fmt) for p in items}
+
+
+def format_of(path: Path, fmt: str | None = None) -> str:
+    if fmt:
+        return fmt
+    try:
+        return FORMATS[path.suffix.lower()]
+    except KeyError:
+        raise InputError(f"cannot tell the report format from '{path.name}': name it .html, .md or .json "
+                         "(or give --format)") from None
+
+
+def image_dir_for(path: Path) -> Path:
+    """``report.md`` → ``report_files/`` beside it."""
+    return path.with_name(path.stem + "_files")
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
+                 image_format: str = "png") -> list[Path]:
+    """Write ``report`` to ``path`` (format from its suffix unless ``fmt``); returns the
+    files written (a Markdown report's images first, the report itself last)."""
+    from perflab.report.html import render_html
+    from perflab.report.report_json import render_report_json
+    from perflab.report.report_md import render_report_md
+
+    path = Path(path)
+    kind = format_of(path, fmt)
+    if path.is_dir():
+        raise InputError(f"{path} is a directory: name the report file, e.g. {path / 'report.html'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "json":
+            _write(path, render_report_json(report).encode())
+            return [path]
+        if kind == "html":
+            images = render_plots(report.plots(), "svg")
+            _write(path, render_html(report, images=images).encode())
+            return [path]
+        if kind != "markdown":
+            raise InputError(f"unknown report format {kind!r}: use html, markdown or json")
+        if image_format not in ("png", "svg"):
+            raise InputError(f"image format {image_format!r}: use png or svg")
+        out_dir = image_dir_for(path)
+        out_dir.mkdir(exist_ok=True)
+        for old in out_dir.iterdir():  # plots of an earlier report under this name (only ours)
+            if old.is_file() and _IMAGE_NAME.match(old.name):
+                old.unlink()
+        written = []
+        for key, data in render_plots(report.plots(), image_format).items():
+            p = out_dir / f"{key}.{image_format}"
+            _write(p, data)
+            written.append(p)
+        _write(path, render_report_md(report, out_dir.name, image_format).encode())
+        return written + [path]
+    except OSError as e:
+        raise InputError(f"cannot write {path}: {e.strerror or e}") from None

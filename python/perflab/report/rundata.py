@@ -1,0 +1,328 @@
+"""What a report shows besides the comparison: per-run values in execution order,
+latency spectra from stored histograms, environments, outputs, failures, matrix values.
+
+Read from the store once, through `RunOrigin`s (which stored runs make up which
+(cell, variant) of the compared dataset), so a two-experiment comparison reads both
+experiments the same way. No statistics here: spectra are percentiles read off merged
+HDR histograms (`perflab.workloads.kv_result`), the data's own description.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.analysis.cross import RunOrigin
+from perflab.report.environment import VOLATILE_KEYS, environment_rows
+from perflab.store import ExperimentRow, Store
+from perflab.workloads.kv_result import KvResultError, LatencyDistribution, merge_histograms
+
+#: Most lines / characters of a run's output kept in a report (the tail is kept).
+OUTPUT_LINES = 40
+OUTPUT_CHARS = 4000
+
+#: Highest "nines" of a latency spectrum (99.9999%), and its resolution.
+MAX_NINES = 6.0
+NINES_STEP = 0.05
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One stored run mapped into the compared dataset.
+
+    position:  x of plots: 1-based execution order (for two experiments, B's runs follow A's).
+    run:       the run's own number in its experiment (``perflab show EXP --run N``).
+    values:    metric → value in the metric's unit (only metrics of the comparison).
+    """
+
+    position: int
+    run: int
+    experiment_id: int
+    cell_key: str
+    variant: str
+    warmup: bool
+    values: dict[str, float]
+    host: str | None
+    started_at: float | None
+
+
+@dataclass(frozen=True)
+class FailedRunInfo:
+    run: int
+    experiment_id: int
+    cell_key: str
+    variant: str
+    repetition: int
+    status: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """Latency by percentile of one kv phase, cell and variant (all requests, sets + gets).
+
+    nines:   x values, -log10(1 - p/100): 1 = 90%, 2 = 99%, 3 = 99.9%.
+    merged:  latency (ms) at each of ``nines`` of all measured runs' histograms merged.
+    per_run: the same for each run alone (each as long as its own request count allows).
+    """
+
+    phase: str
+    cell_key: str
+    variant: str
+    runs: int
+    requests: int
+    nines: tuple[float, ...]
+    merged: tuple[float, ...]
+    per_run: tuple[tuple[float, ...], ...]
+
+    @property
+    def percentiles(self) -> tuple[float, ...]:
+        return tuple(nines_to_percentile(x) for x in self.nines)
+
+
+@dataclass(frozen=True)
+class EnvColumn:
+    """One host's environment as shown: ``label`` names the column (host, side, variants)."""
+
+    label: str
+    host: str
+    experiment_id: int
+    variants: tuple[str, ...]
+    info: dict[str, Any]
+    rows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class EnvTable:
+    """Environments side by side; ``differs[i]`` is True when row i is not the same in
+    every column (time of capture, free memory and load are not counted as differences)."""
+
+    columns: tuple[EnvColumn, ...]
+    labels: tuple[str, ...]
+    differs: tuple[bool, ...]
+
+    def value(self, col: int, row: int) -> str:
+        return self.columns[col].rows[row][1]
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """The tail of one step's output of one run (stdout or stderr)."""
+
+    variant: str
+    run: int
+    experiment_id: int
+    cell_key: str
+    name: str  # artifact name, e.g. "stdout:load"
+    text: str
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class RunData:
+    runs: list[RunPoint] = field(default_factory=list)
+    failed: list[FailedRunInfo] = field(default_factory=list)
+    spectra: list[Spectrum] = field(default_factory=list)
+    environment: EnvTable | None = None
+    outputs: list[RunOutput] = field(default_factory=list)
+    #: param → {label: numeric value} for matrix parameters whose every value is a number.
+    numeric_params: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: x where each origin's runs begin (two experiments: B's first position), with its label.
+    sides: list[tuple[int, str]] = field(default_factory=list)
+
+
+def nines_to_percentile(nines: float) -> float:
+    return 100.0 * (1.0 - 10.0 ** (-nines))
+
+
+def load_run_data(store: Store, origins: list[RunOrigin], metrics: list[str],
+                  cells: list[tuple[str, dict[str, str]]], params: list[str]) -> RunData:
+    """Everything per run for the dataset made of ``origins`` (``metrics``: names to keep;
+    ``cells``/``params``: the dataset's, for reading matrix values)."""
+    runs: list[RunPoint] = []
+    failed: list[FailedRunInfo] = []
+    sides: list[tuple[int, str]] = []
+    kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
+    last_ok: dict[str, tuple[int, Any, str]] = {}  # variant → (experiment, run row, cell)
+    wanted = set(metrics)
+    offset = 0
+    env_cols: list[EnvColumn] = []
+    for origin in origins:
+        eid = origin.experiment_id
+        sides.append((offset + 1, origin.label))
+        values: dict[int, dict[str, float]] = {}
+        for run_id, name, value in store.metrics(eid):
+            if name in wanted:
+                values.setdefault(run_id, {})[name] = value
+        exp = store.experiment(eid)
+        unmeasured = _unmeasured_phases(exp)
+        rows = store.runs(eid)
+        hosts: dict[str, list[str]] = {}
+        for r in rows:
+            target = origin.mapping.get((r.cell_key, r.variant))
+            if target is None:
+                continue
+            cell, variant = target
+            if r.host:
+                hosts.setdefault(r.host, [])
+                if variant not in hosts[r.host]:
+                    hosts[r.host].append(variant)
+            if r.status in ("failed", "timeout"):
+                failed.append(FailedRunInfo(r.order_index + 1, eid, cell, variant, r.repetition, r.status,
+                                            r.reason or ""))
+            if r.status != "ok":
+                continue
+            runs.append(RunPoint(offset + r.order_index + 1, r.order_index + 1, eid, cell, variant, r.warmup,
+                                 values.get(r.id, {}), r.host, r.started_at))
+            if r.warmup:
+                continue
+            last_ok[variant] = (eid, r, cell)
+            for name, _size in store.artifact_names(eid, r.id):
+                if not name.startswith("kv:") or name[3:] in unmeasured:
+                    continue
+                dist = _kv_distribution(store.artifact(eid, name, r.id))
+                if dist is not None:
+                    kv.setdefault((name[3:], cell, variant), []).append(dist)
+        offset += max((r.order_index + 1 for r in rows), default=0)
+        envs = store.environments(eid)
+        for host, info in envs.items():
+            used = tuple(hosts.get(host, ()))
+            label = host if not origin.label else f"{origin.label} · {host}"
+            env_cols.append(EnvColumn(label, host, eid, used, info, tuple(environment_rows(info))))
+    outputs = []
+    for variant, (eid, r, cell) in last_ok.items():
+        outputs += _outputs(store, eid, r, variant, cell)
+    spectra = [_spectrum(phase, cell, variant, dists) for (phase, cell, variant), dists in kv.items()]
+    numeric = _numeric_params(store, origins, cells, params)
+    return RunData(runs, failed, spectra, _env_table(env_cols), outputs, numeric,
+                   sides if len(origins) > 1 else [])
+
+
+def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:
+    if not blob:
+        return None
+    try:
+        doc = json.loads(blob)
+        dist = merge_histograms([doc], "totals")
+    except (ValueError, KvResultError, KeyError, TypeError):
+        return None  # a result without histograms (or another format): no spectrum
+    return dist if dist.count else None
+
+
+def _grid(count: int) -> list[float]:
+    """Nines from 0 up to what ``count`` requests can resolve (1000 requests: 99.9%)."""
+    top = min(MAX_NINES, math.log10(count)) if count > 1 else 0.0
+    steps = int(math.floor(top / NINES_STEP + 1e-9))
+    return [round(i * NINES_STEP, 6) for i in range(steps + 1)]
+
+
+def _spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistribution]) -> Spectrum:
+    merged = dists[0]
+    for d in dists[1:]:
+        merged = merged.merge(d)
+    grid = _grid(merged.count)
+    per_run = tuple(tuple(d.percentile_ms(nines_to_percentile(x)) for x in _grid(d.count)) for d in dists)
+    return Spectrum(phase, cell, variant, len(dists), merged.count, tuple(grid),
+                    tuple(merged.percentile_ms(nines_to_percentile(x)) for x in grid), per_run)
+
+
+def _outputs(store: Store, eid: int, r, variant: str, cell: str) -> list[RunOutput]:
+    out = []
+    for name, _size in store.artifact_names(eid, r.id):
+        if not (name.startswith("stdout:") or name.startswith("stderr:")):
+            continue
+        data = store.artifact(eid, name, r.id) or b""
+        text = data.decode("utf-8", "replace")
+        lines = text.splitlines()
+        truncated = len(lines) > OUTPUT_LINES or len(text) > OUTPUT_CHARS
+        tail = "\n".join(lines[-OUTPUT_LINES:])[-OUTPUT_CHARS:]
+        if tail.strip():
+            out.append(RunOutput(variant, r.order_index + 1, eid, cell, name, tail, truncated))
+    return out
+
+
+def _env_table(cols: list[EnvColumn]) -> EnvTable | None:
+    if not cols:
+        return None
+    labels = [label for label, _ in cols[0].rows]
+    for c in cols[1:]:
+        labels += [label for label, _ in c.rows if label not in labels]
+    stable = [dict(environment_rows({k: v for k, v in c.info.items() if k not in VOLATILE_KEYS})) for c in cols]
+    full_cols = []
+    for c in cols:
+        have = dict(c.rows)
+        full_cols.append(EnvColumn(c.label, c.host, c.experiment_id, c.variants, c.info,
+                                   tuple((label, have.get(label, "–")) for label in labels)))
+    differs = tuple(len({s.get(label, "–") for s in stable}) > 1 for label in labels)
+    return EnvTable(tuple(full_cols), tuple(labels), differs)
+
+
+def _numeric_params(store: Store, origins: list[RunOrigin], cells: list[tuple[str, dict[str, str]]],
+                    params: list[str]) -> dict[str, dict[str, float]]:
+    """Matrix values by label from the spec as run (``{"1K" = 1000}``), else the labels
+    themselves when they read as numbers (imports)."""
+    values: dict[str, dict[str, Any]] = {}
+    for origin in origins:
+        spec = _spec_matrix(store.experiment(origin.experiment_id))
+        for name, entry in spec.items():
+            d = entry if isinstance(entry, dict) else {_label(v): v for v in entry}
+            values.setdefault(name, {}).update(d)
+    labels: dict[str, set[str]] = {}
+    for _key, cell_labels in cells:
+        for name, label in cell_labels.items():
+            labels.setdefault(name, set()).add(label)
+    out: dict[str, dict[str, float]] = {}
+    for p in params:
+        seen = labels.get(p, set())
+        nums: dict[str, float] = {}
+        for label in seen:
+            v = values.get(p, {}).get(label, label)
+            x = _number(v)
+            if x is None:
+                break
+            nums[label] = x
+        else:
+            if len(set(nums.values())) >= 2:
+                out[p] = nums
+    return out
+
+
+def _spec_matrix(e: ExperimentRow) -> dict[str, Any]:
+    if not e.spec_text:
+        return {}
+    try:
+        return dict(tomllib.loads(e.spec_text).get("matrix", {}))
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError):
+        return {}
+
+
+def _unmeasured_phases(e: ExperimentRow) -> set[str]:
+    """Phases with ``measure = false`` (e.g. populate): their latencies are not results."""
+    if not e.spec_text:
+        return set()
+    try:
+        phases = tomllib.loads(e.spec_text).get("phase", [])
+        return {p.get("name") for p in phases if isinstance(p, dict) and p.get("measure") is False}
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError):
+        return set()
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v) if math.isfinite(v) else None
+    try:
+        x = float(str(v).strip())
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
