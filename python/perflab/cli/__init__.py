@@ -17,7 +17,7 @@ from perflab.cli.io import CliIO
 from perflab.errors import PerflabError
 
 #: Command modules under perflab.cli, in the order `perflab --help` lists them.
-COMMANDS = ["run", "ls", "show", "compare", "import_csv", "probe", "model", "cores", "load"]
+COMMANDS = ["run", "ls", "show", "compare", "report", "import_csv", "probe", "model", "cores", "load"]
 
 EXIT_OK = 0
 EXIT_FAILED_CHECK = 1  # e.g. --fail-if-worse found a regression

@@ -15,6 +15,9 @@ def register(sub) -> None:
                                    "CI of the relative change vs the baseline, or NS) and per-variant "
                                    "summaries.")
     p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
+    p.add_argument("other", nargs="?", default=None, metavar="B",
+                   help="a second experiment: compare B against the first as the baseline, matched by "
+                        "cell, variant and metric")
     add_store_option(p)
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
     p.add_argument("--json", action="store_const", const="json", dest="format",
@@ -28,6 +31,9 @@ def register(sub) -> None:
     p.add_argument("--fail-if-worse", type=_pct, default=None, metavar="PCT",
                    help="exit 1 when a metric is significantly worse by more than PCT percent")
     p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
+    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
+                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
+                        "first experiment with NAME_B of B")
     p.set_defaults(handler=run)
 
 
@@ -58,10 +64,18 @@ def run(args, io) -> int:
         raise InputError(str(e)) from None
     if args.confidence is not None and not 0.5 < args.confidence < 1:
         raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    if args.variant and args.other is None:
+        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
     with open_store(args) as store:
-        data = load_dataset(store, args.experiment)
-    result = compare_dataset(data, method=args.method, confidence=args.confidence,
-                             threshold=args.threshold / 100)
+        if args.other is None:
+            data = load_dataset(store, args.experiment)
+            result = compare_dataset(data, method=args.method, confidence=args.confidence,
+                                     threshold=args.threshold / 100)
+        else:
+            from perflab.analysis.cross import compare_cross, cross_dataset, parse_pairs
+            cross = cross_dataset(store, args.experiment, args.other, parse_pairs(args.variant))
+            result = compare_cross(cross, method=args.method, confidence=args.confidence,
+                                   threshold=args.threshold / 100)
     if args.format == "json":
         io.out.write(render_json(result))
     elif args.format == "markdown":
