@@ -71,7 +71,7 @@ table.failed td:last-child { overflow-wrap: anywhere; max-width: 520px; }
 figure { margin: 14px 0 26px; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eaeef2; border-radius: 4px; }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; max-width: 900px; }
-figcaption b { color: var(--fg); }
+figcaption strong { color: var(--fg); }
 pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
       overflow-x: auto; white-space: pre; line-height: 1.4; }
 .code-title { font-size: 13px; color: var(--muted); margin: 14px 0 4px; }
@@ -154,7 +154,8 @@ def _plot(p: Plot, render: Callable[[Plot], bytes]) -> str:
     dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
     data = base64.b64encode(svg).decode("ascii")
     return (f'<figure id="fig-{esc(p.key)}" class="plot"><img src="data:image/svg+xml;base64,{data}" '
-            f'alt="{esc(p.alt)}"{dims}><figcaption><b>{esc(p.title)}.</b> {esc(p.caption)}</figcaption></figure>')
+            f'alt="{esc(p.alt)}"{dims}><figcaption><strong>{esc(p.title)}.</strong> {esc(p.caption)}'
+            '</figcaption></figure>')
 
 
 def _code(c: Code) -> str:

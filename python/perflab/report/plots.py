@@ -45,6 +45,7 @@ STYLE = {
     "grid.linewidth": 0.6,
     "axes.edgecolor": "#57606a",
     "axes.titleweight": "bold",
+    "text.parse_math": False,  # a "$" in a name or label is text, never mathtext
     "svg.fonttype": "path",  # text as outlines: identical everywhere, no font needed
     "svg.hashsalt": "perflab",  # stable element ids: the same data gives the same file
     "figure.facecolor": "white",

@@ -18,7 +18,7 @@ from perflab.stats import Verdict
 _MARK = {Verdict.BETTER: " ✅", Verdict.WORSE: " ❌"}
 
 _SPECIAL = re.compile(r"([\\`*<>|]|^\[|\](?=[(\[:]))")
-_ENTITY = re.compile(r"&(?=[A-Za-z#])")
+_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BLOCK_START = re.compile(r"^(\s*)([#+\-=]|\d+)([.)]?)(?=\s|$)")
 
