@@ -436,7 +436,8 @@ mod tests {
 
     #[test]
     fn nonsense_is_rejected_naming_the_field() {
-        let bad: Vec<(&str, Box<dyn Fn(&mut Config)>)> = vec![
+        type Breaker = Box<dyn Fn(&mut Config)>;
+        let bad: Vec<(&str, Breaker)> = vec![
             ("key_min", Box::new(|c| { c.key_min = 10; c.key_max = 5 })),
             ("ratio", Box::new(|c| c.ratio = [0, 0])),
             ("pipeline", Box::new(|c| c.pipeline = 0)),

@@ -527,7 +527,7 @@ impl<'a> Worker<'a> {
             }
             let c = &mut self.conns[i];
             let due = c.schedule.as_ref().unwrap().next();
-            if c.inflight.len() < pipeline && c.timer_at != due && due > now && self.end.map_or(true, |e| due < e) {
+            if c.inflight.len() < pipeline && c.timer_at != due && due > now && !matches!(self.end, Some(e) if due >= e) {
                 let more = match c.quota {
                     Some(q) => q > 0 || due < self.mstart,
                     None => true,
@@ -558,7 +558,7 @@ impl<'a> Worker<'a> {
         c.seq = c.seq.wrapping_add(1);
         let len = protocol::encode(plan.config.protocol, &mut c.wbuf, op, &self.keybuf, size as usize, opaque);
         c.encoded += len as u64;
-        let measured = intended >= self.mstart && self.end.map_or(true, |e| intended < e);
+        let measured = intended >= self.mstart && !matches!(self.end, Some(e) if intended >= e);
         if measured {
             if let Some(q) = c.quota.as_mut() {
                 *q -= 1;

@@ -106,7 +106,7 @@ fn time_limited_run_with_warmup_and_stop() {
     let r = quiet(&cfg);
     let took = t0.elapsed().as_secs_f64();
     assert_eq!(r.status, Status::Complete);
-    assert!(took >= 0.8 && took < 3.0, "{took}");
+    assert!((0.8..3.0).contains(&took), "{took}");
     assert!(r.duration_s >= 0.6 && r.duration_s < 0.7, "{}", r.duration_s);
     assert!(r.warmup_requests > 0);
     let mut ticks = 0;
