@@ -24,7 +24,7 @@ from perflab.analysis.cross import RunOrigin, compare_cross, cross_dataset, sing
 from perflab.analysis.dataset import load_dataset
 from perflab.report import plots
 from perflab.report.blocks import Block, Bullets, Cell, Code, Details, Para, Plot, Section, Span, Table
-from perflab.report.palette import variant_colors
+from perflab.report.palette import COLOR_NAMES, variant_colors
 from perflab.report.rundata import RunData, load_run_data
 from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
 from perflab.report.verdict import verdict_paragraphs
@@ -234,10 +234,11 @@ def _variants_table(r: Report) -> Table:
     rows = []
     for v in data.variants:
         n = sum(1 for p in r.runs.runs if p.variant == v and not p.warmup)
-        rows.append((Cell(v + (" (baseline)" if v == data.baseline else ""), color=r.colors[v]),
+        rows.append((Cell(v + (" (baseline)" if v == data.baseline else "")),
+                     Cell(COLOR_NAMES.get(r.colors[v], r.colors[v]), color=r.colors[v]),
                      Cell(described.get(v, "")), Cell(str(n))))
-    return Table("Variants, in the colours every plot uses", ("variant", "description", "measured runs"),
-                 tuple(rows), (False, False, True), css_class="variants")
+    return Table("Variants, in the colours every plot uses", ("variant", "colour", "description", "measured runs"),
+                 tuple(rows), (False, False, False, True), css_class="variants")
 
 
 def _warnings_section(r: Report) -> Section:

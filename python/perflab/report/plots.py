@@ -259,8 +259,8 @@ def run_order(result: CompareResult, runs: RunData, metric: MetricDef, colors: d
 
 # ----- latency spectra ------------------------------------------------------------------------
 
-_NINES_TICKS = [(math.log10(2), "50%"), (1.0, "90%"), (2.0, "99%"), (3.0, "99.9%"),
-                (4.0, "99.99%"), (5.0, "99.999%"), (6.0, "99.9999%")]
+_NINES_TICKS = [(math.log10(2), "p50"), (1.0, "p90"), (2.0, "p99"), (3.0, "p99.9"),
+                (4.0, "p99.99"), (5.0, "p99.999"), (6.0, "p99.9999")]
 
 
 def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: list[str],
@@ -283,6 +283,8 @@ def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: li
             ys += [y for y in s.merged if math.isfinite(y)]
         ticks = [(x, t) for x, t in _NINES_TICKS if x <= top + 1e-9]
         ax.set_xticks([x for x, _ in ticks], [t for _, t in ticks])
+        if len(ticks) > 5 and len(cells) >= MAX_COLS:  # narrow panels: keep the labels apart
+            ax.tick_params(axis="x", labelrotation=30)
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlim(0, max(top, 1.0))
         if _log_worthy(ys):
@@ -293,7 +295,7 @@ def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: li
         if i % MAX_COLS == 0:
             ax.set_ylabel("latency (ms)")
         if i >= len(axes) - MAX_COLS:
-            ax.set_xlabel("percentile (log scale of nines)")
+            ax.set_xlabel("percentile (p99.9 = 99.9%; log scale of nines)")
     handles = [Line2D([], [], color=colors[v], linewidth=2.0, label=v) for v in variants
                if any(s.variant == v for s in by.values())]
     handles.append(Line2D([], [], color="#57606a", linewidth=0.6, alpha=0.5, label="one run"))
@@ -371,7 +373,7 @@ def scaling(result: CompareResult, param: str, values: dict[str, float], metric:
         suffix = f" — {', '.join(g)}" if g else ""
         ax.set_title(f"mean, {result.confidence:.0%} CI band{suffix}")
         axr.set_title(f"relative change, {result.confidence:.0%} CI band{suffix}")
-        if row == 0:
+        if row == 0 and ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best", frameon=False)
     fig.suptitle(f"{metric.name} against {param}", x=0.01, ha="left")
     return fig

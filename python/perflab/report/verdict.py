@@ -57,7 +57,8 @@ def verdict_paragraphs(result: CompareResult) -> list[Para]:
             parts.append(Span(f"no significant change in {counts[Verdict.NOT_SIGNIFICANT]}"
                               + ("" if parts else f" of {total} comparisons")))
         if counts[Verdict.UNDEFINED]:
-            parts.append(Span(f"too little data in {counts[Verdict.UNDEFINED]}"))
+            parts.append(Span(f"too little data in {counts[Verdict.UNDEFINED]}"
+                              + ("" if parts else f" of {total} comparisons")))
         for i, p in enumerate(parts):
             if i:
                 spans.append(Span(", " if i < len(parts) - 1 else " and "))
