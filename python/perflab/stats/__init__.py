@@ -4,21 +4,98 @@ Every method implements the same small interface (`Method`): ``summary`` of one
 sample and ``compare`` of a candidate sample against a baseline sample. Results
 are frozen dataclasses whose fields carry units and invariants in their
 docstrings; warnings are typed data attached to them (see `warnings.py`).
+
+Methods (one file each, docstring = assumption and why): `welch` (default; option
+``interval="fieller"``), `bootstrap` (BCa, any statistic), `mannwhitney`
+(Hodges–Lehmann), `paired` (blocked runs); `histogram` bootstraps merged-histogram
+percentiles. Around them: `classify` (verdict with a practical threshold),
+`correction` (Holm/BH/Bonferroni over a family), `diagnostics` and `power`
+(actionable warnings), `sweep` (geometric-mean ratio over cells), `adaptive`
+(when to stop repeating), `overhead` (subtract a measured overhead), `scaling`
+(cost = a + b·n^k fits). Each method also has a batched form (``*_batch``) over
+arrays of E experiments, used by bulk comparisons and by the simulation tests.
+
+Method-specific caveats (too few runs for this method, ties, unbounded ratio) are
+attached by ``compare``; data diagnostics (outliers, drift, bimodality, first run,
+unequal variances, power) come from `diagnose_sample` / `diagnose_comparison`,
+which need what only the caller knows (execution order, better direction).
 """
 
-from perflab.stats.methods import Method, available_methods, get_method
-from perflab.stats.summary import Summary, summarize
+from perflab.stats.adaptive import Decision, Precision, decide, relative_half_width
+from perflab.stats.bootstrap import Bootstrap
+from perflab.stats.correction import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    FamilyResult,
+    adjust_p_values,
+    compare_family,
+    correct,
+)
+from perflab.stats.diagnostics import (
+    SampleDiagnostics,
+    Trend,
+    diagnose_comparison,
+    diagnose_sample,
+    outlier_indices,
+)
+from perflab.stats.histogram import HistogramBootstrap, histogram_bootstrap, merged_percentile
+from perflab.stats.mannwhitney import MannWhitney
+from perflab.stats.methods import DEFAULT_METHOD, Method, available_methods, get_method
+from perflab.stats.overhead import NetTime, compare_net, subtract_overhead
+from perflab.stats.paired import Paired
+from perflab.stats.power import detectable_change, runs_needed, welch_power
+from perflab.stats.scaling import Estimate, ScalingComparison, ScalingFit, compare_scaling, fit_scaling
+from perflab.stats.summary import Location, Summary, summarize
+from perflab.stats.sweep import SweepSummary, sweep_summary
 from perflab.stats.types import Comparison, Verdict, classify
 from perflab.stats.warnings import StatWarning
+from perflab.stats.welch import Welch
 
 __all__ = [
+    "CORRECTIONS",
+    "DEFAULT_CORRECTION",
+    "DEFAULT_METHOD",
+    "Bootstrap",
     "Comparison",
+    "Decision",
+    "Estimate",
+    "FamilyResult",
+    "HistogramBootstrap",
+    "Location",
+    "MannWhitney",
     "Method",
+    "NetTime",
+    "Paired",
+    "Precision",
+    "SampleDiagnostics",
+    "ScalingComparison",
+    "ScalingFit",
     "StatWarning",
     "Summary",
+    "SweepSummary",
+    "Trend",
     "Verdict",
+    "Welch",
+    "adjust_p_values",
     "available_methods",
     "classify",
+    "compare_family",
+    "compare_net",
+    "compare_scaling",
+    "correct",
+    "decide",
+    "detectable_change",
+    "diagnose_comparison",
+    "diagnose_sample",
+    "fit_scaling",
     "get_method",
+    "histogram_bootstrap",
+    "merged_percentile",
+    "outlier_indices",
+    "relative_half_width",
+    "runs_needed",
+    "subtract_overhead",
     "summarize",
+    "sweep_summary",
+    "welch_power",
 ]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
+from perflab.stats.bootstrap import Bootstrap
+from perflab.stats.mannwhitney import MannWhitney
+from perflab.stats.paired import Paired
 from perflab.stats.summary import Summary
 from perflab.stats.types import Comparison
 from perflab.stats.welch import Welch
@@ -20,17 +23,35 @@ class Method(Protocol):
     ) -> Comparison: ...
 
 
-_METHODS: dict[str, Method] = {m.name: m for m in (Welch(),)}
+#: name → class; options are the class's keyword arguments:
+#:   welch(interval="difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
+#:   resamples=10000, seed=0), mannwhitney(scale="auto"|"ratio"|"shift"), paired().
+_METHODS: dict[str, type] = {
+    "welch": Welch,
+    "bootstrap": Bootstrap,
+    "mannwhitney": MannWhitney,
+    "paired": Paired,
+}
+
+DEFAULT_METHOD = "welch"
 
 
 def available_methods() -> list[str]:
     return sorted(_METHODS)
 
 
-def get_method(name: str) -> Method:
+def get_method(name: str = DEFAULT_METHOD, **options: Any) -> Method:
+    """A configured method, e.g. ``get_method("bootstrap", statistic="median")``.
+
+    Raises ValueError (one line, naming the valid choices) for an unknown name or option.
+    """
     try:
-        return _METHODS[name]
+        cls = _METHODS[name]
     except KeyError:
         raise ValueError(
             f"unknown statistical method {name!r} (choose from {', '.join(available_methods())})"
         ) from None
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise ValueError(f"bad option for method {name!r}: {exc}") from None

@@ -16,12 +16,42 @@ MIN_RUNS_FOR_INTERVAL = 5
 
 
 @dataclass(frozen=True)
+class Location:
+    """A location statistic of one sample with its interval, in the metric's unit.
+
+    statistic: ``"mean"``, ``"median"``, ``"p90"``…; value: its sample value;
+    low/high: its ``confidence`` interval (NaN when it cannot be computed);
+    interval: how it was built (``"t"``, ``"bca"``, ``"order-statistics"``).
+    """
+
+    statistic: str
+    value: float
+    low: float
+    high: float
+    confidence: float
+    interval: str
+
+    def to_dict(self) -> dict:
+        return {
+            "statistic": self.statistic,
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "confidence": self.confidence,
+            "interval": self.interval,
+        }
+
+
+@dataclass(frozen=True)
 class Summary:
     """Summary of n ≥ 1 finite observations, all in the metric's own unit.
 
     stddev:          sample standard deviation (ddof=1); NaN when n < 2.
     margin_of_error: z·sd/√n with z = Φ⁻¹(1 − α/2) (1.96 at 95%), as in seed 003; NaN when n < 2.
     ci_low/ci_high:  Student-t interval of the mean at ``confidence``; NaN when n < 2.
+    location:        the method's own location statistic with its interval (the mean's t
+                     interval for Welch, BCa for the bootstrap, the median's distribution-free
+                     interval for Mann–Whitney).
     """
 
     n: int
@@ -35,6 +65,7 @@ class Summary:
     ci_high: float
     confidence: float
     warnings: tuple[StatWarning, ...] = field(default=())
+    location: Location | None = None
 
     @property
     def cv(self) -> float:
@@ -56,6 +87,7 @@ class Summary:
             "ci_high": self.ci_high,
             "confidence": self.confidence,
             "warnings": [w.to_dict() for w in self.warnings],
+            "location": self.location.to_dict() if self.location else None,
         }
 
 
@@ -105,4 +137,5 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
         ci_high=hi,
         confidence=confidence,
         warnings=tuple(warnings),
+        location=Location("mean", mean, lo, hi, confidence, "t"),
     )

@@ -29,8 +29,14 @@ class Comparison:
     estimate:   point estimate of the relative change (candidate/baseline − 1).
     low, high:  the ``confidence`` interval of the relative change; low ≤ estimate ≤ high.
                 NaN when it cannot be computed (fewer than 2 runs on a side).
-    p_value:    two-sided p-value of "no change" for the method's test; NaN if undefined.
+    p_value:    two-sided p-value of "no change" for the method's test, in [0, 1]; NaN if
+                undefined. After a multiple-comparison correction it is the adjusted p-value.
     method:     name of the method that produced it (e.g. ``"welch"``).
+    confidence: level of [low, high], in (0, 1); after a correction, the widened level.
+    statistic:  what is compared: ``"mean"``, ``"median"``, ``"p99"``, ``"hl-shift"``
+                (Hodges–Lehmann shift over the baseline median), ``"hl-ratio"``…
+    interval:   how [low, high] was built: ``"difference"`` (CI of the difference over the
+                baseline location), ``"fieller"`` (CI of the ratio), ``"bca"``, ``"exact"``…
     """
 
     method: str
@@ -44,6 +50,13 @@ class Comparison:
     high: float
     p_value: float
     warnings: tuple[StatWarning, ...] = field(default=())
+    statistic: str = "mean"
+    interval: str = "difference"
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width, as a fraction of the baseline (0.01 = ±1%); NaN if undefined."""
+        return (self.high - self.low) / 2 if self.defined else math.nan
 
     @property
     def defined(self) -> bool:
@@ -67,6 +80,8 @@ class Comparison:
             "high": self.high,
             "p_value": self.p_value,
             "significant": self.significant,
+            "statistic": self.statistic,
+            "interval": self.interval,
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
@@ -74,11 +89,15 @@ class Comparison:
 def classify(c: Comparison, better: str, threshold: float = 0.0) -> Verdict:
     """Verdict for a metric where ``better`` is ``"higher"`` or ``"lower"``.
 
-    threshold: practical-significance bound as a fraction (0.01 = 1%); a change is
-    declared only when the whole interval lies beyond ±threshold.
+    threshold: practical-significance bound as a fraction (0.01 = 1%), ≥ 0. A change is
+    declared (BETTER/WORSE) only when the whole interval lies beyond ±threshold. An
+    interval containing zero is NOT_SIGNIFICANT; one that excludes zero but reaches
+    inside ±threshold is WITHIN_NOISE: real, perhaps, but not shown to matter.
     """
     if better not in ("higher", "lower"):
         raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
+    if not (threshold >= 0 and math.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite fraction ≥ 0, not {threshold!r}")
     if not c.defined:
         return Verdict.UNDEFINED
     if not c.significant:

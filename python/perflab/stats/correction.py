@@ -1,0 +1,239 @@
+"""Multiple comparisons: adjust a family of comparisons so that the table as a whole is honest.
+
+A matrix of k cells × m metrics × v variants makes many comparisons; at 95% each, one
+in twenty "changes" would appear by chance when nothing changed. Corrections:
+
+- ``holm`` (default): family-wise error rate ≤ α — the chance that *any* reported change
+  is false. Uniformly more powerful than Bonferroni. Adjusted p-values are Holm's
+  step-down ones; each interval is recomputed at the level of its step, 1 − α/(m−j+1)
+  for the j-th smallest p-value among the rejected and 1 − α/(m−r) for the others
+  (r rejections), so that an interval excludes zero exactly when Holm rejects.
+- ``bonferroni``: the same guarantee, and all intervals at 1 − α/m hold *simultaneously*.
+- ``bh`` (Benjamini–Hochberg): false discovery rate ≤ α — on average at most a fraction
+  α of the reported changes are false; more power when many things changed. Its
+  intervals follow Benjamini & Yekutieli (2005): the R selected comparisons get
+  false-coverage-rate adjusted intervals at level 1 − R·α/m (on average at most α of
+  the selected intervals miss); the others are shown at 1 − (R+1)·α/m, where they
+  contain zero (consistent with "not selected") but carry no FCR guarantee.
+- ``none``: each comparison on its own at the requested level.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import special
+from scipy import stats as sps
+
+from perflab.stats.intervals import check_confidence
+from perflab.stats.types import Comparison
+
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+DEFAULT_CORRECTION = "holm"
+
+
+def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECTION) -> np.ndarray:
+    """Adjusted p-values (same order); NaN entries stay NaN and do not count in the family."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+    p = np.array(p_values, dtype=np.float64, copy=True)
+    ok = ~np.isnan(p)
+    m = int(ok.sum())
+    out = p.copy()
+    if m == 0 or correction == "none":
+        return out
+    q = p[ok]
+    if correction == "bonferroni":
+        out[ok] = np.minimum(1.0, m * q)
+    elif correction == "holm":
+        order = np.argsort(q, kind="stable")
+        stepped = np.minimum(1.0, (m - np.arange(m)) * q[order])
+        adj = np.empty(m)
+        adj[order] = np.maximum.accumulate(stepped)
+        out[ok] = adj
+    else:
+        out[ok] = sps.false_discovery_control(q, method="bh")
+    return out
+
+
+def interval_levels(p_values: Sequence[float], correction: str, confidence: float) -> np.ndarray:
+    """Confidence level of each comparison's interval under ``correction`` (NaN where p is NaN)."""
+    confidence = check_confidence(confidence)
+    alpha = 1 - confidence
+    p = np.asarray(p_values, dtype=np.float64)
+    ok = ~np.isnan(p)
+    m = int(ok.sum())
+    levels = np.full(p.shape, np.nan)
+    if m == 0:
+        return levels
+    q = p[ok]
+    if correction == "none":
+        lv = np.full(m, confidence)
+    elif correction == "bonferroni":
+        lv = np.full(m, 1 - alpha / m)
+    elif correction == "holm":
+        order = np.argsort(q, kind="stable")
+        steps = alpha / (m - np.arange(m))  # thresholds of steps 1…m
+        passed = q[order] <= steps
+        r = m if passed.all() else int(np.argmin(passed))  # rejections before the first failure
+        rest = 1 - alpha / (m - r) if r < m else math.nan  # unused when all are rejected
+        lv_sorted = np.where(np.arange(m) < r, 1 - steps, rest)
+        lv = np.empty(m)
+        lv[order] = lv_sorted
+    elif correction == "bh":
+        selected = adjust_p_values(q, "bh") <= alpha
+        r = int(selected.sum())
+        lv = np.where(selected, 1 - r * alpha / m, 1 - min(r + 1, m) * alpha / m)
+    else:
+        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+    levels[ok] = lv
+    return levels
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    """A family of comparisons after a multiple-comparison correction.
+
+    comparisons: adjusted, in input order — p_value is the adjusted p-value, [low, high]
+                 the interval at ``levels[i]`` (so ``significant`` is the corrected decision).
+    raw:         the same comparisons before correction (at ``confidence``).
+    levels:      confidence level of each adjusted interval, in (0, 1); NaN if undefined.
+    size:        number of comparisons with a defined p-value (the family counted).
+    statement:   one sentence saying what was controlled, to print under the table.
+    """
+
+    correction: str
+    confidence: float
+    size: int
+    comparisons: tuple[Comparison, ...]
+    raw: tuple[Comparison, ...]
+    levels: tuple[float, ...]
+    statement: str
+
+    @property
+    def discoveries(self) -> int:
+        return sum(1 for c in self.comparisons if c.significant)
+
+    def to_dict(self) -> dict:
+        return {
+            "correction": self.correction,
+            "confidence": self.confidence,
+            "size": self.size,
+            "discoveries": self.discoveries,
+            "statement": self.statement,
+            "levels": list(self.levels),
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "raw": [c.to_dict() for c in self.raw],
+        }
+
+
+def _statement(correction: str, confidence: float, size: int, levels: np.ndarray, comps) -> str:
+    alpha = 1 - confidence
+    a = f"{alpha:.0%}" if round(alpha * 100, 6).is_integer() else f"{alpha:.1%}"
+    if size == 0:
+        return "No comparison could be tested: nothing to correct."
+    n_word = f"{size} comparison{'s' if size != 1 else ''}"
+    if correction == "none":
+        return (
+            f"No multiple-comparison correction: each of the {n_word} is at {confidence:.0%} on "
+            f"its own; if nothing changed, about {alpha * size:.1f} would still show a change."
+        )
+    defined = levels[~np.isnan(levels)]
+    if correction == "bonferroni":
+        return (
+            f"Bonferroni over {n_word}: the chance of any false change is ≤ {a}; all intervals "
+            f"at {defined.min():.2%} hold simultaneously."
+        )
+    if correction == "holm":
+        lo, hi = defined.max(), defined.min()
+        span = f"{hi:.2%}" if math.isclose(lo, hi) else f"{hi:.2%}–{lo:.2%}"
+        return (
+            f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); "
+            f"intervals widened to {span} by step."
+        )
+    r = sum(1 for c in comps if c.significant)
+    sel = f"the {r} change{'s' if r != 1 else ''}' intervals are FCR-adjusted (Benjamini–Yekutieli) at {1 - r * alpha / size:.2%}" if r else "no change was found"
+    return (
+        f"Benjamini–Hochberg over {n_word}: on average ≤ {a} of the reported changes are "
+        f"false (false discovery rate); {sel}."
+    )
+
+
+def correct(
+    comparisons: Sequence[Comparison],
+    correction: str = DEFAULT_CORRECTION,
+    recompute: Callable[[int, float], Comparison] | None = None,
+) -> FamilyResult:
+    """Apply ``correction`` to a family of comparisons made at one confidence level.
+
+    recompute(i, level) must return comparison i recomputed at ``level`` (same data,
+    same method); it widens the intervals. Without it, only p-values are adjusted and
+    intervals are widened by rescaling each side's distance to the estimate with the
+    ratio of normal quantiles — an approximation; pass ``recompute`` (or use
+    `compare_family`) for exact intervals.
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+    comps = tuple(comparisons)
+    if not comps:
+        return FamilyResult(correction, 0.95, 0, (), (), (), _statement(correction, 0.95, 0, np.array([]), ()))
+    confidence = comps[0].confidence
+    if any(not math.isclose(c.confidence, confidence) for c in comps):
+        raise ValueError("all comparisons of a family must share one confidence level")
+    p = np.array([c.p_value for c in comps])
+    p_adj = adjust_p_values(p, correction)
+    levels = interval_levels(p, correction, confidence)
+    out = []
+    z0 = special.ndtri(0.5 + confidence / 2)
+    for i, c in enumerate(comps):
+        if np.isnan(levels[i]):
+            out.append(c)
+            continue
+        lv = float(levels[i])
+        if math.isclose(lv, confidence):
+            new = c
+        elif recompute is not None:
+            new = recompute(i, lv)
+        else:
+            f = special.ndtri(0.5 + lv / 2) / z0
+            new = _replace(
+                c, low=c.estimate - f * (c.estimate - c.low), high=c.estimate + f * (c.high - c.estimate)
+            )
+        out.append(_replace(new, p_value=float(p_adj[i]), confidence=lv))
+    size = int((~np.isnan(p)).sum())
+    return FamilyResult(
+        correction=correction,
+        confidence=confidence,
+        size=size,
+        comparisons=tuple(out),
+        raw=comps,
+        levels=tuple(float(x) for x in levels),
+        statement=_statement(correction, confidence, size, levels, out),
+    )
+
+
+def _replace(c: Comparison, **changes) -> Comparison:
+    return dataclasses.replace(c, **changes)
+
+
+def compare_family(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    method=None,
+    confidence: float = 0.95,
+    correction: str = DEFAULT_CORRECTION,
+) -> FamilyResult:
+    """Compare every (baseline, candidate) pair with ``method`` (default Welch) and correct.
+
+    The family is everything the report shows together (all cells × metrics × variants).
+    """
+    if method is None:
+        from perflab.stats.welch import Welch
+
+        method = Welch()
+    pairs = list(pairs)
+    raw = [method.compare(a, b, confidence) for a, b in pairs]
+    return correct(raw, correction, lambda i, lv: method.compare(pairs[i][0], pairs[i][1], lv))

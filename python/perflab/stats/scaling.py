@@ -1,0 +1,279 @@
+"""Scaling fit: cost = a + b·n^k over a numeric size parameter, per variant, with intervals.
+
+Seed 003 timed lookups at sizes 100 … 100M and concluded "5.59% degradation". A fit
+over all sizes says more, and says it with an interval: the fixed cost a (unit of the
+metric), the per-unit cost at a size n₀, b·n₀^(k−1) (the size-dependent part of the
+cost divided by the size, e.g. seconds per lookup), the exponent k (1 = linear), and
+the relative difference of per-unit costs between two variants.
+
+Method: weighted non-linear least squares (scipy.optimize.curve_fit) of the per-size
+means with their standard errors as weights, parametrised (a, log b, k) so that the
+per-unit cost's logarithm is linear in the parameters. If the model does not fit within
+the runs' noise (reduced χ² > 1: caches, page sizes, …) the covariance is scaled by
+reduced χ² (Birge ratio) and t quantiles use the fit's own degrees of freedom, so the
+intervals widen instead of pretending a precision the model lacks. "Does not fit" is a
+χ² test of the weighted residuals at p < 0.05, so that chance misfit of a correct model
+does not throw away the runs' degrees of freedom. Needs ≥ 2 runs at
+each size (for its standard error) and more sizes than parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy import optimize
+from scipy import stats as sps
+
+from perflab.stats.intervals import check_confidence
+from perflab.stats.warnings import StatWarning
+
+#: The model is taken to misfit when the χ² test of the weighted residuals gives p below this.
+MISFIT_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A fitted quantity with its ``confidence`` interval (same unit as the value)."""
+
+    value: float
+    low: float
+    high: float
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True)
+class ScalingFit:
+    """cost(n) = a + b·n^k fitted for one variant.
+
+    a:           fixed cost, unit of the metric.
+    b:           coefficient, metric unit per size^k.
+    k:           exponent (unitless); exactly the given value when fixed.
+    sizes/means/sems: per-size data fitted (size ascending; means and standard errors in
+                 the metric's unit).
+    reduced_chi2: weighted misfit per degree of freedom (≈ 1 when the model fits).
+    df:          degrees of freedom of the t quantiles.
+    covariance:  covariance of (a, log b, k) (k row/column zero when fixed).
+    """
+
+    confidence: float
+    a: Estimate
+    b: Estimate
+    k: Estimate
+    exponent_fixed: bool
+    sizes: tuple[float, ...]
+    means: tuple[float, ...]
+    sems: tuple[float, ...]
+    reduced_chi2: float
+    df: float
+    covariance: tuple[tuple[float, ...], ...]
+    warnings: tuple[StatWarning, ...] = field(default=())
+
+    def predict(self, n: float | np.ndarray) -> np.ndarray:
+        return self.a.value + self.b.value * np.asarray(n, dtype=np.float64) ** self.k.value
+
+    def _log_per_unit(self, n: float) -> tuple[float, float]:
+        """log of b·n^(k−1) and its standard error."""
+        lb = math.log(self.b.value)
+        g = np.array([0.0, 1.0, math.log(n)])
+        var = float(g @ np.array(self.covariance) @ g)
+        return lb + (self.k.value - 1) * math.log(n), math.sqrt(max(var, 0.0))
+
+    def per_unit(self, n: float | None = None) -> Estimate:
+        """Per-unit cost b·n^(k−1) at size ``n`` (default: the largest size), metric unit per unit."""
+        n = float(n if n is not None else self.sizes[-1])
+        lp, se = self._log_per_unit(n)
+        t = float(sps.t.ppf(0.5 + self.confidence / 2, self.df))
+        return Estimate(math.exp(lp), math.exp(lp - t * se), math.exp(lp + t * se))
+
+    def to_dict(self) -> dict:
+        return {
+            "confidence": self.confidence,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "k": self.k.to_dict(),
+            "exponent_fixed": self.exponent_fixed,
+            "per_unit_at_largest": self.per_unit().to_dict(),
+            "largest_size": self.sizes[-1],
+            "sizes": list(self.sizes),
+            "means": list(self.means),
+            "sems": list(self.sems),
+            "reduced_chi2": self.reduced_chi2,
+            "df": self.df,
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+def _group(sizes: Sequence[float], costs: Sequence[float]):
+    s = np.array(sizes, dtype=np.float64, copy=True).ravel()
+    c = np.array(costs, dtype=np.float64, copy=True).ravel()
+    if s.size != c.size:
+        raise ValueError("one size per cost value is needed")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(c))):
+        raise ValueError("sizes and costs must be finite")
+    if np.any(s <= 0):
+        raise ValueError("sizes must be positive")
+    uniq = np.unique(s)
+    means, sems, counts = [], [], []
+    for u in uniq:
+        x = c[s == u]
+        if x.size < 2:
+            raise ValueError(f"size {u:g}: need ≥ 2 runs per size for a standard error")
+        means.append(float(x.mean()))
+        sems.append(float(x.std(ddof=1)) / math.sqrt(x.size))
+        counts.append(int(x.size))
+    return uniq, np.array(means), np.array(sems), np.array(counts)
+
+
+def fit_scaling(
+    sizes: Sequence[float],
+    costs: Sequence[float],
+    confidence: float = 0.95,
+    exponent: float | None = None,
+) -> ScalingFit:
+    """Fit cost = a + b·n^k to runs given as parallel ``sizes`` and ``costs``.
+
+    exponent: fix k (e.g. 1.0 for linear) or None to fit it (0.05 ≤ k ≤ 4).
+    """
+    confidence = check_confidence(confidence)
+    n, m, se, counts = _group(sizes, costs)
+    p = 2 if exponent is not None else 3
+    if n.size <= p:
+        raise ValueError(f"need more than {p} distinct sizes to fit {p} parameters (have {n.size})")
+    if np.any(m <= 0):
+        raise ValueError("mean costs must be positive")
+    # Zero spread at a size (coarse timer): borrow the pooled relative error.
+    rel = se / m
+    floor = float(np.median(rel[rel > 0])) if np.any(rel > 0) else 1e-6
+    se = np.where(se > 0, se, floor * m)
+
+    # Starting point: slope of log(mean − a0) against log n over the sizes, a0 below the smallest mean.
+    a0 = 0.5 * float(m.min())
+    y = np.log(np.maximum(m - a0, 1e-300))
+    k0 = float(np.clip(np.polyfit(np.log(n), y, 1)[0], 0.1, 3.0)) if exponent is None else exponent
+    lb0 = float(np.median(y - k0 * np.log(n)))
+
+    if exponent is None:
+        def f(x, a, lb, k):
+            return a + np.exp(lb + k * np.log(x))
+
+        p0, lower, upper = [a0, lb0, k0], [-np.inf, -np.inf, 0.05], [np.inf, np.inf, 4.0]
+    else:
+        def f(x, a, lb):
+            return a + np.exp(lb + exponent * np.log(x))
+
+        p0, lower, upper = [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
+    try:
+        popt, pcov = optimize.curve_fit(
+            f, n, m, p0=p0, sigma=se, absolute_sigma=True, bounds=(lower, upper), max_nfev=20_000
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise ValueError(f"the scaling fit did not converge: {exc}") from None
+    resid = (m - f(n, *popt)) / se
+    dof = n.size - p
+    chi2 = float(np.sum(resid**2)) / dof
+    warnings: list[StatWarning] = []
+    misfit_p = float(sps.chi2.sf(chi2 * dof, dof))
+    if misfit_p < MISFIT_ALPHA:
+        pcov = pcov * chi2
+        df = float(dof)
+        if chi2 > 4:
+            warnings.append(
+                StatWarning(
+                    "poor_fit",
+                    f"cost = a + b·n^k misses the per-size means by {math.sqrt(chi2):.1f}× their "
+                    "standard errors (caches? page sizes?): intervals are widened to match; "
+                    "look at the residuals or fit a narrower size range",
+                    {"reduced_chi2": chi2},
+                )
+            )
+    else:
+        df = float(np.sum(counts - 1))
+    cov = np.zeros((3, 3))
+    cov[:p, :p] = pcov
+    t = float(sps.t.ppf(0.5 + confidence / 2, df))
+    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    sd = [float(x) for x in sd]
+    a, lb = float(popt[0]), float(popt[1])
+    k = float(popt[2]) if exponent is None else float(exponent)
+    return ScalingFit(
+        confidence=confidence,
+        a=Estimate(a, a - t * sd[0], a + t * sd[0]),
+        b=Estimate(math.exp(lb), math.exp(lb - t * sd[1]), math.exp(lb + t * sd[1])),
+        k=Estimate(k, k - t * sd[2], k + t * sd[2]),
+        exponent_fixed=exponent is not None,
+        sizes=tuple(float(x) for x in n),
+        means=tuple(float(x) for x in m),
+        sems=tuple(float(x) for x in se),
+        reduced_chi2=chi2,
+        df=df,
+        covariance=tuple(tuple(float(v) for v in row) for row in cov),
+        warnings=tuple(warnings),
+    )
+
+
+@dataclass(frozen=True)
+class ScalingComparison:
+    """Relative difference of per-unit costs, candidate against baseline, at size ``at``.
+
+    estimate/low/high: fractions (0.056 = the candidate costs 5.6% more per unit).
+    baseline/candidate: per-unit costs at ``at`` with their intervals.
+    """
+
+    at: float
+    confidence: float
+    estimate: float
+    low: float
+    high: float
+    baseline: Estimate
+    candidate: Estimate
+    exponent_baseline: Estimate
+    exponent_candidate: Estimate
+
+    @property
+    def significant(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict:
+        return {
+            "at": self.at,
+            "confidence": self.confidence,
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "significant": self.significant,
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
+            "exponent_baseline": self.exponent_baseline.to_dict(),
+            "exponent_candidate": self.exponent_candidate.to_dict(),
+        }
+
+
+def compare_scaling(baseline: ScalingFit, candidate: ScalingFit, at: float | None = None) -> ScalingComparison:
+    """Per-unit cost of ``candidate`` relative to ``baseline`` at size ``at`` (default: the
+    largest size both fits cover), with a Welch–Satterthwaite t interval on the log ratio."""
+    if not math.isclose(baseline.confidence, candidate.confidence):
+        raise ValueError("both fits must use one confidence level")
+    at = float(at if at is not None else min(baseline.sizes[-1], candidate.sizes[-1]))
+    la, sa = baseline._log_per_unit(at)
+    lb, sb = candidate._log_per_unit(at)
+    va, vb = sa * sa, sb * sb
+    df = (va + vb) ** 2 / (va * va / baseline.df + vb * vb / candidate.df) if va + vb > 0 else math.inf
+    t = float(sps.t.ppf(0.5 + baseline.confidence / 2, df))
+    d = lb - la
+    half = t * math.sqrt(va + vb)
+    return ScalingComparison(
+        at=at,
+        confidence=baseline.confidence,
+        estimate=math.expm1(d),
+        low=math.expm1(d - half),
+        high=math.expm1(d + half),
+        baseline=baseline.per_unit(at),
+        candidate=candidate.per_unit(at),
+        exponent_baseline=baseline.k,
+        exponent_candidate=candidate.k,
+    )
