@@ -8,6 +8,7 @@ into exit codes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from typing import TextIO
@@ -42,7 +43,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        # argparse prints usage errors and --help itself: send them to our writers
+        with contextlib.redirect_stdout(io.out), contextlib.redirect_stderr(io.err):
+            args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed its one-line usage error
         return int(e.code or 0)
     try:
