@@ -237,6 +237,10 @@ def _variants_table(r: Report) -> Table:
         rows.append((Cell(v + (" (baseline)" if v == data.baseline else "")),
                      Cell(COLOR_NAMES.get(r.colors[v], r.colors[v]), color=r.colors[v]),
                      Cell(described.get(v, "")), Cell(str(n))))
+    if not any(described.get(v) for v in data.variants):  # no descriptions: no empty column
+        rows = [(a, b, d) for a, b, _c, d in rows]
+        return Table("Variants, in the colours every plot uses", ("variant", "colour", "measured runs"),
+                     tuple(rows), (False, False, True), css_class="variants")
     return Table("Variants, in the colours every plot uses", ("variant", "colour", "description", "measured runs"),
                  tuple(rows), (False, False, False, True), css_class="variants")
 
@@ -279,7 +283,7 @@ def _environment_section(r: Report) -> Section:
                    for c in cols]]
     rows = tuple((Cell(label),) + tuple(Cell(env.value(i, j)) for i in range(len(cols)))
                  for j, label in enumerate(env.labels))
-    blocks.append(Table("Environment", tuple(heads), rows, tuple([False] * len(heads)),
+    blocks.append(Table("", tuple(heads), rows, tuple([False] * len(heads)),
                         highlight=env.differs if len(cols) > 1 else (), css_class="env"))
     return Section("environment", "Environment", tuple(blocks))
 

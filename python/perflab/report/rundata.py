@@ -135,7 +135,8 @@ class RunData:
 
 
 def nines_to_percentile(nines: float) -> float:
-    return 100.0 * (1.0 - 10.0 ** (-nines))
+    """2 → 99.0 (rounded so that whole nines give exact percentiles: 99, not 98.99999999999999)."""
+    return round(100.0 * (1.0 - 10.0 ** (-nines)), 10)
 
 
 def load_run_data(store: Store, origins: list[RunOrigin], metrics: list[str],
