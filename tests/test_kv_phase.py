@@ -22,7 +22,7 @@ baseline = "one-thread"
 repetitions = 2
 timeout = "60s"
 # stop this run's server and wait until it is gone, so the next one can bind the port
-after_each = "pid=$(cat {{run_dir}}/mc.pid) && kill $pid && while kill -0 $pid 2>/dev/null; do sleep 0.02; done; true"
+after_each = "pid=$(cat {{run_dir}}/mc.pid) && kill $pid && while [ -e /proc/$pid ] && [ \\"$(cut -d\\" \\" -f3 /proc/$pid/stat 2>/dev/null)\\" != Z ]; do sleep 0.02; done; true"
 
 [params]
 port = {port}
