@@ -39,7 +39,11 @@ def welch_power(
     df = (va + vb) ** 2 * (n - 1) / (va**2 + vb**2)
     t = sps.t.ppf(0.5 + confidence / 2, df)
     ncp = abs(change) / se
-    return sps.nct.sf(t, df, ncp) + sps.nct.cdf(-t, df, ncp)
+    with np.errstate(all="ignore"):
+        exact = sps.nct.sf(t, df, ncp) + sps.nct.cdf(-t, df, ncp)
+    # scipy's noncentral t fails (NaN) far in its tail, where the normal approximation is exact enough
+    approx = sps.norm.cdf(ncp - t) + sps.norm.cdf(-ncp - t)
+    return np.where(np.isfinite(exact), exact, approx)
 
 
 def _cvs(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[float, float]:

@@ -169,7 +169,8 @@ def fit_scaling(
         p0, lower, upper = [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
     try:
         popt, pcov = optimize.curve_fit(
-            f, n, m, p0=p0, sigma=se, absolute_sigma=True, bounds=(lower, upper), max_nfev=20_000
+            f, n, m, p0=p0, sigma=se, absolute_sigma=True, bounds=(lower, upper), method="trf",
+            max_nfev=20_000,
         )
     except (RuntimeError, ValueError) as exc:
         raise ValueError(f"the scaling fit did not converge: {exc}") from None

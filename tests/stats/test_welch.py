@@ -1,0 +1,114 @@
+"""Welch's interval (difference over the baseline mean) and its Fieller option."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from perflab.stats import Welch, get_method
+from perflab.stats.fieller import fieller_ratio
+from perflab.stats.welch import welch_batch
+from tests.stats import sim
+
+
+def test_matches_scipy_welch_t_test_on_random_inputs():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        na, nb = rng.integers(2, 40, 2)
+        a = rng.normal(100, rng.uniform(0.1, 20), na)
+        b = rng.normal(100 + rng.normal(0, 5), rng.uniform(0.1, 20), nb)
+        conf = rng.uniform(0.8, 0.99)
+        c = Welch().compare(a, b, conf)
+        ref = sps.ttest_ind(b, a, equal_var=False)
+        assert c.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+        ci = ref.confidence_interval(conf)
+        assert c.low == pytest.approx(ci.low / a.mean(), rel=1e-9, abs=1e-12)
+        assert c.high == pytest.approx(ci.high / a.mean(), rel=1e-9, abs=1e-12)
+        assert c.estimate == pytest.approx(b.mean() / a.mean() - 1)
+
+
+def test_fieller_interval_is_the_set_of_ratios_the_test_does_not_reject():
+    """Brute force: ρ is inside iff |m_b − ρ·m_a| ≤ t·√(v_b + ρ²·v_a)."""
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        a = rng.normal(100, 5, 8)
+        b = rng.normal(rng.uniform(80, 130), 5, 12)
+        ma, mb = a.mean(), b.mean()
+        va, vb = a.var(ddof=1) / 8, b.var(ddof=1) / 12
+        t = 2.1
+        lo, hi = (float(x) for x in fieller_ratio(mb, ma, vb, va, 0.0, t))
+        grid = np.linspace(lo - 0.05, hi + 0.05, 20001)
+        inside = np.abs(mb - grid * ma) <= t * np.sqrt(vb + grid**2 * va)
+        step = grid[1] - grid[0]
+        assert grid[inside].min() == pytest.approx(lo, abs=step)
+        assert grid[inside].max() == pytest.approx(hi, abs=step)
+
+
+def test_fieller_is_unbounded_when_the_baseline_mean_is_indistinguishable_from_zero():
+    c = Welch("fieller").compare([-1.0, 2.0, 0.5, -0.2], [3.0, 4.0, 5.0, 4.5])
+    assert not c.defined
+    assert [w.code for w in c.warnings] == ["ratio_unbounded"]
+
+
+@pytest.mark.parametrize("n", [10, 30])
+def test_difference_interval_under_covers_large_changes_and_fieller_does_not(n):
+    """Coverage against the size of the true change (normal runs, 5% noise, 2,000 each).
+
+    The difference interval ignores the baseline mean's uncertainty: fine for small
+    changes, short of 95% for large ones (seed 002's +300%!). Fieller's stays at 95%.
+    compare() warns when the implied coverage is more than a point short.
+    """
+    rng = np.random.default_rng(n)
+    cover_diff = {}
+    for delta in (0.05, 0.25, 1.0, 3.0):
+        a, b = sim.pair("normal", rng, 2000, n, delta)
+        d = welch_batch(a, b)
+        f = welch_batch(a, b, interval="fieller")
+        cover_diff[delta] = float(np.mean(d.covers(delta)))
+        assert 0.935 <= np.mean(f.covers(delta)) <= 0.965
+    assert cover_diff[0.05] >= 0.935
+    assert cover_diff[1.0] < 0.91 and cover_diff[3.0] < 0.90
+    assert cover_diff[0.05] > cover_diff[0.25] > cover_diff[1.0] > cover_diff[3.0]
+    # the warning fires where the coverage is short
+    a, b = sim.pair("normal", rng, 20, n, 1.0)
+    assert all("baseline_uncertainty" in [w.code for w in Welch().compare(x, y).warnings] for x, y in zip(a, b))
+    a, b = sim.pair("normal", rng, 20, n, 0.02)
+    assert not any("baseline_uncertainty" in [w.code for w in Welch().compare(x, y).warnings] for x, y in zip(a, b))
+
+
+def test_constant_samples_give_an_exact_zero_width_interval():
+    c = Welch().compare([10.0] * 5, [11.0] * 5)
+    assert (c.low, c.high, c.estimate, c.p_value) == (pytest.approx(0.1),) * 3 + (0.0,)
+    c = Welch().compare([10.0] * 5, [10.0] * 5)
+    assert c.p_value == 1.0 and not c.significant
+
+
+def test_one_run_gives_no_interval_and_says_why():
+    c = Welch().compare([10.0], [11.0, 12.0])
+    assert not c.defined and c.warnings[0].code == "too_few_runs"
+    assert c.estimate == pytest.approx(0.15)
+
+
+def test_batch_equals_one_by_one_and_inputs_are_not_mutated():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(100, 3, (5, 7)), rng.normal(104, 3, (5, 9))
+    a0, b0 = a.copy(), b.copy()
+    batch = welch_batch(a, b, 0.9, "fieller")
+    for i in range(5):
+        c = Welch("fieller").compare(a[i], b[i], 0.9)
+        assert (c.low, c.high, c.p_value) == pytest.approx((batch.low[i], batch.high[i], batch.p_value[i]))
+    assert np.array_equal(a, a0) and np.array_equal(b, b0)
+
+
+def test_bad_inputs_raise_one_line_value_errors():
+    with pytest.raises(ValueError, match="baseline mean is zero"):
+        Welch().compare([0.0, 0.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        Welch().compare([1.0, float("nan")], [1.0, 2.0])
+    with pytest.raises(ValueError, match="unknown Welch interval"):
+        get_method("welch", interval="ratio")
+    with pytest.raises(ValueError, match="confidence"):
+        Welch().compare([1.0, 2.0], [1.0, 2.0], 1.5)
+    with pytest.raises(ValueError, match="unknown statistical method"):
+        get_method("ttest")
