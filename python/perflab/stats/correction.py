@@ -149,14 +149,20 @@ def _statement(correction: str, confidence: float, size: int, levels: np.ndarray
             f"at {defined.min():.2%} hold simultaneously."
         )
     if correction == "holm":
-        lo, hi = defined.max(), defined.min()
-        span = f"{hi:.2%}" if math.isclose(lo, hi) else f"{hi:.2%}–{lo:.2%}"
+        least, most = defined.min(), defined.max()
+        span = f"{least:.2%}" if math.isclose(least, most) else f"{least:.2%}–{most:.2%}"
         return (
             f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); "
-            f"intervals widened to {span} by step."
+            f"intervals at {span}, widened by step."
         )
     r = sum(1 for c in comps if c.significant)
-    sel = f"the {r} change{'s' if r != 1 else ''}' intervals are FCR-adjusted (Benjamini–Yekutieli) at {1 - r * alpha / size:.2%}" if r else "no change was found"
+    if r:
+        sel = (
+            f"the {r} change{'s' if r != 1 else ''}' intervals are FCR-adjusted "
+            f"(Benjamini–Yekutieli) at {1 - r * alpha / size:.2%}"
+        )
+    else:
+        sel = "no change was found"
     return (
         f"Benjamini–Hochberg over {n_word}: on average ≤ {a} of the reported changes are "
         f"false (false discovery rate); {sel}."
@@ -171,10 +177,9 @@ def correct(
     """Apply ``correction`` to a family of comparisons made at one confidence level.
 
     recompute(i, level) must return comparison i recomputed at ``level`` (same data,
-    same method); it widens the intervals. Without it, only p-values are adjusted and
-    intervals are widened by rescaling each side's distance to the estimate with the
-    ratio of normal quantiles — an approximation; pass ``recompute`` (or use
-    `compare_family`) for exact intervals.
+    same method); it widens the intervals. Without it, intervals are widened
+    approximately, by rescaling each side's distance to the estimate with the ratio of
+    normal quantiles; pass ``recompute`` (or use `compare_family`) for exact intervals.
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")

@@ -276,7 +276,10 @@ def too_few_runs_warning(
     need = runs_needed(a, b, resolve, confidence, power)
     m = abs(float(a.mean()))
     cva, cvb = float(a.std(ddof=1)) / m, float(b.std(ddof=1)) / m
-    need_txt = f"≥ {need} runs per variant are needed" if need else "more than 100000 runs per variant would be needed"
+    need_txt = (
+        f"≥ {need} runs per variant are needed" if need
+        else "more than 100000 runs per variant would be needed"
+    )
     return StatWarning(
         "too_few_runs",
         f"with this noise (sd {cva:.1%} and {cvb:.1%} of the baseline mean), {n} runs per "

@@ -42,6 +42,16 @@ class Intervals:
         with np.errstate(invalid="ignore"):
             return (self.low <= truth) & (truth <= self.high)
 
+    def to_dict(self) -> dict:
+        return {
+            "estimate": self.estimate.tolist(),
+            "low": self.low.tolist(),
+            "high": self.high.tolist(),
+            "p_value": self.p_value.tolist(),
+            "baseline": self.baseline.tolist(),
+            "candidate": self.candidate.tolist(),
+        }
+
     def comparison(
         self,
         i: int,

@@ -1,0 +1,87 @@
+"""Print the simulated error rates, coverage and power of every method (README tables).
+
+    .venv/bin/python -m tests.stats.tables
+
+Same seeds and settings as test_validation.py / test_adaptive.py, so the numbers printed
+are the ones the tests assert on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.stats import sim
+from tests.stats.test_adaptive import MAX, MIN, TARGET, _adaptive, _paths
+
+LABELS = {
+    "welch": "welch (default, difference)",
+    "welch-fieller": "welch, interval=fieller",
+    "bootstrap-mean": "bootstrap (mean)",
+    "bootstrap-median": "bootstrap, statistic=median",
+    "mannwhitney": "mannwhitney (HL ratio)",
+    "mannwhitney-shift": "mannwhitney, scale=shift",
+    "paired": "paired (3% block drift)",
+}
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def main() -> None:
+    methods = list(sim.METHODS) + ["mannwhitney-shift"]
+    print("A/A false-positive rate (%) at α = 5% | coverage (%) of a true change, 2,000 experiments each")
+    print()
+    print("| method | true change | " + " | ".join(f"{f} n={n}" for f in sim.FAMILIES for n in (5, 10, 30)) + " |")
+    print("|---|---|" + "---|" * 12)
+    for m in methods:
+        cells = []
+        delta = None
+        for f in sim.FAMILIES:
+            for n in (5, 10, 30):
+                r = sim.error_rates(m, f, n)
+                delta = r["delta"]
+                cells.append("refused" if r["undefined"] == 1 else f"{pct(r['false_positive'])} / {pct(r['coverage'])}")
+        print(f"| {LABELS[m]} | +{100 * delta:.0f}% | " + " | ".join(cells) + " |")
+    print()
+    print("Power: n = 10 per variant, 2% normal noise, true change +3% (2,000 experiments)")
+    print()
+    print("| method | power |")
+    print("|---|---|")
+    for m in sim.METHODS:
+        print(f"| {LABELS[m]} | {pct(sim.power(m))}% |")
+    print()
+    print(f"Adaptive repetitions: min {MIN}, max {MAX}, target ±{TARGET:.0%}, 2% run noise, 4,000 A/A experiments")
+    print()
+    print("| runs | false positives | mean runs used | fixed count for ±1% in 95% | machine time saved |")
+    print("|---|---|---|---|---|")
+    for fam in sim.FAMILIES:
+        a, b = _paths(fam, 3)
+        used, sig, hws = _adaptive(a, b)
+        fixed = next((n for n in range(MIN, MAX + 1) if np.mean(hws[n] <= TARGET) >= 0.95), None)
+        saved = f"{pct(1 - used.mean() / fixed)}%" if fixed else f"n/a (> {MAX})"
+        print(f"| {fam} | {pct(sig.mean())}% | {used.mean():.1f} | {fixed or f'> {MAX}'} | {saved} |")
+    print()
+    for n in (5, 10, 30):
+        fp, cov = histogram_rates(n=n)
+        print(f"histogram bootstrap, p99 over runs' merged histograms, n = {n}: "
+              f"false positives {pct(fp)}%, coverage of +10% {pct(cov)}% (1,000 experiments each)")
+
+
+def histogram_rates(experiments: int = 1000, n: int = 10) -> tuple[float, float]:
+    """A/A false positives and coverage of a +10% p99 for the merged-histogram bootstrap."""
+    from perflab.stats import histogram_bootstrap
+    from tests.stats.test_histogram import EDGES, _runs
+
+    rng = np.random.default_rng(sim.seed_of("histogram", experiments, n))
+    fp = cov = 0
+    for _ in range(experiments):
+        r = histogram_bootstrap(EDGES, _runs(rng, n, 1.0), _runs(rng, n, 1.0), 99, resamples=2000, seed=rng)
+        fp += bool(r.significant[0])
+        r = histogram_bootstrap(EDGES, _runs(rng, n, 1.0), _runs(rng, n, 1.1), 99, resamples=2000, seed=rng)
+        cov += bool(r.covers(0.1)[0])
+    return fp / experiments, cov / experiments
+
+
+if __name__ == "__main__":
+    main()
