@@ -45,7 +45,7 @@ def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: fl
     a, b = baseline, candidate
     va = float(a.var(ddof=1)) / a.size
     vb = float(b.var(ddof=1)) / b.size
-    if va + vb == 0:
+    if va + vb == 0 or a.mean() == 0:
         return confidence
     rho = float(b.mean() / a.mean())
     f = math.sqrt((vb + rho * rho * va) / (va + vb))
