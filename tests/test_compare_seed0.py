@@ -35,9 +35,11 @@ def test_terminal_tldr_matches_seed0(seed0):
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
             for line in r.out.splitlines() if line.startswith("│")
             and line.split("│")[1].strip() in ("90", "110")}
-    # DESIGN.md: 90% NS / NS; 110% +[12.3, 16.0]% and -[20.0, 23.0]% (outward rounding: 16.1)
+    # DESIGN.md: 90% NS / NS; 110% throughput +[12.2, 16.2]% (Fieller's, chosen by the default
+    # interval="auto" for this large change) and p99 -[20.0, 23.0]% (Welch's difference interval)
     assert rows["90"] == ["NS", "NS"]
-    assert rows["110"] == ["+[12.3, 16.1]% better", "-[20.0, 23.0]% better"]
+    assert rows["110"] == ["+[12.2, 16.2]%† better", "-[20.0, 23.0]% better"]
+    assert "† Fieller's ratio interval" in r.out
 
 
 def test_json_export_parses_back(seed0):
@@ -47,7 +49,8 @@ def test_json_export_parses_back(seed0):
     assert doc["experiment"]["baseline"] == "baseline"
     got = {(c["labels"]["ram_utilization_pct"], c["metric"]): c for c in doc["comparisons"]}
     ops, p99 = got[("110", "ops_per_sec")], got[("110", "p99_latency_ms")]
-    assert ops["low"] == pytest.approx(0.12354, abs=1e-4) and ops["high"] == pytest.approx(0.16030, abs=1e-4)
+    assert ops["low"] == pytest.approx(0.12220, abs=1e-4) and ops["high"] == pytest.approx(0.16207, abs=1e-4)
+    assert ops["interval"] == "fieller" and p99["interval"] == "difference"
     assert p99["low"] == pytest.approx(-0.22963, abs=1e-4) and p99["high"] == pytest.approx(-0.20032, abs=1e-4)
     assert (ops["verdict"], p99["verdict"]) == ("better", "better")
     assert got[("90", "ops_per_sec")]["verdict"] == "ns" and got[("90", "p99_latency_ms")]["verdict"] == "ns"
@@ -65,7 +68,7 @@ def test_markdown_export_parses_back(seed0):
     md = perflab("compare", eid, "--store", str(db), "--format", "markdown").out
     table = [l for l in md.splitlines() if l.startswith("| 110 |")][0]
     cells = [c.strip() for c in table.strip("|").split("|")]
-    assert cells == ["110", "+[12.3, 16.1]% ✅", "-[20.0, 23.0]% ✅"]
+    assert cells == ["110", "+[12.2, 16.2]%† ✅", "-[20.0, 23.0]% ✅"]
     assert re.search(r"^\| ram_utilization_pct \| ops_per_sec \(/s\) ↑ \| p99_latency_ms \(ms\) ↓ \|$", md, re.M)
 
 
@@ -74,8 +77,8 @@ def test_csv_export_parses_back(seed0):
     rows = list(csv.DictReader(io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)))
     assert len(rows) == 4
     r = next(x for x in rows if x["ram_utilization_pct"] == "110" and x["metric"] == "ops_per_sec")
-    assert float(r["ci_low_pct"]) == pytest.approx(12.354, abs=1e-2)
-    assert r["verdict"] == "better" and r["tldr"] == "+[12.3, 16.1]%"
+    assert float(r["ci_low_pct"]) == pytest.approx(12.220, abs=1e-2)
+    assert r["verdict"] == "better" and r["tldr"] == "+[12.2, 16.2]%†"
 
 
 def test_fail_if_worse_gates_regressions(seed0, tmp_path):
@@ -95,7 +98,7 @@ def test_threshold_turns_small_changes_into_within_noise(seed0):
     db, eid = seed0
     doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", "--threshold", "15%").out)
     v = {(c["labels"]["ram_utilization_pct"], c["metric"]): c["verdict"] for c in doc["comparisons"]}
-    assert v[("110", "ops_per_sec")] == "within_noise"  # [12.4, 16.0] is not wholly beyond 15%
+    assert v[("110", "ops_per_sec")] == "within_noise"  # [12.2, 16.2] is not wholly beyond 15%
     assert v[("110", "p99_latency_ms")] == "better"  # [-23.0, -20.0] is
 
 

@@ -23,30 +23,21 @@ def fmt_number(x: float | None, digits: int = 4) -> str:
 
 
 def fmt_pct_interval(c: Comparison, decimals: int = 1) -> str:
-    """Seed 000's TLDR cell: ``+[12.3, 16.1]%``, ``-[20.0, 23.0]%`` (magnitudes ascending).
+    """Seed 000's TLDR cell: ``+[12.2, 16.2]%``, ``-[20.0, 23.0]%`` (magnitudes ascending).
 
-    Bounds are rounded outward, so the printed interval always contains the computed
-    one. An interval straddling zero is written ``[-0.9, +0.1]%``; a TLDR shows ``NS``
-    for it instead.
+    More decimals are used when the bounds would otherwise print equal. An interval
+    straddling zero is written ``[-0.9, +0.1]%``; a TLDR shows ``NS`` for it instead.
+    A dagger marks Fieller's ratio interval (see stats/welch.py, ``interval="auto"``).
     """
     lo, hi = c.low * 100, c.high * 100
-    while decimals < 4 and _down(lo, decimals) == _up(hi, decimals):
+    while decimals < 4 and round(lo, decimals) == round(hi, decimals) and lo != hi:
         decimals += 1  # keep the bounds distinguishable
-    a, b = _down(lo, decimals), _up(hi, decimals)
+    mark = "†" if getattr(c, "interval", None) == "fieller" else ""
     if lo > 0:
-        return f"+[{a:.{decimals}f}, {b:.{decimals}f}]%"
+        return f"+[{lo:.{decimals}f}, {hi:.{decimals}f}]%{mark}"
     if hi < 0:
-        return f"-[{-b:.{decimals}f}, {-a:.{decimals}f}]%"
-    return f"[{a:+.{decimals}f}, {b:+.{decimals}f}]%"
-
-
-def _down(x: float, decimals: int) -> float:
-    # round(…, 9) first so that 16.0 computed as 16.0000000001 is not pushed to 16.1
-    return math.floor(round(x * 10**decimals, 9)) / 10**decimals
-
-
-def _up(x: float, decimals: int) -> float:
-    return math.ceil(round(x * 10**decimals, 9)) / 10**decimals
+        return f"-[{-hi:.{decimals}f}, {-lo:.{decimals}f}]%{mark}"
+    return f"[{lo:+.{decimals}f}, {hi:+.{decimals}f}]%{mark}"
 
 
 def fmt_pct(x: float, decimals: int = 1) -> str:

@@ -55,6 +55,9 @@ def tldr_table(result: CompareResult) -> TableModel:
     vs = (f"{result.candidates[0]} vs {data.baseline}" if not many
           else f"each variant vs {data.baseline}")
     title = f"TLDR — {vs}: {conf} CI of the relative change ({result.method.title()}); NS = not significant"
+    if any(c.comparison is not None and getattr(c.comparison, "interval", None) == "fieller"
+           for c in result.comparisons):
+        title += "; † Fieller's ratio interval (a large change next to the baseline's own uncertainty)"
     return TableModel(title, columns, rows, [False] * nparams + [True] * len(data.metrics))
 
 

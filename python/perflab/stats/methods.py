@@ -24,7 +24,7 @@ class Method(Protocol):
 
 
 #: name → class; options are the class's keyword arguments:
-#:   welch(interval="difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
+#:   welch(interval="auto"|"difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
 #:   resamples=10000, seed=0), mannwhitney(scale="auto"|"ratio"|"shift"), paired().
 _METHODS: dict[str, type] = {
     "welch": Welch,

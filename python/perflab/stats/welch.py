@@ -10,6 +10,11 @@ seed 000's TLDR uses: CI(μ_b − μ_a) / mean(a).
 Option ``interval="fieller"``: Fieller's interval for the ratio μ_b/μ_a, which also
 accounts for the uncertainty of the baseline mean (the denominator); it matters when
 the baseline is noisy relative to the change. Same p-value as the plain interval.
+
+Default ``interval="auto"``: the difference interval, unless its implied coverage
+(`implied_coverage`) falls more than COVERAGE_LOSS below the level — large changes
+next to a noisy baseline, where it would under-cover (≈ 89% at +100%) and can even
+reach below −100% — then Fieller's (when bounded). ``Comparison.interval`` says which.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from perflab.stats.summary import Summary, as_sample, summarize
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 
-INTERVALS = ("difference", "fieller")
+INTERVALS = ("auto", "difference", "fieller")
 
 #: Warn when the difference interval's implied coverage falls this far below its level.
 COVERAGE_LOSS = 0.01
@@ -111,7 +116,7 @@ class Welch:
     name = "welch"
     description = "Welch's t interval of the difference of means, over the baseline mean"
 
-    def __init__(self, interval: str = "difference"):
+    def __init__(self, interval: str = "auto"):
         if interval not in INTERVALS:
             raise ValueError(
                 f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})"
@@ -128,7 +133,17 @@ class Welch:
     ) -> Comparison:
         a = as_sample(baseline)
         b = as_sample(candidate)
-        res = welch_batch(a, b, confidence, self.interval)
+        interval = self.interval
+        if interval == "auto":
+            # The difference interval unless the baseline mean's own uncertainty makes it
+            # cover visibly less than its level; then Fieller's, which does not (if bounded).
+            interval = "difference"
+            if a.size >= 2 and b.size >= 2 and \
+                    implied_coverage(a, b, confidence) < confidence - COVERAGE_LOSS:
+                fl = welch_batch(a, b, confidence, "fieller")
+                if not math.isnan(float(fl.low[0])):
+                    interval = "fieller"
+        res = welch_batch(a, b, confidence, interval)
         warnings: list[StatWarning] = []
         if a.size < 2 or b.size < 2:
             warnings.append(
@@ -138,7 +153,7 @@ class Welch:
                     {"n_baseline": int(a.size), "n_candidate": int(b.size)},
                 )
             )
-        elif self.interval == "difference" and res.low[0] != res.high[0]:
+        elif interval == "difference" and res.low[0] != res.high[0]:
             cov = implied_coverage(a, b, confidence)
             if cov < confidence - COVERAGE_LOSS:
                 fl = welch_batch(a, b, confidence, "fieller")
@@ -154,7 +169,7 @@ class Welch:
                          "fieller_high": float(fl.high[0])},
                     )
                 )
-        elif self.interval == "fieller" and math.isnan(float(res.low[0])):
+        elif interval == "fieller" and math.isnan(float(res.low[0])):
             warnings.append(
                 StatWarning(
                     "ratio_unbounded",
@@ -170,6 +185,6 @@ class Welch:
             n_baseline=int(a.size),
             n_candidate=int(b.size),
             statistic="mean",
-            interval=self.interval,
+            interval=interval,
             warnings=tuple(warnings),
         )
