@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from scipy import special
 from scipy import stats as sps
 
 from perflab.stats.warnings import StatWarning
@@ -109,8 +110,9 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     warnings: list[StatWarning] = []
     if n >= 2:
         sd = float(np.std(x, ddof=1))
-        z = float(sps.norm.ppf(0.5 + confidence / 2))
-        t = float(sps.t.ppf(0.5 + confidence / 2, n - 1))
+        # scipy.special directly: the same functions scipy.stats wraps, ~50x cheaper per call
+        z = float(special.ndtri(0.5 + confidence / 2))
+        t = float(special.stdtrit(n - 1, 0.5 + confidence / 2))
         moe = z * sd / math.sqrt(n)
         half = t * sd / math.sqrt(n)
         lo, hi = mean - half, mean + half

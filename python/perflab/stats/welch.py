@@ -55,8 +55,8 @@ def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: fl
     rho = float(b.mean() / a.mean())
     f = math.sqrt((vb + rho * rho * va) / (va + vb))
     df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    t = float(sps.t.ppf(0.5 + confidence / 2, df))
-    return float(2 * sps.t.cdf(t / f, df) - 1)
+    t = float(special.stdtrit(df, 0.5 + confidence / 2))
+    return float(2 * special.stdtr(df, t / f) - 1)
 
 
 def welch_batch(
