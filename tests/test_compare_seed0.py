@@ -128,3 +128,35 @@ def test_unknown_experiment_and_bad_store(tmp_path):
     junk.write_text("hello")
     r = perflab("ls", "--store", str(junk))
     assert r.code == 2 and "not a perflab store" in r.err
+
+
+@pytest.mark.parametrize("args, ops_110", [
+    ([], "+[12.2, 16.2]%†"),
+    (["--interval", "difference"], "+[12.4, 16.0]%"),
+    (["--method", "mannwhitney"], "+[12.0, 16.4]%"),
+    (["--method", "bootstrap"], "+[12.1, 16.4]%"),
+])
+def test_every_method_gives_seed0_verdicts(seed0, args, ops_110):
+    db, eid = seed0
+    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", *args).out)
+    got = {(c["labels"]["ram_utilization_pct"], c["metric"]): c for c in doc["comparisons"]}
+    assert got[("110", "ops_per_sec")]["tldr"] == ops_110
+    assert got[("110", "p99_latency_ms")]["verdict"] == "better"
+    assert got[("90", "ops_per_sec")]["verdict"] == "ns"
+
+
+def test_holm_correction_widens_and_says_so(seed0):
+    db, eid = seed0
+    r = perflab("compare", eid, "--store", str(db), "--no-summary", "--correction", "holm")
+    assert "+[11.9, 16.5]% better" in r.out
+    assert "Holm over 4 comparisons" in r.out and "warning: Holm" not in r.out
+    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", "--correction", "holm").out)
+    assert doc["correction"] == "holm" and "family-wise" in doc["correction_statement"]
+
+
+def test_bad_method_options_are_one_line(seed0):
+    db, eid = seed0
+    r = perflab("compare", eid, "--store", str(db), "--method", "magic")
+    assert r.code == 2 and "unknown statistical method 'magic'" in r.err
+    r = perflab("compare", eid, "--store", str(db), "--method", "welch", "--statistic", "median")
+    assert r.code == 2 and "bad option for method 'welch'" in r.err

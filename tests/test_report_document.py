@@ -36,14 +36,14 @@ def test_seed0_report_says_what_the_seed_says(seed0):
     verdict = "".join(sp.text for sp in rep.verdict[0].spans)
     assert verdict.startswith("mglru vs baseline (10 runs per variant and cell, 95% confidence intervals, Welch): "
                               "better in 2 of 4 comparisons and no significant change in 2.")
-    assert "ops_per_sec (higher is better): better +[12.3, 16.1]% at ram_utilization_pct=110; " \
+    assert "ops_per_sec (higher is better): better +[12.2, 16.2]%† at ram_utilization_pct=110; " \
            "no significant change at ram_utilization_pct=90." in verdict
     assert "p99_latency_ms (lower is better): better -[20.0, 23.0]% at ram_utilization_pct=110" in verdict
     assert [s.id for s in rep.sections] == ["verdict", "tldr", "change", "distributions", "order", "scaling",
                                             "warnings", "spec", "reproduce"]  # no histograms, env or output
     tldr = rep.sections[1].blocks[0]
     assert [[c.text for c in row] for row in tldr.rows] == [["90", "NS", "NS"],
-                                                             ["110", "+[12.3, 16.1]%", "-[20.0, 23.0]%"]]
+                                                             ["110", "+[12.2, 16.2]%†", "-[20.0, 23.0]%"]]
     assert rep.runs.numeric_params == {"ram_utilization_pct": {"90": 90.0, "110": 110.0}}
     assert len(rep.plots()) == 2 * 4
     assert rep.colors == {"baseline": "#0072B2", "mglru": "#E69F00"}
@@ -56,7 +56,7 @@ def test_seed0_html_tables_and_reproduction(seed0, tmp_path):
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     tldr = re.search(r'<table class="tldr".*?</table>', html, re.S).group(0)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", tldr)
-    assert cells == ["90", "NS", "NS", "110", '+[12.3, 16.1]%<span class="word">better</span>',
+    assert cells == ["90", "NS", "NS", "110", '+[12.2, 16.2]%†<span class="word">better</span>',
                      '-[20.0, 23.0]%<span class="word">better</span>']
     assert 'class="better"' in tldr.replace("num better", "better")
     assert "was imported from" in html and "seed0-mglru-memcached.csv" in html

@@ -10,7 +10,9 @@ import math
 from dataclasses import dataclass, field
 
 from perflab.analysis.dataset import Dataset
-from perflab.stats import Comparison, StatWarning, Summary, Verdict, classify, get_method
+from perflab.errors import InputError
+from perflab.stats import (CORRECTIONS, Comparison, StatWarning, Summary, Verdict, classify, correct,
+                           diagnose_comparison, diagnose_sample, get_method)
 from perflab.store import MetricDef
 
 
@@ -49,6 +51,8 @@ class CompareResult:
     method: str
     confidence: float
     threshold: float  # fraction; 0 = any significant change counts
+    correction: str = "none"  # multiple-comparison correction applied to the TLDR family
+    correction_statement: str = ""  # what it controlled, one sentence for under the table
     comparisons: list[ComparedCell] = field(default_factory=list)
     summaries: list[SummarizedCell] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
@@ -58,14 +62,41 @@ class CompareResult:
         return [v for v in self.dataset.variants if v != self.dataset.baseline]
 
 
-def compare_dataset(data: Dataset, *, method: str = "welch", confidence: float | None = None,
-                    threshold: float = 0.0) -> CompareResult:
+def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dict | None = None,
+                    confidence: float | None = None, threshold: float = 0.0,
+                    correction: str = "none", diagnostics: bool = True) -> CompareResult:
+    """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
+
+    correction: ``none``, ``holm``, ``bonferroni`` or ``bh`` over the whole TLDR family
+    (all cells × metrics × candidates); intervals are recomputed at each comparison's
+    adjusted level. diagnostics: outliers, drift, bimodality, slow first runs, unequal
+    variances and too-few-runs-to-resolve-the-threshold become warnings.
+    """
     if confidence is None:
         confidence = float(data.experiment.settings.get("confidence", 0.95))
-    impl = get_method(method)
-    comparisons: list[ComparedCell] = []
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction '{correction}' (choose from {', '.join(CORRECTIONS)})")
+    try:
+        impl = get_method(method, **(method_options or {}))
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    paired = method == "paired"
+
+    def run_compare(cell_key: str, variant: str, metric: str, level: float) -> Comparison:
+        base = data.sample(cell_key, data.baseline, metric)
+        cand = data.sample(cell_key, variant, metric)
+        try:
+            if paired:
+                return impl.compare(base, cand, level,
+                                    baseline_blocks=data.blocks[(cell_key, data.baseline, metric)],
+                                    candidate_blocks=data.blocks[(cell_key, variant, metric)])
+            return impl.compare(base, cand, level)
+        except ValueError as e:
+            raise InputError(f"{method} at {cell_key} · {variant} · {metric}: {e}") from None
+
     summaries: list[SummarizedCell] = []
     notes: list[Note] = []
+    pending: list[tuple[str, dict, str, MetricDef, Comparison | None]] = []
     for cell_key, labels in data.cells:
         for metric in data.metrics:
             for variant in data.variants:
@@ -74,30 +105,50 @@ def compare_dataset(data: Dataset, *, method: str = "welch", confidence: float |
                 summaries.append(SummarizedCell(cell_key, labels, variant, metric, summary))
                 if summary is not None:
                     notes += [Note(w, cell_key, variant, metric.name) for w in summary.warnings]
+                    if diagnostics and len(values) >= 3:
+                        d = diagnose_sample(values, in_order=True, better=metric.better)
+                        notes += [Note(w, cell_key, variant, metric.name) for w in d.warnings]
             base = data.sample(cell_key, data.baseline, metric.name)
             for variant in data.variants:
                 if variant == data.baseline:
                     continue
                 cand = data.sample(cell_key, variant, metric.name)
                 comp = None
-                verdict = Verdict.UNDEFINED
                 if base and cand and _mean(base) != 0:
-                    comp = impl.compare(base, cand, confidence)
-                    verdict = classify(comp, metric.better, threshold)
+                    comp = run_compare(cell_key, variant, metric.name, confidence)
                     notes += [Note(w, cell_key, variant, metric.name) for w in comp.warnings
                               if w.code != "too_few_runs"]  # already said by the summary
-                comparisons.append(ComparedCell(cell_key, labels, variant, metric, comp, verdict))
+                    if diagnostics and len(base) >= 2 and len(cand) >= 2:
+                        notes += [Note(w, cell_key, variant, metric.name) for w in
+                                  diagnose_comparison(base, cand, comp, resolve=threshold or 0.01,
+                                                      confidence=confidence)]
+                pending.append((cell_key, labels, variant, metric, comp))
+    statement = ""
+    defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
+    if correction != "none" and defined:
+        def recompute(j: int, level: float) -> Comparison:
+            cell_key, _, variant, metric, _ = pending[defined[j]]
+            return run_compare(cell_key, variant, metric.name, level)
+
+        family = correct([pending[i][4] for i in defined], correction, recompute)
+        statement = family.statement
+        for j, i in enumerate(defined):
+            cell_key, labels, variant, metric, _ = pending[i]
+            pending[i] = (cell_key, labels, variant, metric, family.comparisons[j])
+    comparisons = [ComparedCell(k, lab, v, m, c, classify(c, m.better, threshold) if c else Verdict.UNDEFINED)
+                   for k, lab, v, m, c in pending]
     failed = len(data.failed)
     if failed:
         notes.append(Note(StatWarning(
             "failed_runs", f"{failed} run(s) failed or timed out and are left out; see "
             f"`perflab show {data.experiment.id} --runs` for their reasons", {"count": failed})))
-    pending = data.status_counts.get("pending", 0) + data.status_counts.get("running", 0)
-    if pending:
+    pending_runs = data.status_counts.get("pending", 0) + data.status_counts.get("running", 0)
+    if pending_runs:
         notes.append(Note(StatWarning(
-            "incomplete", f"experiment is incomplete: {pending} run(s) not done yet; resume with "
-            f"`perflab run --resume {data.experiment.id}`", {"pending": pending})))
-    return CompareResult(data, method, confidence, threshold, comparisons, summaries, _dedupe(notes))
+            "incomplete", f"experiment is incomplete: {pending_runs} run(s) not done yet; resume with "
+            f"`perflab run --resume {data.experiment.id}`", {"pending": pending_runs})))
+    return CompareResult(data, method, confidence, threshold, correction, statement, comparisons,
+                         summaries, _dedupe(notes))
 
 
 def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:

@@ -197,11 +197,10 @@ def cross_dataset(store: Store, ref_a: str | int, ref_b: str | int,
     return CrossDataset(data, a, b, list(pairs), origins, notes)
 
 
-def compare_cross(cross: CrossDataset, *, method: str = "welch", confidence: float | None = None,
-                  threshold: float = 0.0) -> CompareResult:
-    """`compare_dataset` of a cross dataset, with the notes about what was left out."""
+def compare_cross(cross: CrossDataset, *, method: str = "welch", **options) -> CompareResult:
+    """`compare_dataset` of a cross dataset (same options), with the notes about what was left out."""
     if method == "paired":
         raise InputError("the paired method needs runs interleaved in blocks of one experiment; "
                          "two experiments' runs are not paired (use welch, bootstrap or mannwhitney)")
-    result = compare_dataset(cross.dataset, method=method, confidence=confidence, threshold=threshold)
+    result = compare_dataset(cross.dataset, method=method, **options)
     return dataclasses.replace(result, notes=[Note(w) for w in cross.notes] + list(result.notes))

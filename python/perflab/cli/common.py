@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from perflab.errors import InputError
 from perflab.store import Store, default_store_path
 
 
@@ -14,3 +15,47 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 
 def open_store(args) -> Store:
     return Store(args.store) if args.store else Store()
+
+
+def pct(text: str) -> float:
+    """A percentage argument: ``5``, ``5%`` or ``0.5%`` → percent as a float ≥ 0."""
+    t = text.strip().rstrip("%")
+    try:
+        v = float(t)
+    except ValueError:
+        raise InputError(f"not a percentage: {text!r}") from None
+    if v < 0:
+        raise InputError(f"percentage must be ≥ 0: {text!r}")
+    return v
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """How comparisons are computed: shared by compare and report (declared once here)."""
+    g = p.add_argument_group("statistics (see README, 'How perflab decides')")
+    g.add_argument("--method", default="welch", metavar="NAME",
+                   help="welch (default), bootstrap, mannwhitney or paired")
+    g.add_argument("--interval", choices=["auto", "difference", "fieller"], default=None,
+                   help="welch: auto (default: Fieller's where the change is large next to the baseline's "
+                        "uncertainty), difference, or fieller")
+    g.add_argument("--statistic", default=None, metavar="STAT",
+                   help="bootstrap: mean (default), median, or a percentile of the runs like p90")
+    g.add_argument("--resamples", type=int, default=None, metavar="N", help="bootstrap resamples (10000)")
+    g.add_argument("--scale", choices=["auto", "ratio", "shift"], default=None,
+                   help="mannwhitney: Hodges-Lehmann on the ratio or shift scale")
+    g.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
+                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
+    g.add_argument("--threshold", type=pct, default=0.0, metavar="PCT",
+                   help="practical threshold, e.g. 1%%: smaller significant changes read 'within noise'")
+    g.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"], default="none",
+                   help="multiple-comparison correction over the table (default none; holm controls "
+                        "the chance of any false change, bh the false discovery rate)")
+
+
+def analysis_options(args) -> dict:
+    """Keyword arguments for compare_dataset / compare_cross / report_for from the options above."""
+    if args.confidence is not None and not 0.5 < args.confidence < 1:
+        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    method_options = {k: getattr(args, k) for k in ("interval", "statistic", "resamples", "scale")
+                      if getattr(args, k) is not None}
+    return dict(method=args.method, method_options=method_options, confidence=args.confidence,
+                threshold=args.threshold / 100, correction=args.correction)

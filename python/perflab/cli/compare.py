@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.cli.common import add_store_option, open_store
+from perflab.cli.common import add_analysis_options, add_store_option, analysis_options, open_store, pct
 from perflab.errors import InputError
 
 # numpy/scipy and the reporters are imported when the command runs, not when the
@@ -22,30 +22,14 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
     p.add_argument("--json", action="store_const", const="json", dest="format",
                    help="same as --format json")
-    p.add_argument("--method", default="welch", metavar="NAME",
-                   help="statistical method (default: welch; see README, 'How perflab decides')")
-    p.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
-                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
-    p.add_argument("--threshold", type=_pct, default=0.0, metavar="PCT",
-                   help="practical threshold, e.g. 1%%: smaller changes read 'within noise'")
-    p.add_argument("--fail-if-worse", type=_pct, default=None, metavar="PCT",
+    add_analysis_options(p)
+    p.add_argument("--fail-if-worse", type=pct, default=None, metavar="PCT",
                    help="exit 1 when a metric is significantly worse by more than PCT percent")
     p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
     p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
                    help="with B: compare only this variant (repeatable), or pair variant NAME of the "
                         "first experiment with NAME_B of B")
     p.set_defaults(handler=run)
-
-
-def _pct(text: str) -> float:
-    t = text.strip().rstrip("%")
-    try:
-        v = float(t)
-    except ValueError:
-        raise InputError(f"not a percentage: {text!r}") from None
-    if v < 0:
-        raise InputError(f"percentage must be ≥ 0: {text!r}")
-    return v
 
 
 def run(args, io) -> int:
@@ -56,26 +40,17 @@ def run(args, io) -> int:
     from perflab.report.json_export import render_json
     from perflab.report.markdown import render_markdown
     from perflab.report.terminal import render_terminal
-    from perflab.stats import get_method
-
-    try:
-        get_method(args.method)
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    if args.confidence is not None and not 0.5 < args.confidence < 1:
-        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    opts = analysis_options(args)
     if args.variant and args.other is None:
         raise InputError("--variant pairs variants of two experiments: name a second experiment B")
     with open_store(args) as store:
         if args.other is None:
             data = load_dataset(store, args.experiment)
-            result = compare_dataset(data, method=args.method, confidence=args.confidence,
-                                     threshold=args.threshold / 100)
+            result = compare_dataset(data, **opts)
         else:
             from perflab.analysis.cross import compare_cross, cross_dataset, parse_pairs
             cross = cross_dataset(store, args.experiment, args.other, parse_pairs(args.variant))
-            result = compare_cross(cross, method=args.method, confidence=args.confidence,
-                                   threshold=args.threshold / 100)
+            result = compare_cross(cross, **opts)
     if args.format == "json":
         io.out.write(render_json(result))
     elif args.format == "markdown":

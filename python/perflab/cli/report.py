@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perflab.cli.common import add_store_option, open_store
+from perflab.cli.common import add_analysis_options, add_store_option, analysis_options, open_store
 from perflab.errors import InputError
 
 # matplotlib, numpy and the report modules are imported when the command runs.
@@ -29,11 +29,7 @@ def register(sub) -> None:
                    help="the JSON export (schema perflab.report/1); to stdout unless -o")
     p.add_argument("--images", choices=["png", "svg"], default="png",
                    help="image format of a Markdown report's plots (default: png)")
-    p.add_argument("--method", default="welch", metavar="NAME", help="statistical method (default: welch)")
-    p.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
-                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
-    p.add_argument("--threshold", type=_pct, default=0.0, metavar="PCT",
-                   help="practical threshold, e.g. 1%%: smaller changes read 'within noise'")
+    add_analysis_options(p)
     p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
                    help="with B: compare only this variant (repeatable), or pair variant NAME of the "
                         "first experiment with NAME_B of B")
@@ -43,28 +39,15 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def _pct(text: str) -> float:
-    from perflab.cli.compare import _pct as pct
-    return pct(text)
-
-
 def run(args, io) -> int:
     from pathlib import Path
 
     from perflab.analysis.cross import parse_pairs
     from perflab.report.document import report_for, report_for_pair
     from perflab.report.output import format_of, render_plots, write_report
-    from perflab.stats import get_method
-
-    try:
-        get_method(args.method)
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    if args.confidence is not None and not 0.5 < args.confidence < 1:
-        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
+    opts = analysis_options(args)
     if args.variant and args.other is None:
         raise InputError("--variant pairs variants of two experiments: name a second experiment B")
-    opts = dict(method=args.method, confidence=args.confidence, threshold=args.threshold / 100)
     with open_store(args) as store:
         if args.other is None:
             report = report_for(store, args.experiment, **opts)

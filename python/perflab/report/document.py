@@ -66,20 +66,18 @@ class Report:
 
 # ----- entry points ---------------------------------------------------------------------------
 
-def report_for(store: Store, ref: str | int, *, method: str = "welch", confidence: float | None = None,
-               threshold: float = 0.0) -> Report:
-    """The report of one stored experiment (id, name or ``last``)."""
+def report_for(store: Store, ref: str | int, **options) -> Report:
+    """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s."""
     data = load_dataset(store, ref)
-    result = compare_dataset(data, method=method, confidence=confidence, threshold=threshold)
+    result = compare_dataset(data, **options)
     return build_report(store, result, single_origin(data), [data.experiment])
 
 
 def report_for_pair(store: Store, ref_a: str | int, ref_b: str | int, *,
-                    pairs: list[tuple[str, str]] | None = None, method: str = "welch",
-                    confidence: float | None = None, threshold: float = 0.0) -> Report:
+                    pairs: list[tuple[str, str]] | None = None, **options) -> Report:
     """Experiment B against experiment A as the baseline (see `perflab.analysis.cross`)."""
     cross = cross_dataset(store, ref_a, ref_b, pairs)
-    result = compare_cross(cross, method=method, confidence=confidence, threshold=threshold)
+    result = compare_cross(cross, **options)
     return build_report(store, result, cross.origins, [cross.a, cross.b])
 
 
@@ -139,7 +137,7 @@ def _with_sections(r: Report) -> Report:
         dataclasses.replace(table_of(tldr), css_class="tldr"),
         Para.of("Each cell: the ", Span(f"{result.confidence:.0%}", strong=True),
                 " confidence interval of the relative change of the mean against ",
-                Span(data.baseline, strong=True), ", e.g. +[12.3, 16.1]% (an increase between 12.3% and 16.1%) "
+                Span(data.baseline, strong=True), ", e.g. +[12.2, 16.2]% (an increase between 12.2% and 16.2%) "
                 "or -[20.0, 23.0]% (a decrease); NS when the interval contains zero. Bounds are rounded "
                 "outward. ↑/↓: higher/lower is better; green = better, red = worse."),
     )))

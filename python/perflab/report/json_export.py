@@ -2,7 +2,7 @@
 
 Schema ``perflab.compare/1``:
   experiment{id,name,description,status,baseline,params,variants}, method, confidence,
-  threshold, metrics[{name,unit,better}], comparisons[{cell,labels,variant,metric,verdict,
+  threshold, correction, correction_statement, metrics[{name,unit,better}], comparisons[{cell,labels,variant,metric,verdict,
   tldr, n_baseline,n_candidate,baseline_location,candidate_location,estimate,low,high,
   p_value,significant,warnings}], summaries[{cell,labels,variant,metric,n,mean,median,
   stddev,min,max,margin_of_error,ci_low,ci_high}], warnings[{code,message,cell,variant,metric}],
@@ -32,6 +32,8 @@ def to_document(result: CompareResult) -> dict:
         "method": result.method,
         "confidence": result.confidence,
         "threshold": result.threshold,
+        "correction": result.correction,
+        "correction_statement": result.correction_statement,
         "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in d.metrics],
         "comparisons": [
             {"cell": c.cell_key, "labels": c.labels, "variant": c.variant, "metric": c.metric.name,

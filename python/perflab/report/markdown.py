@@ -28,6 +28,8 @@ def render_markdown(result: CompareResult) -> str:
     if e.description:
         parts.append(e.description)
     parts.append(_table(tldr_table(result)))
+    if result.correction_statement:
+        parts.append(f"*{_escape(result.correction_statement)}*")
     for model in summary_tables(result):
         parts.append(_table(model))
     notes = note_lines(result)

@@ -38,6 +38,8 @@ def render_terminal(result: CompareResult, console: Console, *, summaries: bool 
     console.print(Text(f"{e.name} (experiment {e.id})", style="bold") +
                   Text(f" — {e.description}" if e.description else ""))
     _print(console, tldr_table(result), words=True)
+    if result.correction_statement:
+        console.print(Text(result.correction_statement, style="dim"))
     if summaries:
         for model in summary_tables(result):
             _print(console, model, words=False)
