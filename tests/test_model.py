@@ -279,11 +279,11 @@ def test_duplicate_platform_and_bad_constants():
         fit(obs, N=-1e-6)
 
 
-def test_cli_model_missing_file_and_bad_time(tmp_path, capsys):
+def test_cli_model_missing_file_and_bad_time(tmp_path):
     rc, _, err = cli("model", "index", str(tmp_path / "nope.csv"))
     assert rc == 2 and "cannot read" in err
-    rc, _, _ = cli("model", "index", str(SEED1), *SEED_ARGS, "--N", "fast")
-    assert rc == 2 and "is not a time" in capsys.readouterr().err  # argparse's own usage error
+    rc, _, err = cli("model", "index", str(SEED1), *SEED_ARGS, "--N", "fast")
+    assert rc == 2 and "is not a time" in err  # argparse's own usage error, on the injected stderr
 
 
 # ----------------------------------------------------------------------------- CLI fit/predict/plot
