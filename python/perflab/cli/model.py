@@ -16,11 +16,12 @@ from pathlib import Path
 from rich.table import Table
 
 from perflab.errors import InputError
-from perflab.model import (BANDWIDTH_UNITS, Columns, Observation, bytes_per_second, fit, from_rows,
-                           index_table, predict)
+from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code (scipy) is imported on use
 
 
 def register(sub) -> None:
+    from perflab.model import fit, predict
+
     p = sub.add_parser("model", help="cross-platform performance model: index, fit, predict",
                        description="I = rate × (1/cpu + M·L/C + N): cpu in iterations/s per core, C the "
                                    "memmove bandwidth, L the packet length in bytes, rate in packets/s, "
@@ -146,6 +147,8 @@ def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
+    from perflab.model import Columns, from_rows
+
     cols = Columns(platform=args.platform, cpu=args.cpu, memmove=args.memmove,
                    length=args.length if args.length_bytes is None else "__length__",
                    rate=args.rate, memmove_unit=args.memmove_unit)
@@ -162,6 +165,8 @@ def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
 
 
 def run_index(args, io) -> int:
+    from perflab.model import bytes_per_second, index_table
+
     obs = load_observations(args.csv, args)
     table = index_table(obs, args.M, args.N)
     if args.json:
@@ -183,6 +188,8 @@ def run_index(args, io) -> int:
 
 
 def _fit(args, obs):
+    from perflab.model import fit
+
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be ≥ 0, not {args.bootstrap}")
     if not 0.5 < args.confidence < 1:
@@ -254,6 +261,8 @@ def run_fit(args, io) -> int:
 
 
 def run_predict(args, io) -> int:
+    from perflab.model import Observation, bytes_per_second, fit, predict
+
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []
     if args.target or args.target_store:

@@ -9,7 +9,13 @@ import re
 from rich.table import Table
 
 from perflab.errors import InputError
-from perflab.workloads.probes import latency_table, memmove_cases, run_probe, sweep_table
+
+
+def _probes():
+    """perflab.workloads.probes, imported when a probe runs (it pulls in numpy/scipy)."""
+    import perflab.workloads.probes as probes
+
+    return probes
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
@@ -85,7 +91,7 @@ def run(args, io) -> int:
                     points_per_octave=args.points_per_octave, huge_pages=args.pages == "huge",
                     orders=("page", "random") if args.order == "both" else (args.order,))
     repeat = args.repeat if args.repeat is not None else (3 if args.probe == "latency" else 5)
-    result = run_probe(args.probe, core=args.core, repeat=repeat, **opts)
+    result = _probes().run_probe(args.probe, core=args.core, repeat=repeat, **opts)
     if args.store:
         from perflab.platform.stored import record_probe
         from perflab.store import Store
@@ -136,7 +142,7 @@ def _summary_table(io, result, names: list[str], label=None) -> None:
 
 
 def _memmove_tables(io, result) -> None:
-    cases = memmove_cases()
+    cases = _probes().memmove_cases()
     sums = result.summaries()
     t = Table(title="memmove (mmbm cases): copy bandwidth, MiB/s")
     for col, j in (("case", "left"), ("copy (B)", "right"), ("buffers", "right"), ("working set (KiB)", "right"),
@@ -154,7 +160,7 @@ def _memmove_tables(io, result) -> None:
     if t.row_count:
         io.console.print(t)
         io.print("* the case seed 001's model uses (memmove_mib_per_sec)")
-    sizes, bufs, cells = sweep_table(result)
+    sizes, bufs, cells = _probes().sweep_table(result)
     if cells:
         st = Table(title="memmove sweep: median MiB/s by copy size (rows) and buffer count (columns); "
                          "each buffer is 4160 B, so N buffers touch N pages")
@@ -167,7 +173,7 @@ def _memmove_tables(io, result) -> None:
 
 
 def _latency_table(io, result) -> None:
-    rows = latency_table(result)
+    rows = _probes().latency_table(result)
     t = Table(title="pointer-chase latency, ns per access (median)")
     t.add_column("working set", justify="right")
     orders = sorted({o for _, d in rows for o in d}, reverse=False)

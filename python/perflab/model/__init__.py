@@ -8,11 +8,27 @@ with a prediction interval. Inputs are `Observation` values (`from_rows` builds 
 from CSV-like rows with explicit units).
 """
 
-from perflab.model.fit import FitResult, LeaveOneOut, PlatformFit, fit
-from perflab.model.index import IndexRow, IndexTable, index, index_table, per_packet_time
-from perflab.model.observations import Columns, Observation, check, from_rows
-from perflab.model.predict import Prediction, predict
-from perflab.model.units import BANDWIDTH_UNITS, bytes_per_second
+import importlib
+
+# Names are loaded on first use (PEP 562): the fitting code imports scipy, which the CLI
+# should not pay for when it only builds its parser.
+_HOMES = {
+    "FitResult": "fit", "LeaveOneOut": "fit", "PlatformFit": "fit", "fit": "fit",
+    "IndexRow": "index", "IndexTable": "index", "index": "index", "index_table": "index",
+    "per_packet_time": "index",
+    "Columns": "observations", "Observation": "observations", "check": "observations",
+    "from_rows": "observations",
+    "Prediction": "predict", "predict": "predict",
+    "BANDWIDTH_UNITS": "units", "bytes_per_second": "units",
+}
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"perflab.model.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'perflab.model' has no attribute {name!r}")
 
 __all__ = [
     "BANDWIDTH_UNITS", "Columns", "FitResult", "IndexRow", "IndexTable", "LeaveOneOut", "Observation",
