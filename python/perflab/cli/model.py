@@ -20,8 +20,6 @@ from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code (scip
 
 
 def register(sub) -> None:
-    from perflab.model import fit, predict
-
     p = sub.add_parser("model", help="cross-platform performance model: index, fit, predict",
                        description="I = rate × (1/cpu + M·L/C + N): cpu in iterations/s per core, C the "
                                    "memmove bandwidth, L the packet length in bytes, rate in packets/s, "
