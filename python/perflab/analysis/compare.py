@@ -62,15 +62,21 @@ class CompareResult:
         return [v for v in self.dataset.variants if v != self.dataset.baseline]
 
 
+#: Above this many (cell, variant, metric) samples, diagnostics are off unless asked for.
+DIAGNOSE_MAX_SAMPLES = 400
+
+
 def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dict | None = None,
                     confidence: float | None = None, threshold: float = 0.0,
-                    correction: str = "none", diagnostics: bool = True) -> CompareResult:
+                    correction: str = "none", diagnostics: bool | None = None) -> CompareResult:
     """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
 
     correction: ``none``, ``holm``, ``bonferroni`` or ``bh`` over the whole TLDR family
     (all cells × metrics × candidates); intervals are recomputed at each comparison's
     adjusted level. diagnostics: outliers, drift, bimodality, slow first runs, unequal
-    variances and too-few-runs-to-resolve-the-threshold become warnings.
+    variances and too-few-runs-to-resolve-the-threshold become warnings; ``None`` (default)
+    runs them when the table has at most DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each,
+    and thousands of per-cell warnings would not be read anyway).
     """
     if confidence is None:
         confidence = float(data.experiment.settings.get("confidence", 0.95))
@@ -81,6 +87,10 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
     except ValueError as e:
         raise InputError(str(e)) from None
     paired = method == "paired"
+    n_samples = len(data.cells) * len(data.variants) * len(data.metrics)
+    skipped_diagnostics = diagnostics is None and n_samples > DIAGNOSE_MAX_SAMPLES
+    if diagnostics is None:
+        diagnostics = not skipped_diagnostics
 
     def run_compare(cell_key: str, variant: str, metric: str, level: float) -> Comparison:
         base = data.sample(cell_key, data.baseline, metric)
@@ -137,6 +147,11 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
             pending[i] = (cell_key, labels, variant, metric, family.comparisons[j])
     comparisons = [ComparedCell(k, lab, v, m, c, classify(c, m.better, threshold) if c else Verdict.UNDEFINED)
                    for k, lab, v, m, c in pending]
+    if skipped_diagnostics:
+        notes.append(Note(StatWarning(
+            "diagnostics_skipped", f"per-cell diagnostics (outliers, drift, bimodality, power) were skipped "
+            f"for this table of {n_samples} samples; compare a subset, or call compare_dataset("
+            f"diagnostics=True) to run them", {"samples": n_samples})))
     failed = len(data.failed)
     if failed:
         notes.append(Note(StatWarning(
