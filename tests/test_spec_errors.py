@@ -100,7 +100,7 @@ def test_unknown_parser(tmp_path):
 
 def test_phase_needs_command_or_kv(tmp_path):
     msg = error_of(tmp_path, GOOD.replace('command = "echo {size}"\n', ""))
-    assert msg == "perflab: error: SPEC:13: phase 'work' needs exactly one of 'command' or 'kv'"
+    assert msg == "perflab: error: SPEC:13: phase 'work' needs exactly one of 'command', 'kv' or 'probe'"
 
 
 def test_variant_only_parameter_used_by_common_phase(tmp_path):

@@ -17,7 +17,8 @@ class Executor(Protocol):
 
     def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
             stdout_path: Path, stderr_path: Path, timeout: float | None,
-            stop: threading.Event | None, on_start: Callable[[int], None] | None) -> ProcessResult: ...
+            stop: threading.Event | None, on_start: Callable[[int], None] | None,
+            cpus: tuple[int, ...] | None = None) -> ProcessResult: ...
 
     def host_access(self): ...
 
@@ -31,9 +32,17 @@ class LocalExecutor:
     def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
             stdout_path: Path, stderr_path: Path, timeout: float | None = None,
             stop: threading.Event | None = None,
-            on_start: Callable[[int], None] | None = None) -> ProcessResult:
+            on_start: Callable[[int], None] | None = None,
+            cpus: tuple[int, ...] | None = None) -> ProcessResult:
         return run_process(spawn_argv(command, shell), env=env, cwd=cwd, stdout_path=stdout_path,
-                           stderr_path=stderr_path, timeout=timeout, stop=stop, on_start=on_start)
+                           stderr_path=stderr_path, timeout=timeout, stop=stop, on_start=on_start,
+                           cpus=cpus)
+
+    def pick_cores(self, n: int):
+        """N cores of one type, no two SMT siblings, spread over L2 caches (seed 001's rule)."""
+        from perflab.platform import pick_cores, read_topology
+
+        return pick_cores(n, read_topology())
 
     def host_access(self):
         from perflab.run.environment import LocalHost

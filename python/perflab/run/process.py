@@ -79,8 +79,11 @@ def exec_shim() -> str | None:
 def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_path: Path,
                 stderr_path: Path, timeout: float | None = None,
                 stop: threading.Event | None = None,
-                on_start: Callable[[int], None] | None = None) -> ProcessResult:
+                on_start: Callable[[int], None] | None = None,
+                cpus: tuple[int, ...] | None = None) -> ProcessResult:
     """Run ``argv`` to completion (or timeout/stop), output to the given files.
+
+    cpus: CPU affinity of the command (inherited by everything it starts).
 
     on_start(pid) is called once the child exists (e.g. to record it for crash recovery).
     Raises FileNotFoundError/PermissionError when the program cannot be executed.
@@ -100,7 +103,7 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
         else:
             spawn_path, spawn_argv_ = program, argv
         try:
-            with _chdir(cwd):
+            with _chdir(cwd), _affinity(cpus):
                 t0 = time.perf_counter()
                 pid = os.posix_spawn(spawn_path, spawn_argv_, dict(env), file_actions=actions,
                                      setpgroup=0)
@@ -192,6 +195,20 @@ def _chdir(path: Path):
         yield
     finally:
         os.chdir(old)
+
+
+@contextlib.contextmanager
+def _affinity(cpus: tuple[int, ...] | None):
+    # Like the cwd: set on the (single-threaded) parent around the spawn, so the child inherits it.
+    if not cpus:
+        yield
+        return
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
 
 
 def _wait_exit(pid: int, pidfd: int | None, timeout: float) -> bool:

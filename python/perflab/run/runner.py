@@ -75,6 +75,7 @@ class Runner:
         self.handle_signals = handle_signals
         self.stop = threading.Event()
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
+        self.core_choices: dict[int, object] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
 
     # -- public
@@ -102,6 +103,7 @@ class Runner:
         total, done = len(runs), len(runs) - len(pending)
         self.store.set_status(self.eid, "running")
         self.observer.started(self.eid, total, done, done > 0)
+        self._pick_cores()
         self._capture_environment()
         m = self.spec.model
         if m.before_all:
@@ -149,6 +151,16 @@ class Runner:
                 self.observer.message(f"killed process group {r.pid} left by an interrupted runner")
             self.store.reset_run(r.id)
 
+    def _pick_cores(self) -> None:
+        for n in sorted({p.cores for p in self.spec.model.phase if p.cores}):
+            try:
+                self.core_choices[n] = self.executor.pick_cores(n)
+            except PerflabError as e:
+                raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
+
+    def _cpus(self, phase) -> tuple[int, ...] | None:
+        return tuple(self.core_choices[phase.cores].cpus) if phase is not None and phase.cores else None
+
     def _capture_environment(self) -> None:
         if self.executor.host in self.store.environments(self.eid):
             return
@@ -160,7 +172,10 @@ class Runner:
         commands += [p.command for p in m.phase if p.command]
         tools = list(dict.fromkeys([*m.tools, *command_tools(commands)]))
         env = capture(self.executor.host_access(), tools=tools)
-        self.store.put_environment(self.eid, self.executor.host, env.info, env.artifacts)
+        info = dict(env.info)
+        if self.core_choices:
+            info["picked_cores"] = {str(n): c.to_json() for n, c in self.core_choices.items()}
+        self.store.put_environment(self.eid, self.executor.host, info, env.artifacts)
 
     def _experiment_values(self) -> dict:
         return {**self.spec.model.params, "experiment": self.eid}
@@ -173,7 +188,7 @@ class Runner:
         variant = self.variants[run.variant]
         return {**m.params, **cell.values, **variant.params, "variant": run.variant,
                 "repetition": run.repetition, "run": run.order_index + 1, "cell": run.cell_key,
-                "experiment": self.eid, "run_dir": str(run_dir), "block": run.block,
+                "experiment": self.eid, "run_dir": str(run_dir), "block": run.block, "cores_list": "",
                 "seed": (m.seed * 1_000_003 + run.order_index) % (2**31)}
 
     def _env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
@@ -188,17 +203,21 @@ class Runner:
                         "PERFLAB_RUN_DIR": values["run_dir"], "PERFLAB_WARMUP": "1" if run.warmup else "0"})
         if phase is not None:
             env.update(phase.env)
+            cpus = self._cpus(phase)
+            if cpus:
+                env["PERFLAB_CORES"] = ",".join(map(str, cpus))
         return env
 
     def _step(self, name: str, command: str, env: dict, run_dir: Path, timeout: float | None,
-              run: RunRow | None = None, shell: bool = True, stoppable: bool = True) -> StepOutput:
+              run: RunRow | None = None, shell: bool = True, stoppable: bool = True,
+              cpus: tuple[int, ...] | None = None) -> StepOutput:
         def on_start(pid: int) -> None:
             if run is not None:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
 
         return run_command(self.executor, name, command, shell=shell, env=env, cwd=self.spec.workdir,
                            run_dir=run_dir, timeout=timeout, stop=self.stop if stoppable else None,
-                           on_start=on_start)
+                           on_start=on_start, cpus=cpus)
 
     def _execute(self, run: RunRow, scratch: Path) -> RunOutcome:
         m = self.spec.model
@@ -239,6 +258,13 @@ class Runner:
         for name, command, phase in steps:
             if failure is not None:
                 break
+            if phase is not None and phase.probe is not None:
+                output, error = self._probe_phase(phase, values)
+                if error:
+                    failure = ("failed", f"{name}: {error}")
+                elif phase.measure:
+                    outputs[phase.name] = output
+                continue
             if phase is not None and phase.kv is not None:
                 result = self._kv_phase(phase, values, budget(phase.timeout))
                 artifacts.update(result.artifacts)
@@ -247,10 +273,12 @@ class Runner:
                 elif phase.measure:
                     outputs[phase.name] = result.output
                 continue
-            text = render_shell(phase.command if phase else command, values)
+            cpus = self._cpus(phase)
+            phase_values = {**values, "cores_list": ",".join(map(str, cpus))} if cpus else values
+            text = render_shell(phase.command if phase else command, phase_values)
             step = self._step(name, text, self._env(run, values, phase), run_dir,
                               budget(phase.timeout if phase else None), run=run,
-                              shell=phase.shell if phase else True)
+                              shell=phase.shell if phase else True, cpus=cpus)
             record(step)
             if not step.ok:
                 failure = (status_of(step), step.failure())
@@ -296,6 +324,17 @@ class Runner:
 
             named = get_parser(phase.parser).parse(stdout)
         return PhaseOutput(stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named)
+
+    def _probe_phase(self, phase, values: dict) -> tuple[PhaseOutput | None, str | None]:
+        """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
+        from perflab.workloads.probes import phase_metrics
+
+        cpus = self._cpus(phase)
+        try:
+            named, _units = phase_metrics(render_value(phase.probe, values), core=cpus[0] if cpus else None)
+        except PerflabError as e:
+            return None, e.one_line()
+        return PhaseOutput("", "", {}, named), None
 
     def _kv_phase(self, phase, values: dict, timeout: float | None):
         from perflab.workloads.kv_phase import run_kv_phase

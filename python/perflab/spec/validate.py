@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from perflab.spec.load import Spec
 
 #: Names every command may use besides the spec's parameters.
-BUILTIN_PARAMS = ("variant", "repetition", "run", "cell", "experiment", "run_dir", "seed", "block")
+BUILTIN_PARAMS = ("variant", "repetition", "run", "cell", "experiment", "run_dir", "seed", "block",
+                  "cores_list")
 
 
 def check_spec(spec: Spec) -> None:
@@ -42,10 +43,22 @@ def check_spec(spec: Spec) -> None:
         if name in BUILTIN_PARAMS:
             raise spec.error(("params", name), f"'{name}' is a built-in name; choose another")
     for i, p in enumerate(m.phase):
-        if (p.command is None) == (p.kv is None):
-            raise spec.error(("phase", i), f"phase '{p.name}' needs exactly one of 'command' or 'kv'")
+        if sum(x is not None for x in (p.command, p.kv, p.probe)) != 1:
+            raise spec.error(("phase", i), f"phase '{p.name}' needs exactly one of 'command', 'kv' or 'probe'")
+        if p.probe is not None:
+            from perflab.workloads.probes import PROBES
+
+            name = p.probe.get("name")
+            if name not in PROBES:
+                raise spec.error(("phase", i, "probe"), f"probe phase '{p.name}': name = {name!r} is not a probe",
+                                 hint="use " + " | ".join(f'"{x}"' for x in PROBES))
+            if p.parser is not None:
+                raise spec.error(("phase", i, "parser"), "a probe phase has its own metrics; remove 'parser'")
         if p.parser is not None:
             _check_parser(spec, ("phase", i, "parser"), p.parser)
+        if p.kv is not None and p.cores is not None:
+            raise spec.error(("phase", i, "cores"), "cores applies to command and probe phases, not kv "
+                             "(the load generator's threads are its own: use threads = N)")
         if p.kv is not None and p.parser is not None:
             raise spec.error(("phase", i, "parser"), "a kv phase has its own metrics; remove 'parser'")
     measured = [p for p in m.phase if p.measure]
@@ -105,11 +118,11 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
             raise spec.error(loc + ("regex",), str(e)) from None
     if not sources:
         # Implicit source: parser/kv output by name, else a harness metric by name.
-        if phase.parser is None and phase.kv is None and x.name not in HARNESS_METRICS:
+        if phase.parser is None and phase.kv is None and phase.probe is None and x.name not in HARNESS_METRICS:
             raise spec.error(loc, f"metric '{x.name}' has no source",
                              hint="add harness = \"wall_time\", json = \"path\", regex = \"...\", "
                                   "or a parser on the phase")
-    if x.field is not None and phase.parser is None and phase.kv is None:
+    if x.field is not None and phase.parser is None and phase.kv is None and phase.probe is None:
         raise spec.error(loc + ("field",), f"metric '{x.name}' uses 'field' but phase "
                          f"'{phase.name}' has no parser")
 
@@ -127,8 +140,8 @@ def _check_templates(spec: Spec) -> None:
             if text is None:
                 continue
             for name in placeholders(text):
-                if loc[0] in ("before_all", "after_all") and name in ("variant", "repetition", "run",
-                                                                      "cell", "run_dir", "seed", "block"):
+                if loc[0] in ("before_all", "after_all") and name in ("variant", "repetition", "run", "cell",
+                                                                      "run_dir", "seed", "block", "cores_list"):
                     raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
                 if name not in known:
                     where = f" for variant '{v.name}'" if name in _all_variant_params(m) else ""

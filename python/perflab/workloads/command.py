@@ -43,12 +43,14 @@ class StepOutput:
 
 def run_command(executor, name: str, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
                 run_dir: Path, timeout: float | None, stop: threading.Event | None,
-                on_start: Callable[[int], None] | None = None) -> StepOutput:
+                on_start: Callable[[int], None] | None = None,
+                cpus: tuple[int, ...] | None = None) -> StepOutput:
     safe = name.replace("/", "_").replace(" ", "_")
     out_path, err_path = run_dir / f"{safe}.stdout", run_dir / f"{safe}.stderr"
     try:
         result = executor.run(command, shell=shell, env=env, cwd=cwd, stdout_path=out_path,
-                              stderr_path=err_path, timeout=timeout, stop=stop, on_start=on_start)
+                              stderr_path=err_path, timeout=timeout, stop=stop, on_start=on_start,
+                              cpus=cpus)
     except (FileNotFoundError, PermissionError, ValueError) as e:
         return StepOutput(name, None, b"", b"", error=str(e) if str(e) else type(e).__name__)
     return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path))
