@@ -152,14 +152,35 @@ class Runner:
             self.store.reset_run(r.id)
 
     def _pick_cores(self) -> None:
-        for n in sorted({p.cores for p in self.spec.model.phase if p.cores}):
+        """Pick every core count the phases can ask for, once, before any run (fail early)."""
+        counts: set[int] = set()
+        for p in self.spec.model.phase:
+            if isinstance(p.cores, int):
+                counts.add(p.cores)
+            elif isinstance(p.cores, str):
+                for cell in self.cells.values():
+                    for v in self.variants.values():
+                        counts.add(self._core_count(render_value(p.cores, {**self.spec.model.params,
+                                                                            **cell.values, **v.params})))
+        for n in sorted(counts):
             try:
                 self.core_choices[n] = self.executor.pick_cores(n)
             except PerflabError as e:
+                self.store.set_status(self.eid, "interrupted")
                 raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
 
-    def _cpus(self, phase) -> tuple[int, ...] | None:
-        return tuple(self.core_choices[phase.cores].cpus) if phase is not None and phase.cores else None
+    @staticmethod
+    def _core_count(value) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise PerflabError(f"cores = {value!r}: needs a whole number of cores ≥ 1")
+        return value
+
+    def _cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None:
+        if phase is None or not phase.cores:
+            return None
+        n = phase.cores if isinstance(phase.cores, int) else \
+            self._core_count(render_value(phase.cores, values or {}))
+        return tuple(self.core_choices[n].cpus)
 
     def _capture_environment(self) -> None:
         if self.executor.host in self.store.environments(self.eid):
@@ -203,7 +224,7 @@ class Runner:
                         "PERFLAB_RUN_DIR": values["run_dir"], "PERFLAB_WARMUP": "1" if run.warmup else "0"})
         if phase is not None:
             env.update(phase.env)
-            cpus = self._cpus(phase)
+            cpus = self._cpus(phase, values)
             if cpus:
                 env["PERFLAB_CORES"] = ",".join(map(str, cpus))
         return env
@@ -273,7 +294,7 @@ class Runner:
                 elif phase.measure:
                     outputs[phase.name] = result.output
                 continue
-            cpus = self._cpus(phase)
+            cpus = self._cpus(phase, values)
             phase_values = {**values, "cores_list": ",".join(map(str, cpus))} if cpus else values
             text = render_shell(phase.command if phase else command, phase_values)
             step = self._step(name, text, self._env(run, values, phase), run_dir,
@@ -329,7 +350,7 @@ class Runner:
         """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
         from perflab.workloads.probes import phase_metrics
 
-        cpus = self._cpus(phase)
+        cpus = self._cpus(phase, values)
         try:
             named, _units = phase_metrics(render_value(phase.probe, values), core=cpus[0] if cpus else None)
         except PerflabError as e:

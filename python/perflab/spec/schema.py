@@ -53,7 +53,8 @@ class PhaseSpec(_Strict):
     command: StrictStr | None = None  # shell command; `{param}` substituted shell-quoted
     kv: dict[str, Any] | None = None  # built-in key-value load (memtier options, see README)
     probe: dict[str, Any] | None = None  # platform probe: { name = "cpu"|"memmove"|"latency", ... }
-    cores: Annotated[int, Field(ge=1, le=4096)] | None = None  # pin to N picked cores (same type, no SMT siblings)
+    # pin to N picked cores (same type, no SMT siblings); may be "{param}" of a matrix parameter
+    cores: Annotated[int, Field(ge=1, le=4096)] | Annotated[str, Field(pattern=r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")] | None = None
     shell: bool = True  # false: split `command` with shlex and exec it without /bin/sh
     parser: StrictStr | None = None  # named parser of stdout: memtier, hyperfine, ...
     timeout: Duration | None = None  # this phase's limit (the run's `timeout` also applies)
