@@ -59,3 +59,25 @@ def analysis_options(args) -> dict:
                       if getattr(args, k) is not None}
     return dict(method=args.method, method_options=method_options, confidence=args.confidence,
                 threshold=args.threshold / 100, correction=args.correction)
+
+
+def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
+    """ID [B] and --variant: one experiment, or B against A (compare and report)."""
+    p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
+    p.add_argument("other", nargs="?", default=None, metavar="B",
+                   help=f"a second experiment: {verb} B against the first as the baseline, matched by "
+                        "cell, variant and metric")
+    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
+                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
+                        "first experiment with NAME_B of B")
+
+
+def experiment_pairs(args) -> list[tuple[str, str]] | None:
+    """The --variant pairs for B against A (None: all variants), checked against the arguments."""
+    if args.variant and args.other is None:
+        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
+    if args.other is None:
+        return None
+    from perflab.analysis.cross import parse_pairs
+
+    return parse_pairs(args.variant)

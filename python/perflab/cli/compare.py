@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.cli.common import add_analysis_options, add_store_option, analysis_options, open_store, pct
+from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
+                                analysis_options, experiment_pairs, open_store, pct)
 from perflab.errors import InputError
 
 # numpy/scipy and the reporters are imported when the command runs, not when the
@@ -14,10 +15,7 @@ def register(sub) -> None:
                        description="Print the TLDR table (rows: matrix cells; columns: metrics; cells: "
                                    "CI of the relative change vs the baseline, or NS) and per-variant "
                                    "summaries.")
-    p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
-    p.add_argument("other", nargs="?", default=None, metavar="B",
-                   help="a second experiment: compare B against the first as the baseline, matched by "
-                        "cell, variant and metric")
+    add_experiment_arguments(p, "compare")
     add_store_option(p)
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
     p.add_argument("--json", action="store_const", const="json", dest="format",
@@ -26,9 +24,6 @@ def register(sub) -> None:
     p.add_argument("--fail-if-worse", type=pct, default=None, metavar="PCT",
                    help="exit 1 when a metric is significantly worse by more than PCT percent")
     p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
-    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
-                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
-                        "first experiment with NAME_B of B")
     p.set_defaults(handler=run)
 
 
@@ -41,15 +36,14 @@ def run(args, io) -> int:
     from perflab.report.markdown import render_markdown
     from perflab.report.terminal import render_terminal
     opts = analysis_options(args)
-    if args.variant and args.other is None:
-        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
+    pairs = experiment_pairs(args)
     with open_store(args) as store:
         if args.other is None:
             data = load_dataset(store, args.experiment)
             result = compare_dataset(data, **opts)
         else:
-            from perflab.analysis.cross import compare_cross, cross_dataset, parse_pairs
-            cross = cross_dataset(store, args.experiment, args.other, parse_pairs(args.variant))
+            from perflab.analysis.cross import compare_cross, cross_dataset
+            cross = cross_dataset(store, args.experiment, args.other, pairs)
             result = compare_cross(cross, **opts)
     if args.format == "json":
         io.out.write(render_json(result))

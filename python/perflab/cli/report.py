@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from perflab.cli.common import add_analysis_options, add_store_option, analysis_options, open_store
+from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
+                                analysis_options, experiment_pairs, open_store)
 from perflab.errors import InputError
 
 # matplotlib, numpy and the report modules are imported when the command runs.
@@ -16,9 +17,7 @@ def register(sub) -> None:
                     "TLDR table, relative changes, run distributions, runs in execution order, latency "
                     "percentile spectra, metrics against numeric parameters, warnings, environment, the spec "
                     "and how to reproduce.")
-    p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
-    p.add_argument("other", nargs="?", default=None, metavar="B",
-                   help="a second experiment: report B against the first as the baseline")
+    add_experiment_arguments(p, "report")
     add_store_option(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="report.html, report.md (plots go to report_files/) or report.json; '-' for "
@@ -30,9 +29,6 @@ def register(sub) -> None:
     p.add_argument("--images", choices=["png", "svg"], default="png",
                    help="image format of a Markdown report's plots (default: png)")
     add_analysis_options(p)
-    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
-                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
-                        "first experiment with NAME_B of B")
     p.add_argument("--screenshot", metavar="PNG",
                    help="also load the HTML report in headless Chromium, check it loads cleanly and save "
                         "a screenshot of its top")
@@ -42,17 +38,15 @@ def register(sub) -> None:
 def run(args, io) -> int:
     from pathlib import Path
 
-    from perflab.analysis.cross import parse_pairs
     from perflab.report.document import report_for, report_for_pair
     from perflab.report.output import format_of, render_plots, write_report
     opts = analysis_options(args)
-    if args.variant and args.other is None:
-        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
+    pairs = experiment_pairs(args)
     with open_store(args) as store:
         if args.other is None:
             report = report_for(store, args.experiment, **opts)
         else:
-            report = report_for_pair(store, args.experiment, args.other, pairs=parse_pairs(args.variant), **opts)
+            report = report_for_pair(store, args.experiment, args.other, pairs=pairs, **opts)
 
     out = args.output
     if out is None:
