@@ -160,3 +160,16 @@ def test_bad_method_options_are_one_line(seed0):
     assert r.code == 2 and "unknown statistical method 'magic'" in r.err
     r = perflab("compare", eid, "--store", str(db), "--method", "welch", "--statistic", "median")
     assert r.code == 2 and "bad option for method 'welch'" in r.err
+
+
+def test_advice_knows_the_design(tmp_path):
+    """Diagnostics' advice does not ask for what the spec already does."""
+    from perflab.analysis.compare import Note, _fit_advice
+    from perflab.stats import StatWarning
+
+    slow = Note(StatWarning("slow_first_run", "a cold start; add warmup = 1 to the spec"))
+    drift = Note(StatWarning("drift", 'drifts; interleave variants (order = "interleaved") and use --method paired'))
+    design = {"warmup": 2, "order": "interleaved"}
+    assert _fit_advice(slow, design).warning.message.endswith("the spec already has warmup = 2: raise it")
+    assert "interleaved already" in _fit_advice(drift, design).warning.message
+    assert _fit_advice(slow, {"warmup": 0}) is slow and _fit_advice(drift, {"order": "sequential"}) is drift

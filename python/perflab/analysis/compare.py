@@ -162,8 +162,25 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
         notes.append(Note(StatWarning(
             "incomplete", f"experiment is incomplete: {pending_runs} run(s) not done yet; resume with "
             f"`perflab run --resume {data.experiment.id}`", {"pending": pending_runs})))
+    notes = [_fit_advice(n, data.experiment.settings) for n in notes]
     return CompareResult(data, method, confidence, threshold, correction, statement, comparisons,
                          summaries, _dedupe(notes))
+
+
+def _fit_advice(note: Note, settings: dict) -> Note:
+    """Statistics cannot see the design; where its advice is already followed, say the next step."""
+    w = note.warning
+    message = w.message
+    warmup = int(settings.get("warmup", 0) or 0)
+    if w.code == "slow_first_run" and warmup > 0:
+        message = message.replace("add warmup = 1 to the spec",
+                                  f"the spec already has warmup = {warmup}: raise it")
+    if w.code == "drift" and settings.get("order") == "interleaved":
+        message = message.replace('interleave variants (order = "interleaved") and use --method paired',
+                                  "the runs are interleaved already: use --method paired")
+    if message == w.message:
+        return note
+    return Note(StatWarning(w.code, message, dict(w.details)), note.cell_key, note.variant, note.metric)
 
 
 def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:
