@@ -135,3 +135,15 @@ def test_interval_text(lo, hi, text):
                                      (0.004599, "0.004599"), (0.0, "0"), (float("nan"), "–"), (1.2e-7, "1.200e-07")])
 def test_numbers_read_at_a_glance(x, text):
     assert fmt_number(x) == text
+
+
+def test_json_metric_found_after_log_lines_even_when_pretty_printed():
+    from perflab.spec.schema import MetricSpec
+    from perflab.workloads.metrics import MetricExtractionError, PhaseOutput, extract
+
+    m = MetricSpec.model_validate({"name": "x", "better": "higher", "json": "result.items[1]"})
+    text = 'starting...\nwarming up\n{\n  "result": {"items": [3, 7.5]}\n}\n'
+    assert extract(m, PhaseOutput(text, "", {}, {})) == 7.5
+    assert extract(m, PhaseOutput('{"result": {"items": [1, 2]}}', "", {}, {})) == 2
+    with pytest.raises(MetricExtractionError, match="stdout is not JSON"):
+        extract(m, PhaseOutput("no json here\n", "", {}, {}))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
                                 analysis_options, experiment_pairs, open_store, pct)
-from perflab.errors import InputError
 
 # numpy/scipy and the reporters are imported when the command runs, not when the
 # parser is built, so that `perflab --help` and other commands start fast.

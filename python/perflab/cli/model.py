@@ -12,11 +12,15 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from perflab.errors import InputError
 from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code (scipy) is imported on use
+
+if TYPE_CHECKING:
+    from perflab.model import Observation
 
 
 def register(sub) -> None:
@@ -259,7 +263,7 @@ def run_fit(args, io) -> int:
 
 
 def run_predict(args, io) -> int:
-    from perflab.model import Observation, bytes_per_second, fit, predict
+    from perflab.model import Observation, bytes_per_second, predict
 
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from perflab.stats.warnings import StatWarning
+
 
 def fieller_ratio(
     num: np.ndarray,
@@ -40,3 +42,13 @@ def fieller_ratio(
         low = np.where(ok, (qb - root) / qa, np.nan)
         high = np.where(ok, (qb + root) / qa, np.nan)
     return low, high
+
+
+def unbounded_warning(baseline_mean: float, remedy: str) -> StatWarning:
+    """Fieller's interval is unbounded when the baseline mean is not distinguishable from zero."""
+    return StatWarning(
+        "ratio_unbounded",
+        "the baseline mean is not significantly different from zero, so the ratio's interval "
+        f"is unbounded: {remedy}",
+        {"baseline_mean": float(baseline_mean)},
+    )

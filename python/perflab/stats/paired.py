@@ -23,7 +23,7 @@ from typing import Hashable, Sequence
 import numpy as np
 from scipy import special
 
-from perflab.stats.fieller import fieller_ratio
+from perflab.stats.fieller import fieller_ratio, unbounded_warning
 from perflab.stats.intervals import Intervals, as_batch, check_confidence
 from perflab.stats.summary import Summary, as_sample, summarize
 from perflab.stats.types import Comparison
@@ -132,14 +132,7 @@ class Paired:
                 )
             )
         elif math.isnan(float(res.low[0])):
-            warnings.append(
-                StatWarning(
-                    "ratio_unbounded",
-                    "the baseline mean is not significantly different from zero, so the "
-                    "ratio's interval is unbounded: add blocks",
-                    {"baseline_mean": float(res.baseline[0])},
-                )
-            )
+            warnings.append(unbounded_warning(res.baseline[0], "add blocks"))
         return res.comparison(
             0,
             method=self.name,

@@ -8,7 +8,6 @@ from typing import Sequence
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
 from perflab.stats.warnings import StatWarning
 

@@ -24,9 +24,8 @@ from typing import Sequence
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
-from perflab.stats.fieller import fieller_ratio
+from perflab.stats.fieller import fieller_ratio, unbounded_warning
 from perflab.stats.intervals import Intervals, as_batch, check_confidence
 from perflab.stats.summary import Summary, as_sample, summarize
 from perflab.stats.types import Comparison
@@ -170,14 +169,7 @@ class Welch:
                     )
                 )
         elif interval == "fieller" and math.isnan(float(res.low[0])):
-            warnings.append(
-                StatWarning(
-                    "ratio_unbounded",
-                    "the baseline mean is not significantly different from zero, so the "
-                    "ratio's interval is unbounded: add runs or use interval='difference'",
-                    {"baseline_mean": float(res.baseline[0])},
-                )
-            )
+            warnings.append(unbounded_warning(res.baseline[0], "add runs or use interval='difference'"))
         return res.comparison(
             0,
             method=self.name,

@@ -85,20 +85,13 @@ def _json_value(metric: MetricSpec, out: PhaseOutput) -> float:
 
 
 def _parse_json(text: str) -> Any:
-    text = text.strip()
+    """The whole stream as JSON, else the last JSON object in it (after other lines)."""
+    from perflab.workloads.parsers.embedded_json import last_object
+
     try:
         return json.loads(text)
     except json.JSONDecodeError:
-        pass
-    # A program may print other lines before its JSON: take the last line that parses.
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if line.startswith(("{", "[")):
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                continue
-    return None
+        return last_object(text)
 
 
 def _split_path(path: str) -> list[str]:

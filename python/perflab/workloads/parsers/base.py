@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
@@ -14,6 +15,17 @@ class ParseError(InputError):
 
     The message is one line naming the parser, what it looked for and did not find.
     """
+
+
+def json_number(raw: object, where: str, expected: str = "a number") -> float | None:
+    """A finite float from a JSON value; None for null or NaN/inf (tools write missing
+    values that way); ParseError naming ``where`` for anything that is not a number."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise ParseError(f"{where}: expected {expected}, found {raw!r}")
+    value = float(raw)
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,13 @@ def find_object(text: str, accept: Callable[[dict], bool], *, lenient: bool = Fa
         if isinstance(value, dict) and accept(value):
             return value
     return None
+
+
+def last_object(text: str) -> dict | None:
+    """The last JSON object starting at the beginning of a line (a program's result printed
+    after its log lines), strictly parsed."""
+    found = None
+    for value in _candidates(text, lenient=False):
+        if isinstance(value, dict):
+            found = value
+    return found

@@ -7,9 +7,8 @@
 
 from __future__ import annotations
 
-import math
 
-from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser
+from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
 from perflab.workloads.parsers.names import slug
 
@@ -44,12 +43,7 @@ METRICS = (
 
 
 def _number(raw: object, where: str) -> float | None:
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise ParseError(f"{NAME}: {where}: expected a number of seconds, found {raw!r}")
-    value = float(raw)
-    return value if math.isfinite(value) else None
+    return json_number(raw, f"{NAME}: {where}", "a number of seconds")
 
 
 def _result_metrics(result: dict, where: str) -> dict[str, float]:

@@ -19,10 +19,9 @@ Percentile keys are ``"p%.3f"`` cut to six characters (``p99.90``, ``p99.99``, `
 
 from __future__ import annotations
 
-import math
 
 from perflab.workloads.parsers import memtier_blocks
-from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser
+from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
 from perflab.workloads.parsers.memtier_text import METRICS as TABLE_METRICS
 from perflab.workloads.parsers.names import percentile_metric
@@ -60,12 +59,7 @@ METRICS = TABLE_METRICS + (
 
 
 def _value(raw: object, where: str) -> float | None:
-    if raw is None:  # memtier writes NaN as null
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise ParseError(f"{NAME}: {where}: expected a number, found {raw!r}")
-    value = float(raw)
-    return value if math.isfinite(value) else None
+    return json_number(raw, f"{NAME}: {where}", "a number")
 
 
 def _type_metrics(obj: dict, where: str) -> dict[str, float]:
