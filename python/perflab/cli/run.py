@@ -27,7 +27,7 @@ def register(sub) -> None:
 
 def run(args, io) -> int:
     from perflab.cli.progress import ConsoleObserver
-    from perflab.report.exports import ExportManager
+    from perflab.report.exports import ExportingObserver, ExportManager
     from perflab.run.experiment import open_experiment
     from perflab.run.runner import Runner
     from perflab.spec import load_spec
@@ -82,26 +82,3 @@ def _print_plan(spec, io) -> None:
         io.print(f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
                  f"#{r.repetition}{' (warm-up)' if r.warmup else ''}")
 
-
-class ExportingObserver:
-    """Passes events on, and rewrites the export files after every finished run."""
-
-    def __init__(self, inner, exports, store, experiment_id: int):
-        self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def run_finished(self, run, outcome, index: int, total: int) -> None:
-        self.inner.run_finished(run, outcome, index, total)
-        self._write()
-
-    def finished(self, summary) -> None:
-        self._write()
-        self.inner.finished(summary)
-
-    def _write(self) -> None:
-        from perflab.analysis.compare import compare_dataset
-        from perflab.analysis.dataset import load_dataset
-
-        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))

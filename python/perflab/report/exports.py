@@ -42,3 +42,27 @@ class ExportManager:
             except BaseException:
                 os.unlink(tmp)
                 raise
+
+
+class ExportingObserver:
+    """Passes events on, and rewrites the export files after every finished run."""
+
+    def __init__(self, inner, exports, store, experiment_id: int):
+        self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run_finished(self, run, outcome, index: int, total: int) -> None:
+        self.inner.run_finished(run, outcome, index, total)
+        self._write()
+
+    def finished(self, summary) -> None:
+        self._write()
+        self.inner.finished(summary)
+
+    def _write(self) -> None:
+        from perflab.analysis.compare import compare_dataset
+        from perflab.analysis.dataset import load_dataset
+
+        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))

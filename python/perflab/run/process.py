@@ -13,6 +13,7 @@ import contextlib
 import os
 import select
 import shlex
+import shutil
 import signal
 import threading
 import time
@@ -176,13 +177,10 @@ def _read_report(fd: int) -> tuple[float, float, float, int, int] | None:
 
 
 def _which(program: str, env: Mapping[str, str]) -> str:
-    if "/" in program:
-        return program
-    for d in env.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(d or ".", program)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    raise FileNotFoundError(f"command not found: {program}")
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(f"command not found: {program}")
+    return found
 
 
 @contextlib.contextmanager
