@@ -23,7 +23,7 @@ def settings_of(spec: Spec) -> dict:
     m = spec.model
     return {
         "params": list(m.matrix),
-        "cells": [{"key": c.key, "labels": c.labels} for c in expand_matrix(m.matrix)],
+        "cells": [{"key": c.key, "labels": c.labels, "values": c.values} for c in expand_matrix(m.matrix)],
         "variants": [{"name": v.name, "description": v.description} for v in m.variant],
         "repetitions": m.repetitions,
         "warmup": m.warmup,
