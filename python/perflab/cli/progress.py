@@ -52,6 +52,11 @@ class ConsoleObserver:
                            f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
                            markup=False)
 
+    def replanned(self, total: int, projected_total: int) -> None:
+        """Adaptive repetitions added a block: the bar's length (and ETA) follow the projection."""
+        if self.progress is not None:
+            self.progress.update(self.task, total=max(total, projected_total))
+
     def message(self, text: str) -> None:
         (self.progress.console if self.progress else self.console).print(f"perflab: {text}", markup=False)
 

@@ -74,6 +74,10 @@ def _print_plan(spec, io) -> None:
     io.print(f"{m.name}: {len(plan)} runs ({measured} measured, {len(plan) - measured} warm-up), "
              f"order {m.order} (seed {m.seed}), baseline {m.baseline}"
              + (f", timeout {format_duration(m.timeout)} per run" if m.timeout else ""))
+    if m.adaptive:
+        a = m.adaptive
+        io.print(f"adaptive repetitions: {a.min} blocks planned, then one more at a time until every "
+                 f"interval is within ±{a.target_ci:.2%} (at most {a.max} blocks)")
     io.print(f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
              f"metrics: {', '.join(x.name for x in m.metric)}")
     width = len(str(len(plan)))

@@ -61,3 +61,11 @@ def arrow(better: str) -> str:
 
 def metric_header(name: str, unit: str, better: str) -> str:
     return f"{name}{f' ({unit})' if unit else ''} {arrow(better)}"
+
+
+def describe_repetitions(value) -> str:
+    """A stored design's repetitions: ``10 repetitions`` or ``adaptive 5…50 repetitions (±1%)``."""
+    if isinstance(value, dict):
+        return (f"adaptive {value.get('min')}…{value.get('max')} repetitions "
+                f"(until ±{float(value.get('target_ci', 0)):.2%})")
+    return f"{value} repetitions"

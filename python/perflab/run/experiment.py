@@ -25,12 +25,14 @@ def settings_of(spec: Spec) -> dict:
         "params": list(m.matrix),
         "cells": [{"key": c.key, "labels": c.labels, "values": c.values} for c in expand_matrix(m.matrix)],
         "variants": [{"name": v.name, "description": v.description} for v in m.variant],
-        "repetitions": m.repetitions,
+        "repetitions": m.adaptive.model_dump() if m.adaptive else m.repetitions,
         "warmup": m.warmup,
         "order": m.order,
         "seed": m.seed,
         "confidence": m.confidence,
         "on_failure": m.on_failure,
+        "overheads": {x.name: ({"command": x.overhead} if x.overhead is not None else {"phase": x.overhead_phase})
+                      for x in m.metric if x.overhead is not None or x.overhead_phase is not None},
     }
 
 

@@ -23,6 +23,7 @@ from perflab.plan import Cell, expand_matrix
 from perflab.run.executor import Executor, LocalExecutor
 from perflab.run.process import kill_leftover_group, process_start_time
 from perflab.spec import Spec
+from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow, Store
 from perflab.workloads.command import StepOutput, run_command
@@ -36,11 +37,13 @@ class Observer(Protocol):
     def run_started(self, run: RunRow, index: int, total: int) -> None: ...
     def run_finished(self, run: RunRow, outcome: "RunOutcome", index: int, total: int) -> None: ...
     def message(self, text: str) -> None: ...
+    def replanned(self, total: int, projected_total: int) -> None: ...  # adaptive blocks added
     def finished(self, summary: "ExperimentOutcome") -> None: ...
 
 
 class SilentObserver:
     def started(self, *a) -> None: ...
+    def replanned(self, *a) -> None: ...
     def run_started(self, *a) -> None: ...
     def run_finished(self, *a) -> None: ...
     def message(self, text: str) -> None: ...
@@ -113,22 +116,7 @@ class Runner:
                 self.store.set_status(self.eid, "interrupted")
                 raise PerflabError(f"before_all failed, no run started: {step.failure()}",
                                    hint=f"fix it, then `perflab run --resume {self.eid}`")
-        status = "complete"
-        message = None
-        for i, run in enumerate(pending):
-            if self.stop.is_set():
-                status = "interrupted"
-                break
-            self.observer.run_started(run, done + i + 1, total)
-            outcome = self._execute(run, scratch)
-            self.observer.run_finished(run, outcome, done + i + 1, total)
-            if outcome.status == "interrupted":
-                status = "interrupted"
-                break
-            if outcome.status != "ok" and m.on_failure == "abort":
-                status = "aborted"
-                message = f"run {run.order_index + 1} {outcome.status}: {outcome.reason} (on_failure = \"abort\")"
-                break
+        status, message = self._execute_plan(scratch, pending, done, total)
         if m.after_all:
             step = self._step("after_all", render_shell(m.after_all, self._experiment_values()),
                               self._env(None, None), scratch, None, stoppable=False)
@@ -143,6 +131,35 @@ class Runner:
         summary = ExperimentOutcome(self.eid, status, counts, message)
         self.observer.finished(summary)
         return summary
+
+    def _execute_plan(self, scratch: Path, pending: list[RunRow], done: int,
+                      total: int) -> tuple[str, str | None]:
+        """Run the pending runs; with adaptive repetitions, then decide after each block
+        whether to add one more. Returns (status, message)."""
+        m = self.spec.model
+        while True:
+            for i, run in enumerate(pending):
+                if self.stop.is_set():
+                    return "interrupted", None
+                self.observer.run_started(run, done + i + 1, total)
+                outcome = self._execute(run, scratch)
+                self.observer.run_finished(run, outcome, done + i + 1, total)
+                if outcome.status == "interrupted":
+                    return "interrupted", None
+                if outcome.status != "ok" and m.on_failure == "abort":
+                    return "aborted", (f"run {run.order_index + 1} {outcome.status}: {outcome.reason} "
+                                       f'(on_failure = "abort")')
+            if m.adaptive is None or self.stop.is_set():
+                return ("interrupted" if self.stop.is_set() else "complete"), None
+            from perflab.run.adaptive import next_block
+
+            step = next_block(self.store, self.eid, self.spec)
+            if not step.runs:
+                return "complete", step.message
+            self.observer.message(step.message)
+            done, total = total, total + step.runs
+            self.observer.replanned(total, step.projected_total)
+            pending = self.store.runs(self.eid, ["pending"])
 
     def _recover_crashed_runs(self) -> None:
         """Runs left 'running' by a killed runner: kill what they left behind, redo them."""
@@ -305,6 +322,17 @@ class Runner:
                 failure = (status_of(step), step.failure())
             elif phase is not None and phase.measure:
                 outputs[phase.name] = self._phase_output(phase, step)
+                # Overhead commands of this phase's metrics: right after it, same settings.
+                for k, template in enumerate(self._overhead_commands(phase.name)):
+                    oname = f"overhead:{phase.name}" + (f":{k + 1}" if k else "")
+                    ostep = self._step(oname, render_shell(template, phase_values),
+                                       self._env(run, values, phase), run_dir, budget(phase.timeout),
+                                       run=run, shell=phase.shell, cpus=cpus)
+                    record(ostep)
+                    if not ostep.ok:
+                        failure = (status_of(ostep), ostep.failure())
+                        break
+                    outputs[_overhead_key(phase.name, template)] = self._phase_output(phase, ostep)
         # Cleanup runs whatever happened, and is not cut short by a stop request.
         cleanup = []
         if variant.teardown:
@@ -362,11 +390,35 @@ class Runner:
 
         return run_kv_phase(phase, render_value(phase.kv, values), timeout=timeout, stop=self.stop)
 
+    def _metric_phase(self, metric) -> str:
+        return metric.phase or [p.name for p in self.spec.model.phase if p.measure][-1]
+
+    def _overhead_commands(self, phase_name: str) -> list[str]:
+        """Distinct overhead commands of the metrics taken from this phase, in metric order."""
+        return list(dict.fromkeys(x.overhead for x in self.spec.model.metric
+                                  if x.overhead is not None and self._metric_phase(x) == phase_name))
+
     def _metrics(self, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
-        last = [p.name for p in self.spec.model.phase if p.measure][-1]
+        """Each metric's value; with an overhead, the net value (gross − overhead of the same
+        run), and the two parts recorded beside it as ``name.gross`` and ``name.overhead``."""
         out = {}
         for metric in self.spec.model.metric:
-            out[metric.name] = extract(metric, outputs[metric.phase or last])
+            phase = self._metric_phase(metric)
+            value = extract(metric, outputs[phase])
+            if metric.overhead is not None:
+                source = outputs[_overhead_key(phase, metric.overhead)]
+            elif metric.overhead_phase is not None:
+                source = outputs[metric.overhead_phase]
+            else:
+                out[metric.name] = value
+                continue
+            try:
+                overhead = extract(metric, source)
+            except MetricExtractionError as e:
+                raise MetricExtractionError(f"overhead of {e}") from None
+            out[metric.name] = value - overhead
+            out[metric.name + GROSS_SUFFIX] = value
+            out[metric.name + OVERHEAD_SUFFIX] = overhead
         return out
 
     # -- signals
@@ -386,3 +438,7 @@ class Runner:
         if previous:
             for s, h in previous.items():
                 signal.signal(s, h)
+
+
+def _overhead_key(phase: str, command: str) -> str:
+    return f"overhead:{phase}:{command}"

@@ -88,11 +88,10 @@ def _toml_message(e: tomllib.TOMLDecodeError) -> str:
 
 
 def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> SpecError:
-    errors = sorted(e.errors(), key=lambda err: find_line(lines, err["loc"]) or 0)
+    errors = _union_errors(e.errors())
+    errors = sorted(errors, key=lambda err: find_line(lines, err["loc"]) or 0)
     err = errors[0]
-    loc = tuple(err["loc"])
-    # pydantic reports union members as extra loc parts (e.g. 'list[...]'); drop them
-    loc = tuple(p for p in loc if isinstance(p, int) or ("[" not in p and p not in ("function-before",)))
+    loc = err["loc"]
     line = find_line(lines, loc)
     where = f"{label}:{line}" if line else label
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
@@ -118,6 +117,36 @@ def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> Spe
     if kind == "string_pattern_mismatch":
         msg = "names may use letters, digits and _ . + % - (starting with a letter or digit)"
     return SpecError(f"{_dotted(loc)}: {msg}{got}{more}", location=where)
+
+
+_TYPE_MISMATCH = {"int_type", "int_parsing", "model_type", "dict_type", "string_type", "float_type",
+                  "bool_type", "list_type"}
+
+
+def _is_branch(part) -> bool:
+    """A union member's name in an error location ('list[...]', 'constrained-int', a model class)."""
+    return isinstance(part, str) and ("[" in part or part[:1].isupper()
+                                      or part.startswith(("constrained-", "function-")))
+
+
+def _union_errors(errors: list[dict]) -> list[dict]:
+    """pydantic reports every member of a union: keep the member the value was meant for
+    (the one that failed on something other than its type), with branch names dropped."""
+    out = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        field = tuple(p for p in loc if not _is_branch(p))
+        out.append({**err, "loc": field, "_branched": len(field) != len(loc)})
+    meant = {err["loc"][:1] for err in out if err["_branched"] and err["type"] not in _TYPE_MISMATCH}
+    keep, seen = [], set()
+    for err in out:
+        if err["_branched"] and err["type"] in _TYPE_MISMATCH:
+            # a value of no member's type: one error per field, not one per member
+            if any(err["loc"][:len(m)] == m for m in meant) or err["loc"] in seen:
+                continue
+            seen.add(err["loc"])
+        keep.append(err)
+    return keep
 
 
 def _dotted(loc: tuple) -> str:

@@ -16,6 +16,18 @@ from perflab.spec.durations import parse_duration
 
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+def parse_percent(value: object) -> float:
+    """A fraction from a percentage string: "1%" → 0.01 (a bare number would be ambiguous)."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", value)
+        if m and 0 < float(m.group(1)) < 100:
+            return float(m.group(1)) / 100
+    raise ValueError(f'expected a percentage between 0% and 100% such as "1%" or "0.5%", got {value!r}')
+
+
+Percent = Annotated[float, BeforeValidator(parse_percent)]
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+%-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 ParamName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -28,6 +40,10 @@ HARNESS_METRICS = {
     "cpu_time": "s",  # user + system
     "max_rss": "KiB",  # peak resident set size of the largest process
 }
+
+#: Per-run values recorded beside a metric that has an overhead; the metric itself is net.
+GROSS_SUFFIX, OVERHEAD_SUFFIX = ".gross", ".overhead"
+OVERHEAD_SUFFIXES = (GROSS_SUFFIX, OVERHEAD_SUFFIX)
 
 
 class _Strict(BaseModel):
@@ -76,6 +92,22 @@ class MetricSpec(_Strict):
     field: StrictStr | None = None  # name in the phase parser's (or kv's) output
     stream: Literal["stdout", "stderr"] = "stdout"  # for json and regex
     scale: StrictFloat | StrictInt = 1  # multiply the extracted value (unit conversion)
+    # Harness overhead subtracted from every run's value, measured in the same run (so in the
+    # same interleaved schedule) and taken out of it by the metric's own source: either a
+    # command run right after this metric's phase (seed 003's random() run; `true` for the
+    # shell's start-up, as hyperfine corrects), or another measured phase of the run.
+    overhead: StrictStr | None = None
+    overhead_phase: Name | None = None
+
+
+class AdaptiveRepetitions(_Strict):
+    """`repetitions = { min = 5, max = 50, target_ci = "1%" }`: blocks are added one at a
+    time after `min` until every tracked interval's half-width is ≤ target_ci (or `max`)."""
+
+    min: Annotated[int, Field(ge=2, le=100_000)]
+    max: Annotated[int, Field(ge=2, le=100_000)]
+    target_ci: Percent  # half-width of the relative-change interval, e.g. "1%"
+    metrics: list[Name] = []  # the metrics that must reach it (default: every metric)
 
 
 class ExperimentSpec(_Strict):
@@ -84,7 +116,8 @@ class ExperimentSpec(_Strict):
     name: Name
     description: str = ""
     baseline: Name  # the variant others are compared against
-    repetitions: Annotated[int, Field(ge=1, le=100_000)] = 10  # measured runs per cell × variant
+    # measured runs per cell × variant, or adaptive: { min, max, target_ci }
+    repetitions: Annotated[int, Field(ge=1, le=100_000)] | AdaptiveRepetitions = 10
     warmup: Annotated[int, Field(ge=0, le=1000)] = 0  # extra runs first, recorded, excluded
     order: Literal["interleaved", "sequential"] = "interleaved"
     seed: StrictInt = 1  # seeds the interleaved order
@@ -104,6 +137,15 @@ class ExperimentSpec(_Strict):
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)
 
+    @property
+    def adaptive(self) -> AdaptiveRepetitions | None:
+        return self.repetitions if isinstance(self.repetitions, AdaptiveRepetitions) else None
+
+    @property
+    def initial_repetitions(self) -> int:
+        """Blocks planned up front: the fixed count, or an adaptive design's minimum."""
+        return self.repetitions.min if isinstance(self.repetitions, AdaptiveRepetitions) else self.repetitions
+
 
 def model_at(loc: tuple) -> type[BaseModel] | None:
     """The model class that validates the table at ``loc`` (for key suggestions)."""
@@ -116,8 +158,8 @@ def model_at(loc: tuple) -> type[BaseModel] | None:
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
         if field is None:
             return None
-        model = {"variant": VariantSpec, "phase": PhaseSpec, "metric": MetricSpec}.get(part) \
-            if model is ExperimentSpec else None
+        model = {"variant": VariantSpec, "phase": PhaseSpec, "metric": MetricSpec,
+                 "repetitions": AdaptiveRepetitions}.get(part) if model is ExperimentSpec else None
     return model
 
 

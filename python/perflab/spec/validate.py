@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from perflab.plan import expand_matrix
-from perflab.spec.schema import HARNESS_METRICS, regex_value_group
+from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
 from perflab.spec.template import placeholders, render_value
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def check_spec(spec: Spec) -> None:
         raise spec.error(("phase",), "no phase is measured", hint="set measure = true on one phase")
     for i, x in enumerate(m.metric):
         _check_metric(spec, i, x, measured)
+    _check_adaptive(spec)
     _check_templates(spec)
     _check_kv(spec)
 
@@ -125,6 +126,55 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
     if x.field is not None and phase.parser is None and phase.kv is None and phase.probe is None:
         raise spec.error(loc + ("field",), f"metric '{x.name}' uses 'field' but phase "
                          f"'{phase.name}' has no parser")
+    _check_overhead(spec, i, x, phase)
+
+
+def _check_overhead(spec: Spec, i: int, x, phase) -> None:
+    loc = ("metric", i)
+    if x.overhead is not None and x.overhead_phase is not None:
+        raise spec.error(loc + ("overhead_phase",), f"metric '{x.name}' has both 'overhead' and "
+                         "'overhead_phase'; keep one")
+    if x.overhead is not None:
+        if phase.command is None:
+            raise spec.error(loc + ("overhead",), f"an overhead command needs a command phase; "
+                             f"'{phase.name}' is a {'kv' if phase.kv is not None else 'probe'} phase")
+        if not x.overhead.strip():
+            raise spec.error(loc + ("overhead",), "the overhead command is empty",
+                             hint='to subtract the shell\'s start-up, use overhead = "true"')
+    if x.overhead_phase is not None:
+        other = next((p for p in spec.model.phase if p.name == x.overhead_phase), None)
+        if other is None:
+            raise spec.error(loc + ("overhead_phase",), f"metric '{x.name}' names unknown phase "
+                             f"'{x.overhead_phase}'", hint=_choices(x.overhead_phase, [p.name for p in spec.model.phase]))
+        if other is phase:
+            raise spec.error(loc + ("overhead_phase",), f"the overhead phase must differ from the "
+                             f"metric's own phase '{phase.name}'")
+        if not other.measure:
+            raise spec.error(loc + ("overhead_phase",), f"phase '{other.name}' is not measured "
+                             "(measure = false), so nothing can be taken from it")
+    if x.overhead is not None or x.overhead_phase is not None:
+        names = {m.name for m in spec.model.metric}
+        for suffix in OVERHEAD_SUFFIXES:
+            if x.name + suffix in names:
+                raise spec.error(loc + ("name",), f"metric '{x.name}{suffix}' collides with the "
+                                 f"{suffix[1:]} value perflab records for '{x.name}'; rename it")
+
+
+def _check_adaptive(spec: Spec) -> None:
+    m = spec.model
+    a = m.adaptive
+    if a is None:
+        return
+    if a.min > a.max:
+        raise spec.error(("repetitions", "max"), f"repetitions: max ({a.max}) is below min ({a.min})")
+    if m.order != "interleaved":
+        raise spec.error(("order",), "adaptive repetitions add whole blocks, so they need "
+                         'order = "interleaved"', hint="remove order, or give repetitions as a number")
+    known = [x.name for x in m.metric]
+    for name in a.metrics:
+        if name not in known:
+            raise spec.error(("repetitions", "metrics"), f"repetitions.metrics names unknown metric "
+                             f"'{name}'", hint=_choices(name, known))
 
 
 def _check_templates(spec: Spec) -> None:
@@ -133,6 +183,7 @@ def _check_templates(spec: Spec) -> None:
     common = [(("before_all",), m.before_all), (("after_all",), m.after_all),
               (("before_each",), m.before_each), (("after_each",), m.after_each)]
     common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
+    common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
         known = base | set(v.params)
         own = [(("variant", vi, "setup"), v.setup), (("variant", vi, "teardown"), v.teardown)]

@@ -162,6 +162,19 @@ class Store:
                                 [(ids[r.order_index], k, float(v)) for r in runs if r.metrics
                                  for k, v in r.metrics.items()])
 
+    def append_runs(self, eid: int, runs: Iterable[NewRun]) -> None:
+        """Plan more runs (an adaptive design's next block), after the existing ones."""
+        with self.transaction():
+            self._insert_runs(eid, runs, time.time())
+
+    def update_settings(self, eid: int, **changes: Any) -> None:
+        """Merge top-level keys into the experiment's stored settings (e.g. the adaptive record)."""
+        with self.transaction():
+            (text,) = self.db.execute("SELECT settings FROM experiments WHERE id=?", (eid,)).fetchone()
+            settings = json.loads(text)
+            settings.update(changes)
+            self.db.execute("UPDATE experiments SET settings=? WHERE id=?", (json.dumps(settings), eid))
+
     def experiment(self, ref: str | int) -> ExperimentRow:
         """An experiment by id, by name (its latest), or ``last``."""
         ref_s = str(ref).strip()

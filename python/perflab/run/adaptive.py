@@ -1,0 +1,106 @@
+"""Adaptive repetitions in the runner: after each block, ask `stats.decide` whether every
+tracked interval is as narrow as the spec's ``target_ci``; if not, plan one more block.
+
+The decision and its history are stored with the experiment (settings["adaptive"]) so that
+a resumed experiment continues the same rule and reports can say when and why it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from perflab.plan import expand_matrix, plan_block
+from perflab.spec import Spec
+from perflab.spec.durations import format_duration
+from perflab.store import Store
+
+
+@dataclass(frozen=True)
+class AdaptiveStep:
+    runs: int  # runs added (0: stop)
+    message: str  # one line for the progress output
+    projected_total: int  # runs the experiment is expected to need in all (for the ETA)
+
+
+def tracked_samples(data, metrics: list[str]) -> dict[str, object]:
+    """What `stats.decide` looks at: per cell × candidate × metric the (baseline, candidate)
+    runs — the interval the TLDR will print; with a single variant, that variant's runs.
+    Keys whose mean is zero (no relative precision exists) are left out."""
+    samples: dict[str, object] = {}
+    candidates = [v for v in data.variants if v != data.baseline]
+    for cell_key, _ in data.cells:
+        where = "" if cell_key == "-" else f"{cell_key} · "
+        for metric in metrics:
+            base = data.sample(cell_key, data.baseline, metric)
+            if not candidates:
+                if base and math.fsum(base) != 0:
+                    samples[f"{where}{data.baseline} · {metric}"] = base
+                continue
+            for variant in candidates:
+                cand = data.sample(cell_key, variant, metric)
+                if base and math.fsum(base) != 0:
+                    samples[f"{where}{variant} · {metric}"] = (base, cand)
+    return samples
+
+
+def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
+    """Decide after a completed block; plan the next one when the target is not reached."""
+    from perflab.analysis.dataset import load_dataset
+    from perflab.run.experiment import planned_rows
+    from perflab.stats import decide
+
+    m = spec.model
+    a = m.adaptive
+    assert a is not None
+    runs = store.runs(eid)
+    measured = [r for r in runs if not r.warmup]
+    blocks = len({r.block for r in measured})
+    data = load_dataset(store, eid)
+    metrics = list(a.metrics) or [x.name for x in m.metric]
+    samples = tracked_samples(data, metrics)
+    record = dict(store.experiment(eid).settings.get("adaptive") or {})
+    history = list(record.get("decisions", []))
+    seconds = [r.ended_at - r.started_at for r in measured if r.started_at and r.ended_at]
+    per_block = math.fsum(seconds) / blocks if blocks else 0.0
+    pairs = len(expand_matrix(m.matrix)) * len(m.variant)
+    if not samples:
+        decision = None
+        stop, reason = True, "nothing_to_track"
+        text = (f"no run of {', '.join(metrics)} succeeded in both variants after {blocks} blocks, "
+                "so precision cannot be judged; stopping")
+        projected = blocks
+    else:
+        decision = decide(samples, a.target_ci, a.min, a.max, m.confidence)
+        stop = decision.stop or blocks >= a.max
+        reason = decision.reason if decision.stop or blocks < a.max else "max_reached"
+        projected = max(blocks, min(a.max, decision.projected_runs))
+        widest = max((p.half_width for p in decision.precisions if not math.isnan(p.half_width)),
+                     default=math.nan)
+        history.append({"blocks": blocks, "widest_half_width": widest, "projected_blocks": projected,
+                        "reason": reason})
+        # One run per variant per block: the rule's "runs" are this design's blocks.
+        text = decision.message.replace(" runs needed", " blocks needed").replace(" runs", " blocks")
+        if blocks >= a.max and not decision.stop:
+            text = f"maximum of {a.max} blocks reached; " + decision.message.split("; ", 1)[0]
+    record.update({"min": a.min, "max": a.max, "target": a.target_ci, "metrics": metrics,
+                   "blocks": blocks, "reason": reason, "seconds_per_block": per_block,
+                   "decisions": history,
+                   "precisions": [p.to_dict() for p in decision.precisions] if decision else []})
+    if stop:
+        saved = a.max - blocks
+        record.update({"saved_blocks": saved, "saved_seconds": saved * per_block})
+        summary = f"adaptive repetitions: {text}"
+        if saved > 0 and reason == "target_reached":
+            summary += (f"; {saved} blocks fewer than max = {a.max} "
+                        f"(≈ {format_duration(saved * per_block)} of machine time saved)")
+        record["summary"] = summary
+        store.update_settings(eid, adaptive=record)
+        return AdaptiveStep(0, summary, len(runs))
+    next_index = max(r.order_index for r in runs) + 1
+    new = plan_block(m, max(r.block for r in runs) + 1, next_index)
+    record["summary"] = f"adaptive repetitions: {text}"
+    store.append_runs(eid, planned_rows(new))
+    store.update_settings(eid, adaptive=record)
+    projected_total = len(runs) + max(1, projected - blocks) * pairs
+    return AdaptiveStep(len(new), f"block {blocks}: {text}; adding block {blocks + 1}", projected_total)
