@@ -75,6 +75,8 @@ def test_markdown_export_parses_back(seed0):
 def test_csv_export_parses_back(seed0):
     db, eid = seed0
     rows = list(csv.DictReader(io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)))
+    assert [x["cell"] for x in rows if x["method"] == "sweep"] == ["all 2 cells (geometric mean)"] * 2
+    rows = [x for x in rows if x["method"] != "sweep"]  # the sweep rows are tested in test_sweep_compare.py
     assert len(rows) == 4
     r = next(x for x in rows if x["ram_utilization_pct"] == "110" and x["metric"] == "ops_per_sec")
     assert float(r["ci_low_pct"]) == pytest.approx(12.220, abs=1e-2)

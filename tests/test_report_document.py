@@ -55,9 +55,11 @@ def test_seed0_html_tables_and_reproduction(seed0, tmp_path):
     html = out.out
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     tldr = re.search(r'<table class="tldr".*?</table>', html, re.S).group(0)
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", tldr)
+    body, footer = tldr.split("<tfoot>")  # the footer: the sweep's geometric mean (test_sweep_compare.py)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", body)
     assert cells == ["90", "NS", "NS", "110", '+[12.2, 16.2]%†<span class="word">better</span>',
                      '-[20.0, 23.0]%<span class="word">better</span>']
+    assert re.findall(r"<td[^>]*>(.*?)</td>", footer)[0] == "all 2 cells (geometric mean)"
     assert 'class="better"' in tldr.replace("num better", "better")
     assert "was imported from" in html and "seed0-mglru-memcached.csv" in html
     assert f"perflab compare 1 --store {seed0}" in html

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from perflab.analysis.dataset import Dataset
+from perflab.analysis.sweep import SweepRow, summarize_sweeps
 from perflab.errors import InputError
 from perflab.stats import (CORRECTIONS, Comparison, StatWarning, Summary, Verdict, classify, correct,
                            diagnose_comparison, diagnose_sample, get_method)
@@ -56,6 +57,7 @@ class CompareResult:
     comparisons: list[ComparedCell] = field(default_factory=list)
     summaries: list[SummarizedCell] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    sweeps: list[SweepRow] = field(default_factory=list)  # geometric mean across cells (≥ 2 cells)
 
     @property
     def candidates(self) -> list[str]:
@@ -162,9 +164,12 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
         notes.append(Note(StatWarning(
             "incomplete", f"experiment is incomplete: {pending_runs} run(s) not done yet; resume with "
             f"`perflab run --resume {data.experiment.id}`", {"pending": pending_runs})))
+    sweeps = summarize_sweeps(data, {(x.cell_key, x.variant, x.metric.name): x.summary for x in summaries
+                                     if x.summary is not None}, confidence, threshold)
+    notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
     notes = [_fit_advice(n, data.experiment.settings) for n in notes]
     return CompareResult(data, method, confidence, threshold, correction, statement, comparisons,
-                         summaries, _dedupe(notes))
+                         summaries, _dedupe(notes), sweeps.rows)
 
 
 def _fit_advice(note: Note, settings: dict) -> Note:

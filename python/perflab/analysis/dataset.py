@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
+from perflab.errors import InputError
 from perflab.store import ExperimentRow, MetricDef, Store
+
+#: Suffixes of numeric matrix labels ("1K", "10M", "2G"): powers of ten, as in seed 003's table.
+_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMG]?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,8 @@ class Dataset:
 
     samples[(cell_key, variant, metric)] — list of floats in the metric's unit.
     blocks[(cell_key, variant, metric)]  — the block of each value (for paired analysis).
+    values[cell_key] — {param: value} as the spec gave it (``{"lookups": 1000}`` for the label
+    ``1K``); empty for stores older than this field and for imports (see `numeric_values`).
     """
 
     experiment: ExperimentRow
@@ -34,6 +44,7 @@ class Dataset:
     blocks: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
     status_counts: dict[str, int] = field(default_factory=dict)
     failed: list[FailedRun] = field(default_factory=list)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def baseline(self) -> str:
@@ -42,12 +53,53 @@ class Dataset:
     def sample(self, cell_key: str, variant: str, metric: str) -> list[float]:
         return self.samples.get((cell_key, variant, metric), [])
 
+    def numeric_values(self, param: str) -> dict[str, float]:
+        """cell_key → the numeric value of matrix parameter ``param`` in that cell.
+
+        From the values stored with the experiment, else from the labels read as numbers
+        (``1K`` = 1e3, ``10M`` = 1e7, ``2G`` = 2e9). Raises InputError naming the
+        parameter and the first label that is not a number.
+        """
+        if param not in self.params:
+            known = ", ".join(self.params) or "none: the experiment has no matrix"
+            raise InputError(f"no matrix parameter '{param}' (parameters: {known})")
+        out: dict[str, float] = {}
+        for key, labels in self.cells:
+            label = labels.get(param, "")
+            raw = self.values.get(key, {}).get(param, label)
+            x = parse_number(raw)
+            if x is None:
+                x = parse_number(label)  # e.g. a value stored as text but labelled "1K"
+            if x is None:
+                raise InputError(f"matrix parameter '{param}' is not numeric: its value '{label}' is not a number "
+                                 "(numbers may end in K, M or G: 1K, 10M)")
+            out[key] = x
+        return out
+
+
+def parse_number(value: Any) -> float | None:
+    """A finite number from a matrix value or label: 1000, 1e3, "1000", "1K", "2.5M", "1G";
+    None for anything else (booleans, words, NaN)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        x = float(value)
+    elif isinstance(value, str):
+        m = _NUMBER.match(value)
+        if not m:
+            return None
+        x = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
+    else:
+        return None
+    return x if math.isfinite(x) else None
+
 
 def load_dataset(store: Store, ref: str | int) -> Dataset:
     exp = store.experiment(ref)
     settings = exp.settings
     metrics = store.metric_defs(exp.id)
     cells = [(c["key"], c["labels"]) for c in settings.get("cells", [])]
+    values = {c["key"]: dict(c["values"]) for c in settings.get("cells", []) if isinstance(c.get("values"), dict)}
     variants = [v["name"] for v in settings.get("variants", [])]
     samples: dict[tuple[str, str, str], list[float]] = {}
     blocks: dict[tuple[str, str, str], list[int]] = {}
@@ -71,4 +123,4 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
         if variant not in variants:
             variants.append(variant)
     return Dataset(exp, metrics, list(settings.get("params", [])), cells, variants, samples, blocks,
-                   counts, failed)
+                   counts, failed, values)

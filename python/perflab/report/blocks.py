@@ -49,7 +49,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
-    """``numeric[i]``: right-align column i; ``highlight[r]``: row r is a difference to notice."""
+    """``numeric[i]``: right-align column i; ``highlight[r]``: row r is a difference to notice;
+    ``footer``: rows that summarize the rows above them (e.g. the sweep's geometric mean)."""
 
     title: str
     columns: tuple[str, ...]
@@ -58,6 +59,7 @@ class Table:
     highlight: tuple[bool, ...] = ()
     css_class: str = ""
     note: str = ""
+    footer: tuple[tuple[Cell, ...], ...] = ()
 
 
 @dataclass(frozen=True)

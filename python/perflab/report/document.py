@@ -107,16 +107,19 @@ def _slug(text: str) -> str:
 
 
 def table_of(model: TableModel, colors: dict[str, str] | None = None, variant_col: int | None = None) -> Table:
-    rows = []
-    for row in model.rows:
-        cells = []
-        for i, c in enumerate(row):
-            color = None
-            if colors and variant_col is not None and i == variant_col:
-                color = colors.get(c.text.removesuffix(" (baseline)"))
-            cells.append(Cell(c.text, c.verdict, color))
-        rows.append(tuple(cells))
-    return Table(model.title, tuple(model.columns), tuple(rows), tuple(model.numeric))
+    def cells_of(rows: list) -> tuple:
+        out = []
+        for row in rows:
+            cells = []
+            for i, c in enumerate(row):
+                color = None
+                if colors and variant_col is not None and i == variant_col:
+                    color = colors.get(c.text.removesuffix(" (baseline)"))
+                cells.append(Cell(c.text, c.verdict, color))
+            out.append(tuple(cells))
+        return tuple(out)
+    return Table(model.title, tuple(model.columns), cells_of(model.rows), tuple(model.numeric),
+                 footer=cells_of(model.summary_rows))
 
 
 def _with_sections(r: Report) -> Report:

@@ -66,6 +66,7 @@ td .word { font-size: 11px; font-weight: 600; margin-left: 6px; text-transform: 
 table.env td:first-child { font-weight: 600; white-space: nowrap; }
 table.env td { max-width: 480px; overflow-wrap: anywhere; }
 tr.diff td { background: var(--hl) !important; }
+tfoot td { font-weight: 600; border-top: 2px solid var(--fg); }
 tr.diff td:first-child::after { content: " ≠"; color: var(--worse); }
 table.failed td:last-child { overflow-wrap: anywhere; max-width: 520px; }
 figure { margin: 14px 0 26px; }
@@ -116,8 +117,10 @@ def _table(t: Table) -> str:
     num = ' class="num"'
     out.append("<thead><tr>" + "".join(f'<th{num if n else ""} scope="col">{esc(c)}</th>'
                                        for c, n in zip(t.columns, t.numeric)) + "</tr></thead><tbody>")
-    for i, row in enumerate(t.rows):
+    for i, row in enumerate(t.rows + t.footer):
         hl = bool(t.highlight) and i < len(t.highlight) and t.highlight[i]
+        if i == len(t.rows):
+            out.append("</tbody><tfoot>")
         out.append('<tr class="diff">' if hl else "<tr>")
         for c, numeric in zip(row, t.numeric):
             classes = []
@@ -135,7 +138,7 @@ def _table(t: Table) -> str:
                 body += f'<span class="word">{_WORD[c.verdict]}</span>'
             out.append(f"<td{attrs}>{body}</td>")
         out.append("</tr>")
-    out.append("</tbody></table></div>")
+    out.append(("</tfoot>" if t.footer else "</tbody>") + "</table></div>")
     if t.note:
         out.append(f'<p class="meta">{esc(t.note)}</p>')
     return "".join(out)

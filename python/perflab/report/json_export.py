@@ -6,9 +6,16 @@ Schema ``perflab.compare/1``:
   tldr, n_baseline,n_candidate,baseline_location,candidate_location,estimate,low,high,
   p_value,significant,warnings}], summaries[{cell,labels,variant,metric,n,mean,median,
   stddev,min,max,margin_of_error,ci_low,ci_high}], warnings[{code,message,cell,variant,metric}],
-  failed_runs[{order_index,cell,variant,repetition,status,reason}].
-Relative quantities (estimate, low, high) are fractions of the baseline (0.12 = +12%).
-NaN is written as null.
+  failed_runs[{order_index,cell,variant,repetition,status,reason}],
+  sweeps[{variant,metric,label,cells,total_cells,left_out[],confidence,ratio,ratio_low,ratio_high,
+  change,low,high,q_statistic,i_squared,df,cell_ratios[],verdict,tldr}]: per candidate × metric,
+  the geometric mean over the cells of the candidate/baseline ratio of means (empty list for
+  fewer than 2 cells; ``cells`` counts those averaged, ``left_out`` the others' keys).
+Relative quantities (estimate, low, high, change) are fractions of the baseline (0.12 = +12%);
+ratios are candidate/baseline (1.12). NaN is written as null.
+
+Change log (fields are only ever added within ``perflab.compare/1``):
+  sweeps — added (geometric-mean ratio across the cells, seed 002's "average gain").
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ def to_document(result: CompareResult) -> dict:
         "failed_runs": [{"order_index": f.order_index, "cell": f.cell_key, "variant": f.variant,
                          "repetition": f.repetition, "status": f.status, "reason": f.reason}
                         for f in d.failed],
+        "sweeps": [{**s.to_dict(), "tldr": tldr_text(s.comparison, s.verdict)} for s in result.sweeps],
     }
 
 

@@ -77,13 +77,16 @@ def _table(t: Table) -> str:
         lines += [f"**{md_escape(t.title)}**", ""]
     lines.append("| " + " | ".join(md_escape(c) or " " for c in t.columns) + " |")
     lines.append("|" + "|".join("---:" if n else ":---" for n in t.numeric) + "|")
-    for i, row in enumerate(t.rows):
+    first_summary = len(t.rows)
+    for i, row in enumerate(t.rows + t.footer):
         hl = bool(t.highlight) and i < len(t.highlight) and t.highlight[i]
         cells = []
         for j, c in enumerate(row):
             text = md_escape(c.text) or " "
             if c.verdict in _MARK:
                 text = f"**{text}**{_MARK[c.verdict]}"
+            elif i >= first_summary and c.text:
+                text = f"**{text}**"  # a summary row (the sweep's geometric mean)
             if hl:
                 text = f"**≠ {text}**" if j == 0 else f"**{text}**"
             cells.append(text)

@@ -3,7 +3,7 @@ format only decides how to draw them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from perflab.analysis.compare import CompareResult
 from perflab.report.format import fmt_number, metric_header, tldr_text
@@ -22,6 +22,7 @@ class TableModel:
     columns: list[str]
     rows: list[list[TableCell]]
     numeric: list[bool]  # right-align these columns
+    summary_rows: list[list[TableCell]] = field(default_factory=list)  # under a rule: e.g. the sweep
 
 
 def _param_headers(result: CompareResult) -> list[str]:
@@ -51,6 +52,25 @@ def tldr_table(result: CompareResult) -> TableModel:
                 row.append(TableCell(tldr_text(c.comparison, c.verdict), c.verdict) if c else TableCell("n/a"))
             rows.append(row)
     nparams = len(columns) - len(data.metrics)
+    sweeps = {(s.variant, s.metric.name): s for s in result.sweeps}
+    summary_rows = []
+    for variant in result.candidates:
+        found = [sweeps.get((variant, m.name)) for m in data.metrics]
+        first = next((s for s in found if s is not None), None)
+        if first is None:
+            continue
+        row = [TableCell(first.label)] + [TableCell("")] * (len(_param_headers(result)) - 1)
+        if many:
+            row.append(TableCell(variant))
+        for s in found:
+            if s is None:
+                row.append(TableCell("n/a"))
+                continue
+            text = tldr_text(s.comparison, s.verdict)
+            if s.summary.cells != first.summary.cells:
+                text += f" ({s.summary.cells} cells)"
+            row.append(TableCell(text, s.verdict))
+        summary_rows.append(row)
     conf = f"{result.confidence:.0%}"
     vs = (f"{result.candidates[0]} vs {data.baseline}" if not many
           else f"each variant vs {data.baseline}")
@@ -58,7 +78,9 @@ def tldr_table(result: CompareResult) -> TableModel:
     if any(c.comparison is not None and getattr(c.comparison, "interval", None) == "fieller"
            for c in result.comparisons):
         title += "; † Fieller's ratio interval (a large change next to the baseline's own uncertainty)"
-    return TableModel(title, columns, rows, [False] * nparams + [True] * len(data.metrics))
+    if summary_rows:
+        title += "; geometric mean = the average change across the cells, each cell weighted equally"
+    return TableModel(title, columns, rows, [False] * nparams + [True] * len(data.metrics), summary_rows)
 
 
 SUMMARY_COLUMNS = ["n", "mean", "median", "stddev", "min", "max", "± MoE"]

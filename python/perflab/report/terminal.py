@@ -18,12 +18,12 @@ def _rich(model: TableModel, words: bool) -> Table:
     t = Table(header_style="bold")
     for name, numeric in zip(model.columns, model.numeric):
         t.add_column(name, justify="right" if numeric else "left", no_wrap=True)
-    for row in model.rows:
+    for i, row in enumerate(model.rows + model.summary_rows):
         cells = []
         for c in row:
             text = c.text + (_WORD.get(c.verdict, "") if words and c.verdict else "")
             cells.append(Text(text, style=_STYLE.get(c.verdict, "")))
-        t.add_row(*cells)
+        t.add_row(*cells, end_section=i == len(model.rows) - 1 and bool(model.summary_rows))
     return t
 
 

@@ -7,6 +7,7 @@ written exactly as the TLDR table writes them (`tldr_text`).
 from __future__ import annotations
 
 from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.analysis.sweep import SweepRow
 from perflab.report.blocks import Para, Span
 from perflab.report.format import tldr_text
 from perflab.stats import Verdict
@@ -64,8 +65,10 @@ def verdict_paragraphs(result: CompareResult) -> list[Para]:
                 spans.append(Span(", " if i < len(parts) - 1 else " and "))
             spans.append(p)
         spans.append(Span(". "))
+        sweeps = {s.metric.name: s for s in result.sweeps if s.variant == cand}
         for m in data.metrics:
-            spans += _metric_sentence(result, [c for c in cs if c.metric.name == m.name], m.name, m.better)
+            spans += _metric_sentence(result, [c for c in cs if c.metric.name == m.name], m.name, m.better,
+                                      sweeps.get(m.name))
         if result.notes:
             spans.append(Span(f"See the {len(result.notes)} warning{'s' if len(result.notes) != 1 else ''} "
                               "below before relying on this."))
@@ -90,7 +93,8 @@ def _places(cs: list[ComparedCell], with_interval: bool) -> list[Span]:
     return spans
 
 
-def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, better: str) -> list[Span]:
+def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, better: str,
+                     sweep: SweepRow | None = None) -> list[Span]:
     spans: list[Span] = [Span(name, code=True), Span(f" ({better} is better): ")]
     groups = [(Verdict.BETTER, "better "), (Verdict.WORSE, "worse "), (Verdict.WITHIN_NOISE, "within noise ")]
     clauses: list[list[Span]] = []
@@ -112,4 +116,8 @@ def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, b
             spans.append(Span("; "))
         spans += clause
     spans.append(Span(". "))
+    if sweep is not None:
+        where = sweep.label.replace(" (geometric mean)", "")
+        spans += [Span(f"Geometric mean over {where}: "),
+                  Span(tldr_text(sweep.comparison, sweep.verdict), sweep.verdict), Span(". ")]
     return spans

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from perflab.stats.intervals import check_confidence
 from perflab.stats.summary import as_sample
@@ -83,26 +83,46 @@ def sweep_summary(
     confidence = check_confidence(confidence)
     if not cells:
         raise ValueError("a sweep summary needs at least one cell")
-    r, v, terms = [], [], []
+    moments = []
     for i, (base, cand) in enumerate(cells):
         a, b = as_sample(base), as_sample(cand)
         if a.size < 2 or b.size < 2:
             raise ValueError(f"cell {i}: need ≥ 2 runs per variant")
-        ma, mb = float(a.mean()), float(b.mean())
-        if ma <= 0 or mb <= 0:
-            raise ValueError(f"cell {i}: a ratio of means needs positive means")
-        wa = float(a.var(ddof=1)) / (a.size * ma * ma)
-        wb = float(b.var(ddof=1)) / (b.size * mb * mb)
-        r.append(math.log(mb / ma))
-        v.append(wa + wb)
-        terms.append(wa * wa / (a.size - 1) + wb * wb / (b.size - 1))
-    k = len(r)
-    r_arr, v_arr = np.array(r), np.array(v)
+        moments.append((a.size, float(a.mean()), float(a.std(ddof=1)), b.size, float(b.mean()), float(b.std(ddof=1))))
+    return sweep_summary_of_moments(moments, confidence)
+
+
+def sweep_summary_of_moments(
+    cells: Sequence[tuple[int, float, float, int, float, float]], confidence: float = 0.95
+) -> SweepSummary:
+    """`sweep_summary` from each cell's (n, mean, sd) of the baseline then the candidate
+    (sd with ddof=1, in the metric's unit): for callers that already summarized the samples,
+    e.g. every comparison of thousands of cells."""
+    confidence = check_confidence(confidence)
+    if not cells:
+        raise ValueError("a sweep summary needs at least one cell")
+    arr = np.array(cells, dtype=np.float64).reshape(-1, 6)
+    na, ma, sa, nb, mb, sb = arr.T
+    bad = np.flatnonzero((na < 2) | (nb < 2))
+    if bad.size:
+        raise ValueError(f"cell {int(bad[0])}: need ≥ 2 runs per variant")
+    bad = np.flatnonzero(~((ma > 0) & (mb > 0)))
+    if bad.size:
+        raise ValueError(f"cell {int(bad[0])}: a ratio of means needs positive means")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("means and standard deviations must be finite")
+    wa = sa * sa / (na * ma * ma)
+    wb = sb * sb / (nb * mb * mb)
+    r_arr = np.log(mb / ma)
+    v_arr = wa + wb
+    terms = wa * wa / (na - 1) + wb * wb / (nb - 1)
+    k = int(r_arr.size)
     mean_log = float(r_arr.mean())
-    var = float(v_arr.sum()) / k**2
     tot = float(v_arr.sum())
-    df = tot**2 / float(np.sum(terms)) if tot > 0 else math.inf
-    t = float(sps.t.ppf(0.5 + confidence / 2, df)) if tot > 0 else 0.0
+    var = tot / k**2
+    df = tot**2 / float(terms.sum()) if tot > 0 else math.inf
+    # scipy.special directly: the function scipy.stats.t.ppf wraps, far cheaper per call
+    t = float(special.stdtrit(df, 0.5 + confidence / 2)) if tot > 0 else 0.0
     half = t * math.sqrt(var)
     if k > 1 and np.all(v_arr > 0):
         w = 1 / v_arr
@@ -117,7 +137,7 @@ def sweep_summary(
         ratio=math.exp(mean_log),
         low=math.exp(mean_log - half),
         high=math.exp(mean_log + half),
-        cell_ratios=tuple(math.exp(x) for x in r),
+        cell_ratios=tuple(float(x) for x in np.exp(r_arr)),
         q_statistic=q,
         i_squared=i2,
         df=df,
