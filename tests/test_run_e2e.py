@@ -355,3 +355,32 @@ def test_unknown_export_format_fails_before_running(tmp_path):
     r = perflab("run", str(spec), "--store", str(tmp_path / "p.db"), "--export", str(tmp_path / "x.xlsx"))
     assert r.code == 2 and "unknown format '.xlsx'" in r.err
     assert not (tmp_path / "p.db").exists()
+
+
+def test_relative_program_path_without_shell_is_found_from_the_spec_directory(tmp_path, monkeypatch):
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho '{\"v\": 4}'\n")
+    tool.chmod(0o755)
+    spec = write_spec(tmp_path, """\
+name = "relpath"
+baseline = "a"
+repetitions = 2
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[phase]]
+name = "p"
+shell = false
+command = "bin/tool"
+[[metric]]
+name = "v"
+json = "v"
+better = "lower"
+""")
+    monkeypatch.chdir("/")  # perflab started elsewhere: the path is the spec directory's
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [("ok", 4)]

@@ -177,6 +177,8 @@ def _read_report(fd: int) -> tuple[float, float, float, int, int] | None:
 
 
 def _which(program: str, env: Mapping[str, str]) -> str:
+    if "/" in program:  # a path: relative to the command's cwd, which spawn switches to
+        return program
     found = shutil.which(program, path=env.get("PATH", os.defpath))
     if found is None:
         raise FileNotFoundError(f"command not found: {program}")

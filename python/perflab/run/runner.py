@@ -390,20 +390,17 @@ class Runner:
 
         return run_kv_phase(phase, render_value(phase.kv, values), timeout=timeout, stop=self.stop)
 
-    def _metric_phase(self, metric) -> str:
-        return metric.phase or [p.name for p in self.spec.model.phase if p.measure][-1]
-
     def _overhead_commands(self, phase_name: str) -> list[str]:
         """Distinct overhead commands of the metrics taken from this phase, in metric order."""
         return list(dict.fromkeys(x.overhead for x in self.spec.model.metric
-                                  if x.overhead is not None and self._metric_phase(x) == phase_name))
+                                  if x.overhead is not None and self.spec.model.metric_phase(x) == phase_name))
 
     def _metrics(self, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
         """Each metric's value; with an overhead, the net value (gross − overhead of the same
         run), and the two parts recorded beside it as ``name.gross`` and ``name.overhead``."""
         out = {}
         for metric in self.spec.model.metric:
-            phase = self._metric_phase(metric)
+            phase = self.spec.model.metric_phase(metric)
             value = extract(metric, outputs[phase])
             if metric.overhead is not None:
                 source = outputs[_overhead_key(phase, metric.overhead)]

@@ -137,6 +137,14 @@ class ExperimentSpec(_Strict):
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)
 
+    def metric_phase(self, metric: MetricSpec) -> str:
+        """The phase a metric is taken from: its own `phase`, else the last measured phase
+        (other than the metric's overhead phase)."""
+        if metric.phase is not None:
+            return metric.phase
+        measured = [p.name for p in self.phase if p.measure and p.name != metric.overhead_phase]
+        return (measured or [p.name for p in self.phase if p.measure])[-1]
+
     @property
     def adaptive(self) -> AdaptiveRepetitions | None:
         return self.repetitions if isinstance(self.repetitions, AdaptiveRepetitions) else None

@@ -109,7 +109,7 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
         if not phase.measure:
             raise spec.error(loc + ("phase",), f"phase '{x.phase}' is not measured (measure = false)")
     else:
-        phase = measured[-1]
+        phase = next(p for p in measured if p.name == spec.model.metric_phase(x))
     if x.regex is not None:
         try:
             regex_value_group(x.regex)
