@@ -51,6 +51,28 @@ def test_interval_decision_agrees_with_adjusted_p_value(correction):
         assert fam.size == 8 and len(fam.raw) == 8
 
 
+def test_holm_with_nominal_intervals_decides_like_holm_and_keeps_the_found_intervals():
+    """perflab's default: Holm's decisions; a change found keeps its 95% interval, the rest
+    are widened to Holm's last step, where they contain zero."""
+    rng = np.random.default_rng(12)
+    demoted = 0
+    for _ in range(30):
+        pairs = _family(rng, rng.choice([0, 0, 1, 1.5, 3], 8))
+        welch = Welch()
+        stepped = compare_family(pairs, correction="holm")
+        nominal = correct(stepped.raw, "holm", lambda i, lv: welch.compare(*pairs[i], lv),
+                          holm_intervals="nominal")
+        for raw, s, n in zip(stepped.raw, stepped.comparisons, nominal.comparisons):
+            assert n.significant == s.significant == (s.p_value <= 0.05)
+            if n.significant:
+                assert (n.low, n.high, n.confidence) == (raw.low, raw.high, 0.95)
+            else:
+                assert n.low <= 0 <= n.high
+                demoted += raw.significant
+        assert "shown at 95% each" in nominal.statement or "no change was found" in nominal.statement
+    assert demoted > 0  # the family had changes significant alone that Holm does not declare
+
+
 def test_widened_intervals_contain_the_raw_ones():
     rng = np.random.default_rng(3)
     fam = compare_family(_family(rng, [0, 1, 2, 3, 4, 0]), correction="holm")

@@ -46,9 +46,20 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
     g.add_argument("--threshold", type=pct, default=0.0, metavar="PCT",
                    help="practical threshold, e.g. 1%%: smaller significant changes read 'within noise'")
-    g.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"], default="none",
-                   help="multiple-comparison correction over the table (default none; holm controls "
-                        "the chance of any false change, bh the false discovery rate)")
+    g.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none"], default="holm",
+                   help="multiple-comparison correction over the table (default holm: the chance of "
+                        "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
+                        "discovery rate; none: each comparison on its own)")
+    s = p.add_argument_group("scaling fit over a numeric matrix parameter (see README, 'How perflab decides')")
+    s.add_argument("--scaling", metavar="PARAM", default=None,
+                   help="fit cost = a + b·PARAM^k per variant and metric (per combination of the other "
+                        "parameters) and compare each variant's per-unit cost with the baseline's")
+    s.add_argument("--exponent", type=float, default=None, metavar="K",
+                   help="with --scaling: fix k (1 = linear) instead of fitting it")
+    s.add_argument("--at", default=None, metavar="N",
+                   help="with --scaling: per-unit costs at PARAM = N, e.g. 10M (default: the largest value)")
+    s.add_argument("--metric", action="append", default=None, metavar="NAME",
+                   help="with --scaling: fit this metric only (repeatable; default: every metric)")
 
 
 def analysis_options(args) -> dict:
@@ -58,7 +69,26 @@ def analysis_options(args) -> dict:
     method_options = {k: getattr(args, k) for k in ("interval", "statistic", "resamples", "scale")
                       if getattr(args, k) is not None}
     return dict(method=args.method, method_options=method_options, confidence=args.confidence,
-                threshold=args.threshold / 100, correction=args.correction)
+                threshold=args.threshold / 100, correction=args.correction, scaling=scaling_options(args))
+
+
+def scaling_options(args):
+    """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None."""
+    if args.scaling is None:
+        given = [o for o, v in (("--exponent", args.exponent), ("--at", args.at), ("--metric", args.metric))
+                 if v is not None]
+        if given:
+            raise InputError(f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)")
+        return None
+    from perflab.analysis.dataset import parse_number
+    from perflab.analysis.scaling import ScalingOptions
+
+    at = None
+    if args.at is not None:
+        at = parse_number(args.at)
+        if at is None or at <= 0:
+            raise InputError(f"--at {args.at!r}: expected a positive size such as 1000, 1e6 or 10M")
+    return ScalingOptions(args.scaling, args.exponent, at, tuple(args.metric or ()))
 
 
 def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:

@@ -5,9 +5,12 @@ in twenty "changes" would appear by chance when nothing changed. Corrections:
 
 - ``holm`` (default): family-wise error rate ≤ α — the chance that *any* reported change
   is false. Uniformly more powerful than Bonferroni. Adjusted p-values are Holm's
-  step-down ones; each interval is recomputed at the level of its step, 1 − α/(m−j+1)
-  for the j-th smallest p-value among the rejected and 1 − α/(m−r) for the others
-  (r rejections), so that an interval excludes zero exactly when Holm rejects.
+  step-down ones. Intervals (``holm_intervals``): ``"nominal"`` (perflab's default) keeps
+  each change found at the requested level — the decision is Holm's, the interval says
+  how large the change is, per comparison — and widens the others to 1 − α/(m−r)
+  (r rejections), where they contain zero; ``"stepped"`` recomputes every interval at
+  the level of its step, 1 − α/(m−j+1) for the j-th smallest p-value among the rejected,
+  so that an interval excludes zero exactly when Holm rejects.
 - ``bonferroni``: the same guarantee, and all intervals at 1 − α/m hold *simultaneously*.
 - ``bh`` (Benjamini–Hochberg): false discovery rate ≤ α — on average at most a fraction
   α of the reported changes are false; more power when many things changed. Its
@@ -34,6 +37,7 @@ from perflab.stats.types import Comparison
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 DEFAULT_CORRECTION = "holm"
+HOLM_INTERVALS = ("stepped", "nominal")
 
 
 def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECTION) -> np.ndarray:
@@ -60,8 +64,11 @@ def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECT
     return out
 
 
-def interval_levels(p_values: Sequence[float], correction: str, confidence: float) -> np.ndarray:
+def interval_levels(p_values: Sequence[float], correction: str, confidence: float,
+                    holm_intervals: str = "stepped") -> np.ndarray:
     """Confidence level of each comparison's interval under ``correction`` (NaN where p is NaN)."""
+    if holm_intervals not in HOLM_INTERVALS:
+        raise ValueError(f"holm_intervals must be one of {', '.join(HOLM_INTERVALS)}, not {holm_intervals!r}")
     confidence = check_confidence(confidence)
     alpha = 1 - confidence
     p = np.asarray(p_values, dtype=np.float64)
@@ -81,7 +88,8 @@ def interval_levels(p_values: Sequence[float], correction: str, confidence: floa
         passed = q[order] <= steps
         r = m if passed.all() else int(np.argmin(passed))  # rejections before the first failure
         rest = 1 - alpha / (m - r) if r < m else math.nan  # unused when all are rejected
-        lv_sorted = np.where(np.arange(m) < r, 1 - steps, rest)
+        found = confidence if holm_intervals == "nominal" else 1 - steps
+        lv_sorted = np.where(np.arange(m) < r, found, rest)
         lv = np.empty(m)
         lv[order] = lv_sorted
     elif correction == "bh":
@@ -131,7 +139,8 @@ class FamilyResult:
         }
 
 
-def _statement(correction: str, confidence: float, size: int, levels: np.ndarray, comps) -> str:
+def _statement(correction: str, confidence: float, size: int, levels: np.ndarray, comps,
+               holm_intervals: str = "stepped") -> str:
     alpha = 1 - confidence
     a = f"{alpha:.0%}" if round(alpha * 100, 6).is_integer() else f"{alpha:.1%}"
     if size == 0:
@@ -148,6 +157,12 @@ def _statement(correction: str, confidence: float, size: int, levels: np.ndarray
             f"Bonferroni over {n_word}: the chance of any false change is ≤ {a}; all intervals "
             f"at {defined.min():.2%} hold simultaneously."
         )
+    if correction == "holm" and holm_intervals == "nominal":
+        r = sum(1 for c in comps if c.significant)
+        found = (f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
+                 f"{confidence:.0%} each" if r else "no change was found")
+        rest = f"; the others' intervals are widened to {1 - alpha / (size - r):.2%}" if r < size and r else ""
+        return f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); {found}{rest}."
     if correction == "holm":
         least, most = defined.min(), defined.max()
         span = f"{least:.2%}" if math.isclose(least, most) else f"{least:.2%}–{most:.2%}"
@@ -173,6 +188,7 @@ def correct(
     comparisons: Sequence[Comparison],
     correction: str = DEFAULT_CORRECTION,
     recompute: Callable[[int, float], Comparison] | None = None,
+    holm_intervals: str = "stepped",
 ) -> FamilyResult:
     """Apply ``correction`` to a family of comparisons made at one confidence level.
 
@@ -191,7 +207,7 @@ def correct(
         raise ValueError("all comparisons of a family must share one confidence level")
     p = np.array([c.p_value for c in comps])
     p_adj = adjust_p_values(p, correction)
-    levels = interval_levels(p, correction, confidence)
+    levels = interval_levels(p, correction, confidence, holm_intervals)
     out = []
     z0 = special.ndtri(0.5 + confidence / 2)
     for i, c in enumerate(comps):
@@ -217,7 +233,7 @@ def correct(
         comparisons=tuple(out),
         raw=comps,
         levels=tuple(float(x) for x in levels),
-        statement=_statement(correction, confidence, size, levels, out),
+        statement=_statement(correction, confidence, size, levels, out, holm_intervals),
     )
 
 
