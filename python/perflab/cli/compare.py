@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
                                 analysis_options, experiment_pairs, open_store, pct)
 
@@ -12,8 +14,9 @@ from perflab.cli.common import (add_analysis_options, add_experiment_arguments, 
 def register(sub) -> None:
     p = sub.add_parser("compare", help="compare each variant with the baseline (95%% CIs)",
                        description="Print the TLDR table (rows: matrix cells; columns: metrics; cells: "
-                                   "CI of the relative change vs the baseline, or NS) and per-variant "
-                                   "summaries.")
+                                   "CI of the relative change vs the baseline, or NS), the geometric mean "
+                                   "across the cells, and per-variant summaries. With --scaling PARAM: fit "
+                                   "cost = a + b·PARAM^k per variant instead and compare per-unit costs.")
     add_experiment_arguments(p, "compare")
     add_store_option(p)
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
@@ -35,7 +38,10 @@ def run(args, io) -> int:
     from perflab.report.markdown import render_markdown
     from perflab.report.terminal import render_terminal
     opts = analysis_options(args)
+    scaling = opts.pop("scaling")
     pairs = experiment_pairs(args)
+    if scaling is not None:
+        return run_scaling(args, io, opts, scaling, pairs)
     with open_store(args) as store:
         if args.other is None:
             data = load_dataset(store, args.experiment)
@@ -57,5 +63,46 @@ def run(args, io) -> int:
         for c in bad:
             io.warn(f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
                     f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)")
+        return 1 if bad else 0
+    return 0
+
+
+def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
+    """`perflab compare ID --scaling PARAM`: the scaling fits instead of the TLDR table."""
+    from perflab.analysis.compare import Note
+    from perflab.analysis.dataset import load_dataset
+    from perflab.analysis.scaling import fit_dataset, scaling_regressions
+    from perflab.errors import InputError
+    from perflab.report.csv_table import render_scaling_csv
+    from perflab.report.json_export import render_scaling_json
+    from perflab.report.markdown import render_scaling_markdown
+    from perflab.report.terminal import render_scaling_terminal
+    if opts["method"] != "welch" or opts["method_options"]:
+        raise InputError("--scaling fits the per-size means by weighted least squares: --method, --interval, "
+                         "--statistic, --resamples and --scale do not apply to it")
+    with open_store(args) as store:
+        if args.other is None:
+            data, extra = load_dataset(store, args.experiment), []
+        else:
+            from perflab.analysis.cross import cross_dataset
+            cross = cross_dataset(store, args.experiment, args.other, pairs)
+            data, extra = cross.dataset, [Note(w) for w in cross.notes]
+    result = fit_dataset(data, scaling, confidence=opts["confidence"], threshold=opts["threshold"])
+    if extra:
+        result = dataclasses.replace(result, notes=extra + result.notes)
+    if args.format == "json":
+        io.out.write(render_scaling_json(result))
+    elif args.format == "markdown":
+        io.out.write(render_scaling_markdown(result))
+    elif args.format == "csv":
+        io.out.write(render_scaling_csv(result))
+    else:
+        render_scaling_terminal(result, io.console)
+    if args.fail_if_worse is not None:
+        bad = scaling_regressions(result, args.fail_if_worse)
+        for g, f in bad:
+            where = f" at {g.where}" if g.where else ""
+            io.warn(f"regression: per-unit {g.metric.name}{where} for {f.variant}: {f.versus.estimate * 100:+.1f}% "
+                    f"(worse than the {args.fail_if_worse:g}% allowed)")
         return 1 if bad else 0
     return 0

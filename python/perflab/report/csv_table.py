@@ -13,7 +13,8 @@ import csv
 import io
 
 from perflab.analysis.compare import CompareResult
-from perflab.report.format import tldr_text
+from perflab.analysis.scaling import ScalingResult
+from perflab.report.format import fmt_cost_change, tldr_text
 
 
 def render_csv(result: CompareResult) -> str:
@@ -39,4 +40,29 @@ def render_csv(result: CompareResult) -> str:
                     result.confidence, k.n_baseline, k.n_candidate, "", "", k.estimate * 100, k.low * 100,
                     k.high * 100, "", s.verdict.value, tldr_text(k, s.verdict), s.summary.cells,
                     s.summary.i_squared])
+    return buf.getvalue()
+
+
+def render_scaling_csv(result: ScalingResult) -> str:
+    """``perflab compare ID --scaling PARAM --format csv``: one row per metric × combination of
+    the other parameters × variant. Units are the metric's own, unscaled: a in the metric's
+    unit, per_unit in the metric's unit per unit of PARAM at ``at``; vs_*_pct are the relative
+    difference of per-unit costs against the baseline in percent (empty for the baseline)."""
+    data = result.dataset
+    others = [p for p in data.params if p != result.param]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(others + ["metric", "unit", "better", "param", "variant", "baseline", "confidence", "a", "a_low",
+                         "a_high", "at", "per_unit", "per_unit_low", "per_unit_high", "k", "k_low", "k_high",
+                         "exponent_fixed", "reduced_chi2", "vs_pct", "vs_low_pct", "vs_high_pct", "verdict", "text"])
+    for g in result.groups:
+        m = g.metric
+        for f in g.fits:
+            fit, pu, v = f.fit, f.fit.per_unit(g.at), f.versus
+            vs = ([v.estimate * 100, v.low * 100, v.high * 100, f.verdict.value if f.verdict else "",
+                   fmt_cost_change(v.estimate, v.low, v.high, f.verdict, m.better)] if v else [""] * 4 + ["baseline"])
+            w.writerow([g.fixed.get(p, "") for p in others] +
+                       [m.name, m.unit, m.better, result.param, f.variant, data.baseline, result.confidence,
+                        fit.a.value, fit.a.low, fit.a.high, g.at, pu.value, pu.low, pu.high, fit.k.value, fit.k.low,
+                        fit.k.high, fit.exponent_fixed, fit.reduced_chi2] + vs)
     return buf.getvalue()

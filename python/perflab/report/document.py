@@ -22,10 +22,12 @@ from perflab import __version__
 from perflab.analysis.compare import CompareResult, compare_dataset
 from perflab.analysis.cross import RunOrigin, compare_cross, cross_dataset, single_origin
 from perflab.analysis.dataset import load_dataset
+from perflab.analysis.scaling import ScalingOptions, ScalingResult, fit_dataset
 from perflab.report import plots
 from perflab.report.blocks import Block, Bullets, Cell, Code, Details, Para, Plot, Section, Span, Table
 from perflab.report.palette import COLOR_NAMES, variant_colors
 from perflab.report.rundata import RunData, load_run_data
+from perflab.report.scaling_table import method_line, model_text, per_what, scaling_tables
 from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
 from perflab.report.verdict import verdict_paragraphs
 from perflab.store import ExperimentRow, Store, default_store_path
@@ -44,6 +46,7 @@ class Report:
     reproduce: list[tuple[str, str]]  # (what it does, command line)
     generated_at: str
     sections: list[Section] = field(default_factory=list)
+    scaling: ScalingResult | None = None  # `--scaling PARAM`: the fits of cost = a + b·PARAM^k
 
     @property
     def cross(self) -> bool:
@@ -66,23 +69,28 @@ class Report:
 
 # ----- entry points ---------------------------------------------------------------------------
 
-def report_for(store: Store, ref: str | int, **options) -> Report:
-    """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s."""
+def report_for(store: Store, ref: str | int, *, scaling: ScalingOptions | None = None, **options) -> Report:
+    """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s;
+    ``scaling`` adds a section with the scaling fits (`perflab.analysis.scaling`)."""
     data = load_dataset(store, ref)
     result = compare_dataset(data, **options)
-    return build_report(store, result, single_origin(data), [data.experiment])
+    fits = fit_dataset(data, scaling, confidence=result.confidence, threshold=result.threshold) if scaling else None
+    return build_report(store, result, single_origin(data), [data.experiment], fits)
 
 
 def report_for_pair(store: Store, ref_a: str | int, ref_b: str | int, *,
-                    pairs: list[tuple[str, str]] | None = None, **options) -> Report:
+                    pairs: list[tuple[str, str]] | None = None, scaling: ScalingOptions | None = None,
+                    **options) -> Report:
     """Experiment B against experiment A as the baseline (see `perflab.analysis.cross`)."""
     cross = cross_dataset(store, ref_a, ref_b, pairs)
     result = compare_cross(cross, **options)
-    return build_report(store, result, cross.origins, [cross.a, cross.b])
+    fits = (fit_dataset(cross.dataset, scaling, confidence=result.confidence, threshold=result.threshold)
+            if scaling else None)
+    return build_report(store, result, cross.origins, [cross.a, cross.b], fits)
 
 
 def build_report(store: Store, result: CompareResult, origins: list[RunOrigin],
-                 experiments: list[ExperimentRow]) -> Report:
+                 experiments: list[ExperimentRow], scaling: ScalingResult | None = None) -> Report:
     data = result.dataset
     runs = load_run_data(store, origins, [m.name for m in data.metrics], data.cells, data.params)
     colors = variant_colors(data.variants)
@@ -94,8 +102,9 @@ def build_report(store: Store, result: CompareResult, origins: list[RunOrigin],
         description=e.description,
         meta=_meta(result, runs, experiments),
         verdict=verdict_paragraphs(result),
-        reproduce=_reproduce(store, result, experiments),
+        reproduce=_reproduce(store, result, experiments, scaling),
         generated_at=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
+        scaling=scaling,
     )
     return _with_sections(report)
 
@@ -216,6 +225,8 @@ def _with_sections(r: Report) -> Report:
                                    plots.scaling(result, param, values, m, colors)))
         sections.append(Section("scaling", "Metrics against the matrix parameters", tuple(blocks)))
 
+    if r.scaling is not None:
+        sections.append(_scaling_fit_section(r))
     sections.append(_warnings_section(r))
     if r.runs.environment is not None:
         sections.append(_environment_section(r))
@@ -244,6 +255,25 @@ def _variants_table(r: Report) -> Table:
                      tuple(rows), (False, False, True), css_class="variants")
     return Table("Variants, in the colours every plot uses", ("variant", "colour", "description", "measured runs"),
                  tuple(rows), (False, False, False, True), css_class="variants")
+
+
+def _scaling_fit_section(r: Report) -> Section:
+    fit = r.scaling
+    assert fit is not None
+    blocks: list[Block] = [Para.of(
+        f"cost = {model_text(fit)} fitted per variant to the mean of each {fit.param} value (weighted by its "
+        f"standard error); the per-unit cost is b·{fit.param}^(k−1) — the size-dependent cost divided by the "
+        f"size, per {per_what(fit.param)} — at the size shown, and the last column compares it with "
+        f"{fit.dataset.baseline}'s.")]
+    for table in scaling_tables(fit):
+        blocks.append(table_of(table.model, r.colors, variant_col=0))
+        if table.notes:
+            blocks.append(Bullets(tuple(Para.of(n) for n in table.notes)))
+    general = [n.warning.message for n in fit.notes if not n.metric]
+    if general:
+        blocks.append(Bullets(tuple(Para.of(n) for n in general)))
+    blocks.append(Para.of(method_line(fit)))
+    return Section("scaling-fit", f"Scaling fit over {fit.param}", tuple(blocks))
 
 
 def _warnings_section(r: Report) -> Section:
@@ -357,7 +387,20 @@ def _meta(result: CompareResult, runs: RunData, experiments: list[ExperimentRow]
     return out
 
 
-def _reproduce(store: Store, result: CompareResult, experiments: list[ExperimentRow]) -> list[tuple[str, str]]:
+def _scaling_args(fit: ScalingResult | None) -> str:
+    if fit is None:
+        return ""
+    o = fit.options
+    out = f" --scaling {shlex.quote(o.param)}"
+    if o.exponent is not None:
+        out += f" --exponent {o.exponent:g}"
+    if o.at is not None:
+        out += f" --at {o.at:g}"
+    return out + "".join(f" --metric {shlex.quote(m)}" for m in o.metrics)
+
+
+def _reproduce(store: Store, result: CompareResult, experiments: list[ExperimentRow],
+               scaling: ScalingResult | None = None) -> list[tuple[str, str]]:
     store_opt = ""
     if store.path.resolve() != default_store_path().resolve():
         store_opt = f" --store {shlex.quote(str(store.path))}"
@@ -381,5 +424,9 @@ def _reproduce(store: Store, result: CompareResult, experiments: list[Experiment
     if pairs and any(a != b for a, b in pairs):
         opts += "".join(f" --variant {shlex.quote(a if a == b else f'{a}={b}')}" for a, b in pairs)
     out.append(("the comparison, in the terminal", f"perflab compare {ids}{opts}{store_opt}"))
-    out.append(("this report", f"perflab report {ids}{opts}{store_opt} -o report.html"))
+    if scaling is not None:
+        same = " ".join(f"--{o} {v}" for o, v in re.findall(r"--(confidence|threshold) (\S+)", opts))
+        out.append(("the scaling fit, in the terminal",
+                     f"perflab compare {ids}{_scaling_args(scaling)}{' ' + same if same else ''}{store_opt}"))
+    out.append(("this report", f"perflab report {ids}{opts}{_scaling_args(scaling)}{store_opt} -o report.html"))
     return out

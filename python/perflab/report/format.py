@@ -69,3 +69,46 @@ def describe_repetitions(value) -> str:
         return (f"adaptive {value.get('min')}…{value.get('max')} repetitions "
                 f"(until ±{float(value.get('target_ci', 0)):.2%})")
     return f"{value} repetitions"
+
+
+#: Time units a metric may carry, in seconds; per-unit costs are re-scaled among them.
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9, "ps": 1e-12}
+_TIME_STEPS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
+
+
+def readable_unit(unit: str, magnitude: float) -> tuple[str, float]:
+    """(unit to print, factor to multiply values by) so that a time of ``magnitude`` (in
+    ``unit``) reads ≥ 1: 3.4e-8 s → ("ns", 1e9). Other units are kept (factor 1)."""
+    if unit not in _TIME_UNITS or not (math.isfinite(magnitude) and magnitude > 0):
+        return unit, 1.0
+    seconds = magnitude * _TIME_UNITS[unit]
+    for name, size in _TIME_STEPS:
+        if seconds >= size:
+            return name, _TIME_UNITS[unit] / size
+    return "ps", _TIME_UNITS[unit] / 1e-12
+
+
+def fmt_estimate(value: float, low: float, high: float, factor: float = 1.0) -> str:
+    """``34.00 [33.24, 34.79]`` (values × ``factor``); the value alone when the interval is undefined."""
+    if math.isnan(low) or math.isnan(high):
+        return fmt_number(value * factor)
+    return f"{fmt_number(value * factor)} [{fmt_number(low * factor)}, {fmt_number(high * factor)}]"
+
+
+def fmt_cost_change(estimate: float, low: float, high: float, verdict: Verdict, better: str,
+                    decimals: int = 1) -> str:
+    """A per-unit cost difference (fractions) in words, as judged by ``verdict`` with the metric's
+    ``better`` (seed 003's "5.59% degradation"): ``degradation 5.6% [4.9, 6.3]``,
+    ``improvement 3.1% [2.0, 4.2]``, ``NS [-0.5, +1.2]%``, or ``n/a``."""
+    if verdict is Verdict.UNDEFINED or math.isnan(low) or math.isnan(high):
+        return "n/a"
+    lo, hi = low * 100, high * 100
+    while decimals < 4 and round(lo, decimals) == round(hi, decimals) and lo != hi:
+        decimals += 1
+    if verdict is Verdict.NOT_SIGNIFICANT:
+        return f"NS [{lo:+.{decimals}f}, {hi:+.{decimals}f}]%"
+    sign = 1 if estimate > 0 else -1
+    a, b = sorted((sign * lo, sign * hi))
+    word = "degradation" if (estimate > 0) == (better == "lower") else "improvement"
+    text = f"{word} {sign * estimate * 100:.{decimals}f}% [{a:.{decimals}f}, {b:.{decimals}f}]"
+    return text + (" (within noise)" if verdict is Verdict.WITHIN_NOISE else "")

@@ -16,6 +16,9 @@ ratios are candidate/baseline (1.12). NaN is written as null.
 
 Change log (fields are only ever added within ``perflab.compare/1``):
   sweeps — added (geometric-mean ratio across the cells, seed 002's "average gain").
+
+``perflab compare ID --scaling PARAM --json`` writes another document, schema
+``perflab.scaling/1`` (`scaling_document`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import json
 import math
 
 from perflab.analysis.compare import CompareResult
-from perflab.report.format import tldr_text
+from perflab.analysis.scaling import ScalingResult
+from perflab.report.format import fmt_cost_change, tldr_text
 
 SCHEMA = "perflab.compare/1"
 
@@ -72,3 +76,61 @@ def _clean(x):
     if isinstance(x, list):
         return [_clean(v) for v in x]
     return x
+
+
+SCALING_SCHEMA = "perflab.scaling/1"
+
+
+def scaling_document(result: ScalingResult) -> dict:
+    """``perflab compare ID --scaling PARAM --json``: schema ``perflab.scaling/1``.
+
+    experiment{id,name,baseline,params,variants}, param, model ("a + b·n^k"), exponent (null:
+    fitted), at (null: the largest size), confidence, threshold, groups[{metric{name,unit,better},
+    fixed{param: label} (the other matrix parameters of this fit), sizes[], size_labels[], at,
+    fits[{variant, baseline (bool), a, b, k, per_unit: {value,low,high}, exponent_fixed,
+    reduced_chi2, df, means[], sems[], vs_baseline}]}], warnings[{code,message,details,cell,
+    variant,metric}] (``cell``: the ``fixed`` labels as ``p=v,...``, empty for all).
+    Units: a, means and sems in the metric's unit; b in the metric's unit per PARAM^k;
+    per_unit (= b·at^(k−1)) in the metric's unit per unit of PARAM, at ``at``. vs_baseline
+    (null for the baseline): {estimate, low, high, significant, verdict, text}, the relative
+    difference of per-unit costs as fractions (0.056 = the candidate costs 5.6% more per unit),
+    verdict judged with the metric's ``better``. NaN (an undefined interval) is written as null.
+    """
+    d = result.dataset
+    e = d.experiment
+    groups = []
+    for g in result.groups:
+        fits = []
+        for f in g.fits:
+            fit = f.fit
+            vs = None
+            if f.versus is not None:
+                v = f.versus
+                vs = {"estimate": v.estimate, "low": v.low, "high": v.high, "significant": v.significant,
+                      "verdict": f.verdict.value if f.verdict else None,
+                      "text": fmt_cost_change(v.estimate, v.low, v.high, f.verdict, g.metric.better)}
+            fits.append({"variant": f.variant, "baseline": f.variant == d.baseline, "a": fit.a.to_dict(),
+                         "b": fit.b.to_dict(), "k": fit.k.to_dict(), "per_unit": fit.per_unit(g.at).to_dict(),
+                         "exponent_fixed": fit.exponent_fixed, "reduced_chi2": fit.reduced_chi2, "df": fit.df,
+                         "means": list(fit.means), "sems": list(fit.sems), "vs_baseline": vs})
+        groups.append({"metric": {"name": g.metric.name, "unit": g.metric.unit, "better": g.metric.better},
+                       "fixed": g.fixed, "sizes": list(g.sizes),
+                       "size_labels": [result.size_label(n) for n in g.sizes], "at": g.at, "fits": fits})
+    return {
+        "schema": SCALING_SCHEMA,
+        "experiment": {"id": e.id, "name": e.name, "baseline": d.baseline, "params": d.params,
+                       "variants": d.variants},
+        "param": result.param,
+        "model": "a + b·n^k",
+        "exponent": result.options.exponent,
+        "at": result.options.at,
+        "confidence": result.confidence,
+        "threshold": result.threshold,
+        "groups": groups,
+        "warnings": [{**n.warning.to_dict(), "cell": n.cell_key, "variant": n.variant, "metric": n.metric}
+                     for n in result.notes],
+    }
+
+
+def render_scaling_json(result: ScalingResult) -> str:
+    return json.dumps(_clean(scaling_document(result)), indent=2, ensure_ascii=False) + "\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from perflab.analysis.compare import CompareResult
+from perflab.analysis.scaling import ScalingResult
+from perflab.report.scaling_table import method_line, scaling_tables
 from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
 from perflab.stats import Verdict
 
@@ -38,4 +40,19 @@ def render_markdown(result: CompareResult) -> str:
     notes = note_lines(result)
     if notes:
         parts.append("**Warnings**\n\n" + "\n".join(f"- {_escape(n)}" for n in notes))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_scaling_markdown(result: ScalingResult) -> str:
+    """`perflab compare ID --scaling PARAM --format markdown`."""
+    e = result.dataset.experiment
+    parts = [f"## {e.name} (experiment {e.id}): scaling with {_escape(result.param)}"]
+    for table in scaling_tables(result):
+        parts.append(_table(table.model))
+        if table.notes:
+            parts.append("\n".join(f"- {_escape(n)}" for n in table.notes))
+    parts.append(f"*{_escape(method_line(result))}*")
+    general = [n.warning.message for n in result.notes if not n.metric]
+    if general:
+        parts.append("**Warnings**\n\n" + "\n".join(f"- {_escape(n)}" for n in general))
     return "\n\n".join(parts) + "\n"

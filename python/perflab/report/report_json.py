@@ -30,9 +30,12 @@ Schema ``perflab.report/1`` (one object; NaN and infinities are written as null)
   reproduce          [{what, command}]
   sections           [{id, title, plots: [{key, title, caption, alt}]}]: the report's layout;
                      a plot's data is in comparison/runs/latency_spectra above
+  scaling            the ``perflab.scaling/1`` document (`json_export.scaling_document`) of
+                     ``--scaling PARAM``, or null without it
 
-Change log:
+Change log (fields are only ever added within ``perflab.report/1``):
   1 — first version.
+  scaling — added (``perflab report ID --scaling PARAM``); comparison.sweeps — added.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from typing import Any
 from perflab import __version__
 from perflab.report.blocks import Details, Para, Plot, Section
 from perflab.report.document import Report
-from perflab.report.json_export import to_document
+from perflab.report.json_export import scaling_document, to_document
 
 SCHEMA = "perflab.report/1"
 
@@ -100,6 +103,7 @@ def to_report_document(r: Report) -> dict[str, Any]:
                      "name": o.name, "text": o.text, "truncated": o.truncated} for o in r.runs.outputs],
         "reproduce": [{"what": what, "command": cmd} for what, cmd in r.reproduce],
         "sections": [{"id": s.id, "title": s.title, "plots": _plots(s.blocks)} for s in r.sections],
+        "scaling": scaling_document(r.scaling) if r.scaling is not None else None,
     }
 
 

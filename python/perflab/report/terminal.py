@@ -7,6 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from perflab.analysis.compare import CompareResult
+from perflab.analysis.scaling import ScalingResult
+from perflab.report.scaling_table import method_line, scaling_tables
 from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
 from perflab.stats import Verdict
 
@@ -45,3 +47,19 @@ def render_terminal(result: CompareResult, console: Console, *, summaries: bool 
             _print(console, model, words=False)
     for line in note_lines(result):
         console.print(Text("warning: ", style="yellow") + Text(line))
+
+
+def render_scaling_terminal(result: ScalingResult, console: Console) -> None:
+    """`perflab compare ID --scaling PARAM`: one table per metric (and combination of the
+    other parameters), its warnings under it."""
+    e = result.dataset.experiment
+    console.print(Text(f"{e.name} (experiment {e.id})", style="bold") +
+                  Text(f" — scaling with {result.param}"))
+    for table in scaling_tables(result):
+        _print(console, table.model, words=False)
+        for line in table.notes:
+            console.print(Text("warning: ", style="yellow") + Text(line))
+    console.print(Text(method_line(result), style="dim"))
+    for n in result.notes:
+        if not n.metric:
+            console.print(Text("warning: ", style="yellow") + Text(n.warning.message))

@@ -32,6 +32,9 @@ from perflab.stats.warnings import StatWarning
 
 #: The model is taken to misfit when the χ² test of the weighted residuals gives p below this.
 MISFIT_ALPHA = 0.05
+#: Below this many standard errors at every size, the fitted b·n^k is no part of the data: the
+#: fit has collapsed to a constant (b → 0) and (log b, k) are not identified.
+NEGLIGIBLE_SIZE_TERM = 1e-6
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,20 @@ def fit_scaling(
     dof = n.size - p
     chi2 = float(np.sum(resid**2)) / dof
     warnings: list[StatWarning] = []
+    # A collapsed fit (b → 0): curve_fit's pseudo-inverse drops the unidentified directions and
+    # reports zero variance for them, i.e. false precision. Say so and leave intervals undefined.
+    size_term = np.exp(popt[1] + (popt[2] if exponent is None else exponent) * np.log(n))
+    if float(np.max(size_term / se)) < NEGLIGIBLE_SIZE_TERM or np.any(~(np.diag(pcov) > 0)):
+        pcov = np.full_like(pcov, np.nan)
+        warnings.append(
+            StatWarning(
+                "no_size_dependence",
+                "the cost does not grow measurably with n: the fit of a + b·n^k collapsed to a constant "
+                f"(b·n^k ≈ {float(size_term[-1]):.3g} at the largest size), so per-unit costs and their "
+                "intervals are undefined; fit a cost that grows with the size, or fix the exponent",
+                {"size_term": float(size_term[-1])},
+            )
+        )
     misfit_p = float(sps.chi2.sf(chi2 * dof, dof))
     if misfit_p < MISFIT_ALPHA:
         pcov = pcov * chi2
