@@ -155,9 +155,12 @@ def test_html_report_in_headless_chromium(experiment, chromium):
         assert b.evaluate("document.scripts.length") == 0
 
         # The TLDR table: one row per cell, one column per metric, the compare values.
-        table = b.evaluate("""Array.from(document.querySelectorAll('table.tldr tr'),
+        table = b.evaluate("""Array.from(document.querySelectorAll('table.tldr thead tr, table.tldr tbody tr'),
                                  tr => Array.from(tr.children, c => c.textContent))""")
         head, rows = table[0], table[1:]
+        # under them, the geometric mean across the cells (tests/test_sweep_compare.py)
+        assert b.evaluate("document.querySelector('table.tldr tfoot td').textContent") == \
+            "all 2 cells (geometric mean)"
         assert head == ["keys", "ops_per_sec (ops/s) ↑", "p99_latency_ms (ms) ↓"]
         assert [row[0] for row in rows] == ["1000", "4000"]
         for row in rows:
