@@ -147,13 +147,19 @@ def test_every_method_gives_seed0_verdicts(seed0, args, ops_110):
     assert got[("90", "ops_per_sec")]["verdict"] == "ns"
 
 
-def test_holm_correction_widens_and_says_so(seed0):
+def test_holm_is_the_default_and_keeps_the_published_intervals(seed0):
+    """Holm decides (4 comparisons: the chance of any false change ≤ 5%); the two changes it
+    finds keep seed 000's 95% intervals; Bonferroni widens every interval instead."""
     db, eid = seed0
-    r = perflab("compare", eid, "--store", str(db), "--no-summary", "--correction", "holm")
-    assert "+[11.9, 16.5]% better" in r.out
-    assert "Holm over 4 comparisons" in r.out and "warning: Holm" not in r.out
-    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", "--correction", "holm").out)
+    r = perflab("compare", eid, "--store", str(db), "--no-summary")
+    assert "+[12.2, 16.2]%† better" in r.out and "-[20.0, 23.0]% better" in r.out
+    assert "Holm over 4 comparisons" in r.out and "the 2 changes found are shown at 95% each" in r.out
+    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json").out)
     assert doc["correction"] == "holm" and "family-wise" in doc["correction_statement"]
+    none = perflab("compare", eid, "--store", str(db), "--no-summary", "--correction", "none")
+    assert "+[12.2, 16.2]%† better" in none.out and "No multiple-comparison correction" in none.out
+    bonf = perflab("compare", eid, "--store", str(db), "--no-summary", "--correction", "bonferroni")
+    assert "+[11.8, 16.6]% better" in bonf.out and "-[19.5, 23.4]% better" in bonf.out, bonf.out
 
 
 def test_bad_method_options_are_one_line(seed0):

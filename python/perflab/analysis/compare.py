@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.sweep import SweepRow, summarize_sweeps
+from perflab.analysis.overhead import overhead_metrics, overhead_warnings
 from perflab.errors import InputError
 from perflab.stats import (CORRECTIONS, Comparison, StatWarning, Summary, Verdict, classify, correct,
                            diagnose_comparison, diagnose_sample, get_method)
@@ -52,7 +53,7 @@ class CompareResult:
     method: str
     confidence: float
     threshold: float  # fraction; 0 = any significant change counts
-    correction: str = "none"  # multiple-comparison correction applied to the TLDR family
+    correction: str = "holm"  # multiple-comparison correction applied to the TLDR family
     correction_statement: str = ""  # what it controlled, one sentence for under the table
     comparisons: list[ComparedCell] = field(default_factory=list)
     summaries: list[SummarizedCell] = field(default_factory=list)
@@ -70,12 +71,14 @@ DIAGNOSE_MAX_SAMPLES = 400
 
 def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dict | None = None,
                     confidence: float | None = None, threshold: float = 0.0,
-                    correction: str = "none", diagnostics: bool | None = None) -> CompareResult:
+                    correction: str = "holm", diagnostics: bool | None = None) -> CompareResult:
     """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
 
-    correction: ``none``, ``holm``, ``bonferroni`` or ``bh`` over the whole TLDR family
-    (all cells × metrics × candidates); intervals are recomputed at each comparison's
-    adjusted level. diagnostics: outliers, drift, bimodality, slow first runs, unequal
+    correction: ``holm`` (default), ``bonferroni``, ``bh`` or ``none`` over the whole TLDR
+    family (all cells × metrics × candidates). Holm decides which changes are declared; a
+    declared change keeps its interval at ``confidence`` and the others are widened to
+    Holm's last step (where they contain zero). Bonferroni and BH intervals are recomputed
+    at their adjusted levels. diagnostics: outliers, drift, bimodality, slow first runs, unequal
     variances and too-few-runs-to-resolve-the-threshold become warnings; ``None`` (default)
     runs them when the table has at most DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each,
     and thousands of per-cell warnings would not be read anyway).
@@ -93,6 +96,8 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
     skipped_diagnostics = diagnostics is None and n_samples > DIAGNOSE_MAX_SAMPLES
     if diagnostics is None:
         diagnostics = not skipped_diagnostics
+
+    overheads = overhead_metrics(data)
 
     def run_compare(cell_key: str, variant: str, metric: str, level: float) -> Comparison:
         base = data.sample(cell_key, data.baseline, metric)
@@ -117,6 +122,9 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
                 summaries.append(SummarizedCell(cell_key, labels, variant, metric, summary))
                 if summary is not None:
                     notes += [Note(w, cell_key, variant, metric.name) for w in summary.warnings]
+                    if metric.name in overheads:
+                        notes += [Note(w, cell_key, variant, metric.name) for w in
+                                  overhead_warnings(data, cell_key, variant, metric.name, confidence)]
                     if diagnostics and len(values) >= 3:
                         d = diagnose_sample(values, in_order=True, better=metric.better)
                         notes += [Note(w, cell_key, variant, metric.name) for w in d.warnings]
@@ -137,12 +145,12 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
                 pending.append((cell_key, labels, variant, metric, comp))
     statement = ""
     defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
-    if correction != "none" and defined:
+    if defined:  # "none" too: the statement says what an uncorrected table risks
         def recompute(j: int, level: float) -> Comparison:
             cell_key, _, variant, metric, _ = pending[defined[j]]
             return run_compare(cell_key, variant, metric.name, level)
 
-        family = correct([pending[i][4] for i in defined], correction, recompute)
+        family = correct([pending[i][4] for i in defined], correction, recompute, holm_intervals="nominal")
         statement = family.statement
         for j, i in enumerate(defined):
             cell_key, labels, variant, metric, _ = pending[i]
