@@ -112,6 +112,8 @@ def test_stops_at_the_first_block_where_every_interval_is_within_target(tmp_path
     assert [d["blocks"] for d in record["decisions"]] == list(range(3, blocks + 1))
     show = perflab("show", "1", "--store", str(db))
     assert "adaptive 3…20 repetitions" in show.out and "blocks fewer than max" in show.out
+    report = json.loads(perflab("report", "1", "--store", str(db), "--json").out)
+    assert f"{blocks} runs (adaptive 3…20 until ±2.00%)" in json.dumps(report, ensure_ascii=False)
 
 
 def test_stops_at_max_and_says_which_intervals_are_still_wide(tmp_path):

@@ -368,8 +368,17 @@ def _meta(result: CompareResult, runs: RunData, experiments: list[ExperimentRow]
         design = ""
         if "repetitions" in s:
             warm = f" + {s['warmup']} warm-up" if s.get("warmup") else ""
-            design = f", {s['repetitions']} runs{warm} per cell and variant, " \
+            reps = s["repetitions"]
+            runs_per = f"{reps} runs" if not isinstance(reps, dict) else \
+                f"{s.get('adaptive', {}).get('blocks', reps.get('min'))} runs (adaptive {reps.get('min')}…" \
+                f"{reps.get('max')} until ±{float(reps.get('target_ci', 0)):.2%})"
+            design = f", {runs_per}{warm} per cell and variant, " \
                      f"{s.get('order', 'interleaved')} (seed {s.get('seed')})"
+            if s.get("adaptive", {}).get("summary"):
+                design += "; " + s["adaptive"]["summary"]
+            for name, source in (s.get("overheads") or {}).items():
+                design += f"; {name} is net of " + (f"“{source['command']}”" if "command" in source
+                                                    else f"phase {source['phase']}") + " (measured in each run)"
         n_ok = sum(1 for r in runs.runs if r.experiment_id == e.id and not r.warmup)
         out.append(f"experiment {e.id} ({e.name}): {e.source}, {_when(e.created_at)}"
                    + (f" – {_when(e.finished_at)}" if e.finished_at else "")
