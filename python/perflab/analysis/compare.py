@@ -177,7 +177,7 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
     notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
     notes = [_fit_advice(n, data.experiment.settings) for n in notes]
     return CompareResult(data, method, confidence, threshold, correction, statement, comparisons,
-                         summaries, _dedupe(notes), sweeps.rows)
+                         summaries, dedupe_notes(notes), sweeps.rows)
 
 
 def _fit_advice(note: Note, settings: dict) -> Note:
@@ -212,7 +212,8 @@ def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _dedupe(notes: list[Note]) -> list[Note]:
+def dedupe_notes(notes: list[Note]) -> list[Note]:
+    """The notes in order, each (code, message, place) once."""
     seen = set()
     out = []
     for n in notes:

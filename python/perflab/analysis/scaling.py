@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from perflab.analysis.compare import Note
+from perflab.analysis.compare import Note, dedupe_notes
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import (Comparison, ScalingComparison, ScalingFit, StatWarning, Verdict, classify,
@@ -177,7 +177,7 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
                         {"k_baseline": base_fit.k.value, "k_candidate": fit.k.value}), where, variant,
                         metric.name))
             out.append(ScalingGroup(metric, fixed, tuple(group_sizes), at, rows))
-    return ScalingResult(data, options, confidence, threshold, labels, out, _dedupe(notes))
+    return ScalingResult(data, options, confidence, threshold, labels, out, dedupe_notes(notes))
 
 
 def scaling_regressions(result: ScalingResult, pct: float) -> list[tuple[ScalingGroup, VariantFit]]:
@@ -230,14 +230,3 @@ def _exponent_notes(fit: ScalingFit, param: str, where: str, variant: str, metri
             "per-unit costs from this fit mean little — fix the exponent with --exponent K, or fit a "
             "narrower range", {"k": k}), where, variant, metric)]
     return []
-
-
-def _dedupe(notes: list[Note]) -> list[Note]:
-    seen = set()
-    out = []
-    for n in notes:
-        key = (n.warning.code, n.warning.message, n.cell_key, n.variant, n.metric)
-        if key not in seen:
-            seen.add(key)
-            out.append(n)
-    return out

@@ -50,14 +50,8 @@ def run(args, io) -> int:
             from perflab.analysis.cross import compare_cross, cross_dataset
             cross = cross_dataset(store, args.experiment, args.other, pairs)
             result = compare_cross(cross, **opts)
-    if args.format == "json":
-        io.out.write(render_json(result))
-    elif args.format == "markdown":
-        io.out.write(render_markdown(result))
-    elif args.format == "csv":
-        io.out.write(render_csv(result))
-    else:
-        render_terminal(result, io.console, summaries=not args.no_summary)
+    _emit(args, io, result, render_json, render_markdown, render_csv,
+          lambda r, console: render_terminal(r, console, summaries=not args.no_summary))
     if args.fail_if_worse is not None:
         bad = regressions(result, args.fail_if_worse)
         for c in bad:
@@ -90,14 +84,8 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
     result = fit_dataset(data, scaling, confidence=opts["confidence"], threshold=opts["threshold"])
     if extra:
         result = dataclasses.replace(result, notes=extra + result.notes)
-    if args.format == "json":
-        io.out.write(render_scaling_json(result))
-    elif args.format == "markdown":
-        io.out.write(render_scaling_markdown(result))
-    elif args.format == "csv":
-        io.out.write(render_scaling_csv(result))
-    else:
-        render_scaling_terminal(result, io.console)
+    _emit(args, io, result, render_scaling_json, render_scaling_markdown, render_scaling_csv,
+          render_scaling_terminal)
     if args.fail_if_worse is not None:
         bad = scaling_regressions(result, args.fail_if_worse)
         for g, f in bad:
@@ -106,3 +94,12 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
                     f"(worse than the {args.fail_if_worse:g}% allowed)")
         return 1 if bad else 0
     return 0
+
+
+def _emit(args, io, result, to_json, to_markdown, to_csv, to_terminal) -> None:
+    """Write ``result`` in the chosen --format: text renderers return text, the terminal prints."""
+    text = {"json": to_json, "markdown": to_markdown, "csv": to_csv}.get(args.format)
+    if text is not None:
+        io.out.write(text(result))
+    else:
+        to_terminal(result, io.console)
