@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import socket
-import statistics
 import threading
 import time
 

@@ -12,7 +12,7 @@ import pytest
 
 from perflab import _native
 from perflab.cli import main
-from perflab.errors import InputError, PerflabError
+from perflab.errors import InputError
 from perflab.workloads.probes import (SCHEMA_VERSION, latency_table, memmove_cases, parse_coremark, run_probe,
                                       size_label, sweep_table)
 
