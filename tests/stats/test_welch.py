@@ -133,3 +133,12 @@ def test_bad_inputs_raise_one_line_value_errors():
         Welch().compare([1.0, 2.0], [1.0, 2.0], 1.5)
     with pytest.raises(ValueError, match="unknown statistical method"):
         get_method("ttest")
+
+
+def test_coverage_warning_never_prints_an_unbounded_fieller_interval_as_nan():
+    from perflab.stats import get_method
+
+    # the baseline mean is within noise of zero: Fieller's interval is unbounded
+    c = get_method("welch", interval="difference").compare([0.2, 3.0, -1.5, 2.4, 0.1], [40, 41, 39, 40.5, 40.2])
+    (w,) = [w for w in c.warnings if w.code == "baseline_uncertainty"]
+    assert "nan" not in w.message and "unbounded" in w.message

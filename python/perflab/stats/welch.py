@@ -156,14 +156,16 @@ class Welch:
             cov = implied_coverage(a, b, confidence)
             if cov < confidence - COVERAGE_LOSS:
                 fl = welch_batch(a, b, confidence, "fieller")
+                fieller = (f"Fieller's ratio interval, [{float(fl.low[0]):+.2%}, {float(fl.high[0]):+.2%}], "
+                           "accounts for it (interval = fieller)") if not math.isnan(float(fl.low[0])) else \
+                    ("Fieller's ratio interval, which accounts for it, is unbounded here: the baseline "
+                     "mean is not clearly away from zero; add runs or reduce its noise")
                 warnings.append(
                     StatWarning(
                         "baseline_uncertainty",
                         f"the change is large next to the baseline mean's own uncertainty, which "
                         f"this interval ignores: its real coverage is about {cov:.1%}, not "
-                        f"{confidence:.0%}; Fieller's ratio interval, "
-                        f"[{float(fl.low[0]):+.2%}, {float(fl.high[0]):+.2%}], accounts for it "
-                        "(interval = fieller)",
+                        f"{confidence:.0%}; {fieller}",
                         {"implied_coverage": cov, "fieller_low": float(fl.low[0]),
                          "fieller_high": float(fl.high[0])},
                     )
