@@ -52,8 +52,8 @@ def test_interval_decision_agrees_with_adjusted_p_value(correction):
 
 
 def test_holm_with_nominal_intervals_decides_like_holm_and_keeps_the_found_intervals():
-    """perflab's default: Holm's decisions; a change found keeps its 95% interval, the rest
-    are widened to Holm's last step, where they contain zero."""
+    """perflab's default: Holm's decisions; a change found keeps its 95% interval, only the
+    demoted ones are widened (to Holm's last step, where they contain zero)."""
     rng = np.random.default_rng(12)
     demoted = 0
     for _ in range(30):
@@ -69,7 +69,12 @@ def test_holm_with_nominal_intervals_decides_like_holm_and_keeps_the_found_inter
             else:
                 assert n.low <= 0 <= n.high
                 demoted += raw.significant
+                if not raw.significant:  # already NS at 95%: not recomputed
+                    assert (n.low, n.high, n.confidence) == (raw.low, raw.high, 0.95)
         assert "shown at 95% each" in nominal.statement or "no change was found" in nominal.statement
+        k = sum(r.significant and not n.significant for r, n in zip(stepped.raw, nominal.comparisons))
+        assert (f"{k} change" in nominal.statement and "NS after correction" in nominal.statement) if k \
+            else "NS after correction" not in nominal.statement
     assert demoted > 0  # the family had changes significant alone that Holm does not declare
 
 

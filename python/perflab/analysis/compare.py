@@ -76,8 +76,9 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
 
     correction: ``holm`` (default), ``bonferroni``, ``bh`` or ``none`` over the whole TLDR
     family (all cells × metrics × candidates). Holm decides which changes are declared; a
-    declared change keeps its interval at ``confidence`` and the others are widened to
-    Holm's last step (where they contain zero). Bonferroni and BH intervals are recomputed
+    declared change keeps its interval at ``confidence``, and only a change significant
+    alone but not after Holm is recomputed, at Holm's last step (where it contains zero).
+    Bonferroni and BH intervals are recomputed
     at their adjusted levels. diagnostics: outliers, drift, bimodality, slow first runs, unequal
     variances and too-few-runs-to-resolve-the-threshold become warnings; ``None`` (default)
     runs them when the table has at most DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each,

@@ -7,8 +7,9 @@ in twenty "changes" would appear by chance when nothing changed. Corrections:
   is false. Uniformly more powerful than Bonferroni. Adjusted p-values are Holm's
   step-down ones. Intervals (``holm_intervals``): ``"nominal"`` (perflab's default) keeps
   each change found at the requested level — the decision is Holm's, the interval says
-  how large the change is, per comparison — and widens the others to 1 − α/(m−r)
-  (r rejections), where they contain zero; ``"stepped"`` recomputes every interval at
+  how large the change is, per comparison — keeps comparisons with p > α there too (their
+  intervals contain zero already), and widens only the demoted ones (significant alone, not
+  after Holm) to 1 − α/(m−r) (r rejections), where they contain zero; ``"stepped"`` recomputes every interval at
   the level of its step, 1 − α/(m−j+1) for the j-th smallest p-value among the rejected,
   so that an interval excludes zero exactly when Holm rejects.
 - ``bonferroni``: the same guarantee, and all intervals at 1 − α/m hold *simultaneously*.
@@ -88,8 +89,12 @@ def interval_levels(p_values: Sequence[float], correction: str, confidence: floa
         passed = q[order] <= steps
         r = m if passed.all() else int(np.argmin(passed))  # rejections before the first failure
         rest = 1 - alpha / (m - r) if r < m else math.nan  # unused when all are rejected
-        found = confidence if holm_intervals == "nominal" else 1 - steps
-        lv_sorted = np.where(np.arange(m) < r, found, rest)
+        if holm_intervals == "nominal":
+            # Only the demoted (significant alone, not after Holm) need widening: an interval
+            # with p > α already contains zero at the requested level.
+            lv_sorted = np.where((np.arange(m) < r) | (q[order] > alpha), confidence, rest)
+        else:
+            lv_sorted = np.where(np.arange(m) < r, 1 - steps, rest)
         lv = np.empty(m)
         lv[order] = lv_sorted
     elif correction == "bh":
@@ -161,7 +166,10 @@ def _statement(correction: str, confidence: float, size: int, levels: np.ndarray
         r = sum(1 for c in comps if c.significant)
         found = (f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
                  f"{confidence:.0%} each" if r else "no change was found")
-        rest = f"; the others' intervals are widened to {1 - alpha / (size - r):.2%}" if r < size and r else ""
+        demoted = int(np.sum(~np.isnan(levels) & (levels > confidence + 1e-12)))
+        rest = (f"; {demoted} change{'s' if demoted != 1 else ''} significant on {'their' if demoted != 1 else 'its'} "
+                f"own {'are' if demoted != 1 else 'is'} NS after correction (interval widened to "
+                f"{1 - alpha / (size - r):.2%})") if demoted else ""
         return f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); {found}{rest}."
     if correction == "holm":
         least, most = defined.min(), defined.max()
