@@ -100,16 +100,15 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
             ("matrix", "; ".join(f"{p}: {', '.join(dict.fromkeys(c['labels'][p] for c in s.get('cells', [])))}"
                                  for p in s.get("params", [])) or "–"),
             ("metrics", ", ".join(f"{m.name}{f' ({m.unit})' if m.unit else ''} {m.better} is better" for m in defs))]
-    if "repetitions" in s:
-        from perflab.report.format import describe_repetitions
+    from perflab.report.format import describe_overhead, describe_repetitions
 
+    if "repetitions" in s:
         rows.append(("design", f"{describe_repetitions(s['repetitions'])} + {s.get('warmup', 0)} warm-up, "
                                f"order {s.get('order')} (seed {s.get('seed')})"))
     if s.get("adaptive", {}).get("summary"):
         rows.append(("adaptive", s["adaptive"]["summary"].removeprefix("adaptive repetitions: ")))
     for name, source in s.get("overheads", {}).items():
-        rows.append(("overhead", f"{name}: net of " + (f"`{source['command']}` run after its phase"
-                                                        if "command" in source else f"phase {source['phase']}")))
+        rows.append(("overhead", f"{name}: net of {describe_overhead(source)}, measured in each run"))
     failed = [r for r in runs if r.status in ("failed", "timeout")]
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold", no_wrap=True)

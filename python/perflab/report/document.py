@@ -25,6 +25,7 @@ from perflab.analysis.dataset import load_dataset
 from perflab.analysis.scaling import ScalingOptions, ScalingResult, fit_dataset
 from perflab.report import plots
 from perflab.report.blocks import Block, Bullets, Cell, Code, Details, Para, Plot, Section, Span, Table
+from perflab.report.format import describe_overhead
 from perflab.report.palette import COLOR_NAMES, variant_colors
 from perflab.report.rundata import RunData, load_run_data
 from perflab.report.scaling_table import method_line, model_text, per_what, scaling_tables
@@ -377,8 +378,7 @@ def _meta(result: CompareResult, runs: RunData, experiments: list[ExperimentRow]
             if s.get("adaptive", {}).get("summary"):
                 design += "; " + s["adaptive"]["summary"]
             for name, source in (s.get("overheads") or {}).items():
-                design += f"; {name} is net of " + (f"“{source['command']}”" if "command" in source
-                                                    else f"phase {source['phase']}") + " (measured in each run)"
+                design += f"; {name} is net of {describe_overhead(source)} (measured in each run)"
         n_ok = sum(1 for r in runs.runs if r.experiment_id == e.id and not r.warmup)
         out.append(f"experiment {e.id} ({e.name}): {e.source}, {_when(e.created_at)}"
                    + (f" – {_when(e.finished_at)}" if e.finished_at else "")

@@ -112,3 +112,8 @@ def fmt_cost_change(estimate: float, low: float, high: float, verdict: Verdict, 
     word = "degradation" if (estimate > 0) == (better == "lower") else "improvement"
     text = f"{word} {sign * estimate * 100:.{decimals}f}% [{a:.{decimals}f}, {b:.{decimals}f}]"
     return text + (" (within noise)" if verdict is Verdict.WITHIN_NOISE else "")
+
+
+def describe_overhead(source: dict) -> str:
+    """Where a net metric's overhead came from: ``“true” run after its phase`` or ``phase calib``."""
+    return f"“{source['command']}” run after its phase" if "command" in source else f"phase {source['phase']}"

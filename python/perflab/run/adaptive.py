@@ -25,22 +25,18 @@ class AdaptiveStep:
 
 def tracked_samples(data, metrics: list[str]) -> dict[str, object]:
     """What `stats.decide` looks at: per cell × candidate × metric the (baseline, candidate)
-    runs — the interval the TLDR will print; with a single variant, that variant's runs.
-    Keys whose mean is zero (no relative precision exists) are left out."""
+    runs — the interval the TLDR will print. Keys whose baseline mean is zero (no relative
+    precision exists) or that have no baseline run yet are left out."""
     samples: dict[str, object] = {}
     candidates = [v for v in data.variants if v != data.baseline]
     for cell_key, _ in data.cells:
         where = "" if cell_key == "-" else f"{cell_key} · "
         for metric in metrics:
             base = data.sample(cell_key, data.baseline, metric)
-            if not candidates:
-                if base and math.fsum(base) != 0:
-                    samples[f"{where}{data.baseline} · {metric}"] = base
+            if not base or math.fsum(base) == 0:
                 continue
             for variant in candidates:
-                cand = data.sample(cell_key, variant, metric)
-                if base and math.fsum(base) != 0:
-                    samples[f"{where}{variant} · {metric}"] = (base, cand)
+                samples[f"{where}{variant} · {metric}"] = (base, data.sample(cell_key, variant, metric))
     return samples
 
 
