@@ -13,7 +13,7 @@ import pytest
 
 from cli_helpers import perflab
 
-SEED0 = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "seed0-mglru-memcached.csv"
+from testdata import MGLRU_RUNS as SEED0
 IMPORT = ["--variant", "variant", "--param", "ram_utilization_pct", "--metric", "ops_per_sec:higher",
           "--metric", "p99_latency_ms:lower", "--baseline", "baseline"]
 
@@ -124,6 +124,10 @@ def test_import_bad_input_is_one_line(tmp_path, args, message):
 
 
 def test_unknown_experiment_and_bad_store(tmp_path):
+    r = perflab("compare", "42", "--store", str(tmp_path / "db"))
+    assert r.code == 2 and r.err.strip().startswith(f"perflab: error: no store at {tmp_path / 'db'}")
+    assert not (tmp_path / "db").exists()
+    r = perflab("import", str(SEED0), "--store", str(tmp_path / "db"), *IMPORT)
     r = perflab("compare", "42", "--store", str(tmp_path / "db"))
     assert r.code == 2 and r.err.strip() == f"perflab: error: no experiment '42' in {tmp_path / 'db'} (see `perflab ls`)"
     junk = tmp_path / "junk.db"

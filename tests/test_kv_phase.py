@@ -111,8 +111,8 @@ def test_kv_phase_unreachable_server_fails_the_run_not_the_experiment(tmp_path):
                      for l in text.splitlines())  # the server is never started
     spec = write_spec(tmp_path, text)
     db = tmp_path / "p.db"
-    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
-    assert r.code == 0, r.err
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
+    assert r.code == 1, r.err  # every run failed: recorded, and the exit code says so
     con = sqlite3.connect(db)
     rows = con.execute("SELECT status, reason FROM runs").fetchall()
     assert {s for s, _ in rows} == {"failed"}

@@ -16,9 +16,8 @@ from perflab.cli import main
 from perflab.errors import InputError
 from perflab.model import Columns, Observation, bytes_per_second, fit, from_rows, index_table, predict
 
-SEED1 = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "seed1-router-platforms.csv"
-if not SEED1.exists():  # the tree may sit elsewhere; shared/ is next to main/
-    SEED1 = Path("/work/shared/testdata/seed1-router-platforms.csv")
+from testdata import ROUTER_PLATFORMS as SEED1
+from testdata import csv_rows
 SEED_COLS = Columns(platform="platform", cpu="coremark_per_core", memmove="memmove_gbit_per_sec_as_used_in_seed",
                     length="packet_len_bytes", rate="rate_pkts_per_sec", memmove_unit="Gbit/s")
 SEED_ARGS = ["--platform", "platform", "--cpu", "coremark_per_core", "--memmove",
@@ -29,8 +28,7 @@ TRUE_M, TRUE_N, TRUE_I = 300.0, 2e-5, 30.0
 
 
 def seed_observations() -> list[Observation]:
-    with open(SEED1, newline="") as f:
-        return from_rows(csv.DictReader(f), SEED_COLS, source=str(SEED1))
+    return from_rows(csv_rows(SEED1), SEED_COLS, source=str(SEED1))
 
 
 def synth(rng: np.random.Generator, n: int, *, M=TRUE_M, N=TRUE_N, I=TRUE_I, sigma=0.05,
@@ -112,9 +110,8 @@ def test_cli_model_index_prints_seed_table():
 def test_index_with_memmove_in_mib_per_sec_matches_gbit_conversion():
     # 248 MiB/s is 2.08 Gbit/s: the seed rounded it to 1.9; with the exact unit the index moves
     # accordingly, which shows the unit is applied (not ignored).
-    with open(SEED1, newline="") as f:
-        obs = from_rows(csv.DictReader(f), Columns("platform", "coremark_per_core", "memmove_mib_per_sec",
-                                                   "packet_len_bytes", "rate_pkts_per_sec", "MiB/s"))
+    obs = from_rows(csv_rows(SEED1), Columns("platform", "coremark_per_core", "memmove_mib_per_sec",
+                                             "packet_len_bytes", "rate_pkts_per_sec", "MiB/s"))
     apu2 = obs[0]
     assert apu2.memmove == pytest.approx(248 * 1048576)
     expected = 45377 * (1 / 3044 + 400 * 172 / (248 * 1048576))

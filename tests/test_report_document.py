@@ -17,7 +17,7 @@ from perflab.report.html import render_html
 from perflab.report.report_md import _guard_start, md_escape
 from perflab.store import Store
 
-SEED0 = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "seed0-mglru-memcached.csv"
+from testdata import MGLRU_RUNS as SEED0
 IMPORT = ["--variant", "variant", "--param", "ram_utilization_pct", "--metric", "ops_per_sec:higher:ops/s",
           "--metric", "p99_latency_ms:lower:ms", "--baseline", "baseline"]
 
@@ -61,7 +61,7 @@ def test_seed0_html_tables_and_reproduction(seed0, tmp_path):
                      '-[20.0, 23.0]%<span class="word">better</span>']
     assert re.findall(r"<td[^>]*>(.*?)</td>", footer)[0] == "all 2 cells (geometric mean)"
     assert 'class="better"' in tldr.replace("num better", "better")
-    assert "was imported from" in html and "seed0-mglru-memcached.csv" in html
+    assert "was imported from" in html and "mglru-memcached-runs.csv" in html
     assert f"perflab compare 1 --store {seed0}" in html
     assert html.count("data:image/svg+xml;base64,") == 8
     # Nothing is fetched from anywhere: no external URL in any src/href.

@@ -18,6 +18,7 @@ repetitions = 4
 warmup = 1
 timeout = "{timeout}"
 on_failure = "{on_failure}"
+{policy}
 tools = ["python3"]
 before_each = "echo reset >> {{log}}"
 
@@ -63,8 +64,8 @@ WORK = ("python3 -c 'import sys,json; n={n}*{loops}; s=sum(i*i for i in range(n)
         "print(json.dumps(dict(result=dict(items=n)))); print(\\\"rate=%d\\\" % (n*7), file=sys.stderr)'")
 
 
-def make_spec(tmp_path, *, work=WORK, timeout="30s", on_failure="continue", extra_variant=""):
-    text = SPEC.format(timeout=timeout, on_failure=on_failure, log=tmp_path / "log.txt",
+def make_spec(tmp_path, *, work=WORK, timeout="30s", on_failure="continue", extra_variant="", policy=""):
+    text = SPEC.format(timeout=timeout, on_failure=on_failure, log=tmp_path / "log.txt", policy=policy,
                        extra_variant=extra_variant, work=work.replace("{", "{{").replace("}", "}}")
                        .replace("{{n}}", "{n}").replace("{{loops}}", "{loops}"))
     # put the parameter placeholders back (they were escaped with the rest)
@@ -143,10 +144,11 @@ def test_environment_captured_once_and_shown(tmp_path):
 
 def test_failing_command_is_recorded_and_experiment_goes_on(tmp_path):
     extra = '[[variant]]\nname = "broken"\nsetup = "echo cannot start >&2; exit 3"\nparams = { loops = 1 }'
-    spec = make_spec(tmp_path, extra_variant=extra)
+    spec = make_spec(tmp_path, extra_variant=extra, policy='max_failures = 0\nmax_failure_share = "100%"')
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db))
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # it ended with failed runs
+    assert "finished with 10 failed runs and 20 ok" in r.err
     failed = db_rows(db, "SELECT DISTINCT variant, status, reason FROM runs WHERE status != 'ok'")
     assert failed == [("broken", "failed", "setup: exited with status 3: cannot start")]
     assert db_rows(db, "SELECT count(*) FROM runs WHERE status='ok'")[0][0] == 20
@@ -173,22 +175,26 @@ def test_hanging_command_times_out(tmp_path):
     spec = make_spec(tmp_path, work="sleep 60", timeout="300ms")
     db = tmp_path / "p.db"
     t0 = time.monotonic()
-    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
     elapsed = time.monotonic() - t0
-    assert r.code == 0
-    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs")}
+    assert r.code == 1
+    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")}
     assert reasons == {"phase:work: timed out (run timeout 0.3 s)"}
-    assert db_rows(db, "SELECT DISTINCT status FROM runs") == [("timeout",)]
-    # 20 runs, each cut at ~1 s: far less than one 60 s sleep
+    # --max-failures 0: only the share rule stops it, once 10 runs have finished
+    assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [("pending", 10), ("timeout", 10)]
+    assert "10 of 10 runs failed, more than max_failure_share = 50%" in r.err
+    # 10 runs, each cut at ~0.3 s: far less than one 60 s sleep
     assert elapsed < 60
 
 
 def test_metric_missing_from_output_fails_the_run(tmp_path):
     spec = make_spec(tmp_path, work="echo not json; echo rate=1 >&2")
     db = tmp_path / "p.db"
-    assert perflab("run", str(spec), "--store", str(db), "--no-compare").code == 0
-    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs")}
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 1
+    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")}
     assert reasons == {"metric 'items': stdout is not JSON"}
+    assert db_rows(db, "SELECT count(*) FROM runs WHERE status = 'failed'") == [(3,)]  # max_failures
 
 
 def _wait_for(db, sql, predicate, timeout=60.0):

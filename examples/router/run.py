@@ -8,7 +8,7 @@
 4. writes OUT/results.json (everything) and OUT/platform.csv (one row, the seed CSV's
    columns), plus OUT/combined.csv with the seed's platforms when --seed-csv is given.
 
-    .venv/bin/python examples/router/run.py --out /tmp/router --seed-csv ../shared/testdata/seed1-router-platforms.csv
+    .venv/bin/python examples/router/run.py --out /tmp/router --seed-csv tests/data/router-platforms.csv
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def main() -> int:
         w.writerow(row)
     if args.seed_csv:
         with open(args.seed_csv, newline="") as f:
-            seed_rows = list(csv.DictReader(f))
+            seed_rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
         with open(out / "combined.csv", "w", newline="") as f:
             w = csv.DictWriter(f, COLUMNS)
             w.writeheader()

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
-SEED0 = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "seed0-mglru-memcached.csv"
+from testdata import MGLRU_RUNS, csv_rows
 
 
 @pytest.fixture(scope="session")
 def seed0():
     """get(variant, ram_pct, metric) -> list of the 10 runs' values, in run order."""
-    rows = list(csv.DictReader(SEED0.open()))
+    rows = csv_rows(MGLRU_RUNS)
     assert len(rows) == 40
 
     def get(variant: str, ram: str, metric: str) -> list[float]:

@@ -68,9 +68,8 @@ impl TimerFd {
                 tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
             },
         };
-        let r = unsafe {
-            libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
-        };
+        let r =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -270,7 +270,13 @@ impl Config {
             return err("threads", format!("{} threads is more than the 1024 supported", self.threads));
         }
         if self.total_clients() > 1_000_000 {
-            return err("clients", format!("threads × clients = {} connections is more than the 1,000,000 supported", self.total_clients()));
+            return err(
+                "clients",
+                format!(
+                    "threads × clients = {} connections is more than the 1,000,000 supported",
+                    self.total_clients()
+                ),
+            );
         }
         if (self.servers.len() as u64) > self.total_clients() {
             return err(
@@ -289,21 +295,19 @@ impl Config {
             return err("ratio", "SET:GET cannot be 0:0 (nothing to send)".into());
         }
         if self.key_min > self.key_max {
-            return err(
-                "key_min",
-                format!("key_min ({}) is greater than key_max ({})", self.key_min, self.key_max),
-            );
+            return err("key_min", format!("key_min ({}) is greater than key_max ({})", self.key_min, self.key_max));
         }
         if self.key_max == u64::MAX {
             return err("key_max", "must be below 2^64-1".into());
         }
         let longest_key = self.key_prefix.len() + self.key_max.to_string().len();
         if self.protocol != Protocol::Redis && longest_key > MAX_MEMCACHE_KEY {
-            return err("key_prefix", format!("keys up to {longest_key} bytes exceed memcached's {MAX_MEMCACHE_KEY}-byte key limit"));
+            return err(
+                "key_prefix",
+                format!("keys up to {longest_key} bytes exceed memcached's {MAX_MEMCACHE_KEY}-byte key limit"),
+            );
         }
-        if self.protocol != Protocol::Redis
-            && self.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f)
-        {
+        if self.protocol != Protocol::Redis && self.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return err("key_prefix", "memcached keys cannot contain spaces or control characters".into());
         }
         if self.data_size_min == 0 && self.data_size_max == 0 {
@@ -316,7 +320,10 @@ impl Config {
             );
         }
         if self.data_size_max > MAX_DATA_SIZE {
-            return err("data_size", format!("{} bytes is more than the {} supported", self.data_size_max, MAX_DATA_SIZE));
+            return err(
+                "data_size",
+                format!("{} bytes is more than the {} supported", self.data_size_max, MAX_DATA_SIZE),
+            );
         }
         for (i, p) in self.key_pattern.iter().enumerate() {
             let field = "key_pattern";
@@ -337,10 +344,7 @@ impl Config {
         }
         if let Some(m) = self.key_median {
             if !m.is_finite() || m < self.key_min as f64 || m > self.key_max as f64 {
-                return err(
-                    "key_median",
-                    format!("{m} is outside the key range [{}, {}]", self.key_min, self.key_max),
-                );
+                return err("key_median", format!("{m} is outside the key range [{}, {}]", self.key_min, self.key_max));
             }
         }
         if let Some(s) = self.key_stddev {
@@ -391,7 +395,10 @@ impl Config {
         ];
         for (name, v, zero_ok) in secs {
             if !v.is_finite() || v < 0.0 || (!zero_ok && v == 0.0) {
-                return err(name, format!("must be a {} duration (got {v} s)", if zero_ok { "non-negative" } else { "positive" }));
+                return err(
+                    name,
+                    format!("must be a {} duration (got {v} s)", if zero_ok { "non-negative" } else { "positive" }),
+                );
             }
         }
         Ok(())
@@ -422,8 +429,10 @@ mod tests {
 
     #[test]
     fn json_roundtrip_and_unknown_fields() {
-        let c = Config::from_json(r#"{"servers":["127.0.0.1:1"],"protocol":"redis","ratio":[1,0],
-            "key_pattern":["P","G"],"requests":"all_keys","key_min":1,"key_max":1000,"clients":1,"threads":1}"#)
+        let c = Config::from_json(
+            r#"{"servers":["127.0.0.1:1"],"protocol":"redis","ratio":[1,0],
+            "key_pattern":["P","G"],"requests":"all_keys","key_min":1,"key_max":1000,"clients":1,"threads":1}"#,
+        )
         .unwrap();
         assert_eq!(c.protocol, Protocol::Redis);
         assert_eq!(c.key_pattern, [KeyPattern::Parallel, KeyPattern::Gaussian]);
@@ -438,20 +447,57 @@ mod tests {
     fn nonsense_is_rejected_naming_the_field() {
         type Breaker = Box<dyn Fn(&mut Config)>;
         let bad: Vec<(&str, Breaker)> = vec![
-            ("key_min", Box::new(|c| { c.key_min = 10; c.key_max = 5 })),
+            (
+                "key_min",
+                Box::new(|c| {
+                    c.key_min = 10;
+                    c.key_max = 5
+                }),
+            ),
             ("ratio", Box::new(|c| c.ratio = [0, 0])),
             ("pipeline", Box::new(|c| c.pipeline = 0)),
             ("key_median", Box::new(|c| c.key_median = Some(2e7))),
             ("key_stddev", Box::new(|c| c.key_stddev = Some(-1.0))),
             ("key_zipf_exp", Box::new(|c| c.key_zipf_exp = 5.0)),
-            ("data_size", Box::new(|c| { c.data_size_min = 10; c.data_size_max = 5 })),
+            (
+                "data_size",
+                Box::new(|c| {
+                    c.data_size_min = 10;
+                    c.data_size_max = 5
+                }),
+            ),
             ("server", Box::new(|c| c.servers = vec!["nohost".into()])),
             ("server", Box::new(|c| c.servers = vec!["h:99999".into()])),
-            ("key_pattern", Box::new(|c| { c.key_pattern = [KeyPattern::Parallel; 2]; c.key_min = 1; c.key_max = 10 })),
-            ("test_time", Box::new(|c| { c.test_time = Some(1.0); c.requests = Some(Requests::PerClient(5)) })),
+            (
+                "key_pattern",
+                Box::new(|c| {
+                    c.key_pattern = [KeyPattern::Parallel; 2];
+                    c.key_min = 1;
+                    c.key_max = 10
+                }),
+            ),
+            (
+                "test_time",
+                Box::new(|c| {
+                    c.test_time = Some(1.0);
+                    c.requests = Some(Requests::PerClient(5))
+                }),
+            ),
             ("rate", Box::new(|c| c.rate = Some(0.0))),
-            ("warmup", Box::new(|c| { c.requests = Some(Requests::AllKeys); c.warmup = 1.0 })),
-            ("ratio", Box::new(|c| { c.requests = Some(Requests::AllKeys); c.ratio = [1, 1] })),
+            (
+                "warmup",
+                Box::new(|c| {
+                    c.requests = Some(Requests::AllKeys);
+                    c.warmup = 1.0
+                }),
+            ),
+            (
+                "ratio",
+                Box::new(|c| {
+                    c.requests = Some(Requests::AllKeys);
+                    c.ratio = [1, 1]
+                }),
+            ),
         ];
         for (field, f) in bad {
             let mut c = Config::default();

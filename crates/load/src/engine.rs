@@ -48,6 +48,7 @@ pub struct Progress {
     pub ops_per_sec: f64,
     /// Replies per second since the start.
     pub ops_per_sec_avg: f64,
+    /// Failed requests so far (error replies and requests lost), warmup included.
     pub errors: u64,
     pub connections: u64,
     pub connections_planned: u64,

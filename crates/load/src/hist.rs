@@ -50,11 +50,19 @@ impl LatencyHist {
     }
 
     pub fn max_ns(&self) -> u64 {
-        if self.h.is_empty() { 0 } else { self.h.max() }
+        if self.h.is_empty() {
+            0
+        } else {
+            self.h.max()
+        }
     }
 
     pub fn min_ns(&self) -> u64 {
-        if self.h.is_empty() { 0 } else { self.h.min() }
+        if self.h.is_empty() {
+            0
+        } else {
+            self.h.min()
+        }
     }
 
     pub fn encode(&self) -> String {

@@ -181,7 +181,9 @@ impl Workload {
         match cfg.effective_requests()? {
             Requests::PerClient(n) => Some(n),
             // validation guarantees one command only with allkeys
-            Requests::AllKeys => Some(if cfg.ratio[0] > 0 { self.set_keys.range_len() } else { self.get_keys.range_len() }),
+            Requests::AllKeys => {
+                Some(if cfg.ratio[0] > 0 { self.set_keys.range_len() } else { self.get_keys.range_len() })
+            }
         }
     }
 }

@@ -6,28 +6,21 @@ use std::os::fd::{FromRawFd, RawFd};
 
 /// Split "host:port" ("[::1]:6379" for IPv6), checking the port.
 pub fn split_host_port(s: &str) -> Result<(String, u16), String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("'{s}' is not host:port"))?;
+    let (host, port) = s.rsplit_once(':').ok_or_else(|| format!("'{s}' is not host:port"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if host.is_empty() {
         return Err(format!("'{s}' has no host"));
     }
-    let port: u16 = port
-        .parse()
-        .ok()
-        .filter(|p| *p != 0)
-        .ok_or_else(|| format!("'{s}': port must be a number from 1 to 65535"))?;
+    let port: u16 =
+        port.parse().ok().filter(|p| *p != 0).ok_or_else(|| format!("'{s}': port must be a number from 1 to 65535"))?;
     Ok((host.to_string(), port))
 }
 
 /// Resolve "host:port" to one address, preferring IPv4.
 pub fn resolve(s: &str) -> Result<SocketAddr, String> {
     let (host, port) = split_host_port(s)?;
-    let addrs: Vec<SocketAddr> = (host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve '{host}': {e}"))?
-        .collect();
+    let addrs: Vec<SocketAddr> =
+        (host.as_str(), port).to_socket_addrs().map_err(|e| format!("cannot resolve '{host}': {e}"))?.collect();
     addrs
         .iter()
         .find(|a| a.is_ipv4())
@@ -95,9 +88,8 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 /// mio's `TcpStream::connect` cannot bind a source first, hence the raw socket calls.
 pub fn start_connect(dest: &SocketAddr, source: Option<IpAddr>) -> io::Result<mio::net::TcpStream> {
     let family = if dest.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
-    let fd: RawFd = cvt(unsafe {
-        libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0)
-    })?;
+    let fd: RawFd =
+        cvt(unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
     // Own the fd at once so that every early return closes it.
     let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
     let one: libc::c_int = 1;

@@ -6,6 +6,7 @@
 use crate::config::Protocol;
 use crate::keys::Op;
 use crate::value::append_value;
+use std::borrow::Cow;
 
 /// What a server answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +17,9 @@ pub enum Reply {
     Hit { start: usize, end: usize },
     /// GET did not find the key.
     Miss,
-    /// The server refused the command (e.g. out of memory); text at `buf[start..end]`.
-    Error { start: usize, end: usize },
+    /// The server refused the command (e.g. out of memory); text at `buf[start..end]`,
+    /// `status` the binary protocol's status code (0 for the other protocols).
+    Error { start: usize, end: usize, status: u16 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +112,54 @@ pub fn parse(proto: Protocol, buf: &[u8], op: Op, opaque: u32) -> Parsed {
     }
 }
 
+/// Name of a binary protocol response status (memcached's `protocol_binary.h`).
+pub fn binary_status_name(status: u16) -> Option<&'static str> {
+    Some(match status {
+        0x0001 => "key not found",
+        0x0002 => "key exists",
+        0x0003 => "value too large",
+        0x0004 => "invalid arguments",
+        0x0005 => "item not stored",
+        0x0006 => "incr/decr on a non-numeric value",
+        0x0007 => "vbucket belongs to another server",
+        0x0008 => "authentication error",
+        0x0009 => "authentication continue",
+        0x0081 => "unknown command",
+        0x0082 => "out of memory",
+        0x0083 => "not supported",
+        0x0084 => "internal error",
+        0x0085 => "busy",
+        0x0086 => "temporary failure",
+        _ => return None,
+    })
+}
+
+/// The kind an error reply is counted under, and the server's message (`text` is the
+/// reply's `buf[start..end]` of `Reply::Error`):
+/// - memcache text: the status line, e.g. `SERVER_ERROR object too large for cache`,
+///   `CLIENT_ERROR bad data chunk`, `ERROR`, `NOT_STORED` (the message adds nothing);
+/// - memcache binary: the status by name, e.g. `value too large`, `out of memory`
+///   (`status 0x00ab` when unknown); the message is the reply's body;
+/// - redis: the error code, i.e. the first word (`OOM`, `WRONGTYPE`, `ERR`); the message
+///   is the whole error line.
+pub fn error_kind(proto: Protocol, text: &[u8], status: u16) -> (Cow<'_, [u8]>, &[u8]) {
+    match proto {
+        Protocol::MemcacheText => (Cow::Borrowed(text), &[]),
+        Protocol::MemcacheBinary => {
+            let kind = match binary_status_name(status) {
+                Some(name) => Cow::Borrowed(name.as_bytes()),
+                None => Cow::Owned(format!("status 0x{status:04x}").into_bytes()),
+            };
+            (kind, text)
+        }
+        Protocol::Redis => {
+            let word = text.split(|&b| b == b' ').next().unwrap_or_default();
+            let kind = if word.is_empty() { Cow::Borrowed(&b"(empty error reply)"[..]) } else { Cow::Borrowed(word) };
+            (kind, text)
+        }
+    }
+}
+
 /// Printable excerpt of bad bytes for an error message.
 pub fn excerpt(buf: &[u8]) -> String {
     let n = buf.len().min(40);
@@ -152,12 +202,12 @@ fn parse_text(buf: &[u8], op: Op) -> Parsed {
     };
     let done = |reply| Parsed::Complete { len: n, reply };
     if is_text_error(l) {
-        return done(Reply::Error { start: 0, end: l.len() });
+        return done(Reply::Error { start: 0, end: l.len(), status: 0 });
     }
     match op {
         Op::Set => match l {
             b"STORED" => done(Reply::Stored),
-            b"NOT_STORED" | b"EXISTS" | b"NOT_FOUND" => done(Reply::Error { start: 0, end: l.len() }),
+            b"NOT_STORED" | b"EXISTS" | b"NOT_FOUND" => done(Reply::Error { start: 0, end: l.len(), status: 0 }),
             _ => Parsed::Invalid(format!("unexpected reply to set: {}", excerpt(buf))),
         },
         Op::Get => {
@@ -224,7 +274,7 @@ fn parse_binary(buf: &[u8], op: Op, opaque: u32) -> Parsed {
         (0, Op::Set) => Reply::Stored,
         (0, Op::Get) => Reply::Hit { start: BIN_HEADER + extras + key_len, end: len },
         (BIN_KEY_ENOENT, Op::Get) => Reply::Miss,
-        _ => Reply::Error { start: BIN_HEADER + extras + key_len, end: len },
+        _ => Reply::Error { start: BIN_HEADER + extras + key_len, end: len, status },
     };
     Parsed::Complete { len, reply }
 }
@@ -236,7 +286,7 @@ fn parse_redis(buf: &[u8], op: Op) -> Parsed {
         Err(e) => return Parsed::Invalid(e),
     };
     match (l.first(), op) {
-        (Some(b'-'), _) => Parsed::Complete { len: n, reply: Reply::Error { start: 1, end: l.len() } },
+        (Some(b'-'), _) => Parsed::Complete { len: n, reply: Reply::Error { start: 1, end: l.len(), status: 0 } },
         (Some(b'+'), Op::Set) if l == b"+OK" => Parsed::Complete { len: n, reply: Reply::Stored },
         (Some(b'$'), Op::Get) if l == b"$-1" => Parsed::Complete { len: n, reply: Reply::Miss },
         (Some(b'$'), Op::Get) => match parse_usize(&l[1..]) {
@@ -305,7 +355,10 @@ mod tests {
         assert_eq!(parse_text(b"STOR", Op::Set), Parsed::Incomplete);
         assert_eq!(parse_text(b"END\r\nEND\r\n", Op::Get), Parsed::Complete { len: 5, reply: Reply::Miss });
         let hit = b"VALUE k 0 3\r\nabc\r\nEND\r\n";
-        assert_eq!(parse_text(hit, Op::Get), Parsed::Complete { len: hit.len(), reply: Reply::Hit { start: 13, end: 16 } });
+        assert_eq!(
+            parse_text(hit, Op::Get),
+            Parsed::Complete { len: hit.len(), reply: Reply::Hit { start: 13, end: 16 } }
+        );
         for cut in 0..hit.len() {
             assert_eq!(parse_text(&hit[..cut], Op::Get), Parsed::Incomplete, "cut {cut}");
         }
@@ -354,12 +407,92 @@ mod tests {
     fn redis_replies() {
         assert_eq!(parse_redis(b"+OK\r\n", Op::Set), Parsed::Complete { len: 5, reply: Reply::Stored });
         assert_eq!(parse_redis(b"$-1\r\n", Op::Get), Parsed::Complete { len: 5, reply: Reply::Miss });
-        assert_eq!(parse_redis(b"$3\r\nabc\r\n", Op::Get), Parsed::Complete { len: 9, reply: Reply::Hit { start: 4, end: 7 } });
+        assert_eq!(
+            parse_redis(b"$3\r\nabc\r\n", Op::Get),
+            Parsed::Complete { len: 9, reply: Reply::Hit { start: 4, end: 7 } }
+        );
         assert_eq!(parse_redis(b"$3\r\nabc\r", Op::Get), Parsed::Incomplete);
-        assert!(matches!(parse_redis(b"-OOM command not allowed\r\n", Op::Set), Parsed::Complete { reply: Reply::Error { .. }, .. }));
+        assert!(matches!(
+            parse_redis(b"-OOM command not allowed\r\n", Op::Set),
+            Parsed::Complete { reply: Reply::Error { .. }, .. }
+        ));
         assert!(matches!(parse_redis(b"+OK\r\n", Op::Get), Parsed::Invalid(_)));
         assert!(matches!(parse_redis(b":1\r\n", Op::Get), Parsed::Invalid(_)));
         assert!(matches!(parse_redis(b"$3\r\nabcd\r\n", Op::Get), Parsed::Invalid(_)));
+    }
+
+    /// The kind and message of the error reply `buf` parses to.
+    fn kind_of(p: Protocol, buf: &[u8], op: Op, opaque: u32) -> (String, String) {
+        match parse(p, buf, op, opaque) {
+            Parsed::Complete { len, reply: Reply::Error { start, end, status } } => {
+                assert_eq!(len, buf.len());
+                let (kind, msg) = error_kind(p, &buf[start..end], status);
+                (String::from_utf8_lossy(&kind).into_owned(), String::from_utf8_lossy(msg).into_owned())
+            }
+            other => panic!("not an error reply: {other:?}"),
+        }
+    }
+
+    fn binary_reply(opcode: u8, status: u16, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![0x81, opcode, 0, 0, 0, 0];
+        r.extend_from_slice(&status.to_be_bytes());
+        r.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        r.extend_from_slice(&3u32.to_be_bytes());
+        r.extend_from_slice(&[0; 8]);
+        r.extend_from_slice(body);
+        r
+    }
+
+    #[test]
+    fn text_error_kinds_are_the_status_line() {
+        let k = |b: &[u8], op| kind_of(MemcacheText, b, op, 0).0;
+        assert_eq!(
+            k(b"SERVER_ERROR object too large for cache\r\n", Op::Set),
+            "SERVER_ERROR object too large for cache"
+        );
+        assert_eq!(
+            k(b"SERVER_ERROR out of memory storing object\r\n", Op::Set),
+            "SERVER_ERROR out of memory storing object"
+        );
+        assert_eq!(k(b"CLIENT_ERROR bad data chunk\r\n", Op::Set), "CLIENT_ERROR bad data chunk");
+        assert_eq!(k(b"ERROR\r\n", Op::Get), "ERROR");
+        assert_eq!(k(b"SERVER_ERROR temporary failure\r\n", Op::Get), "SERVER_ERROR temporary failure");
+        assert_eq!(k(b"NOT_STORED\r\n", Op::Set), "NOT_STORED");
+        assert_eq!(kind_of(MemcacheText, b"ERROR\r\n", Op::Set, 0).1, "");
+        // a miss is not an error, and neither are words that merely start like one
+        assert_eq!(parse(MemcacheText, b"END\r\n", Op::Get, 0), Parsed::Complete { len: 5, reply: Reply::Miss });
+        assert!(matches!(parse(MemcacheText, b"ERRORS\r\n", Op::Set, 0), Parsed::Invalid(_)));
+    }
+
+    #[test]
+    fn binary_error_kinds_are_status_names() {
+        let big = binary_reply(BIN_SET, 0x0003, b"Too large.");
+        assert_eq!(kind_of(MemcacheBinary, &big, Op::Set, 3), ("value too large".into(), "Too large.".into()));
+        let oom = binary_reply(BIN_SET, 0x0082, b"Out of memory");
+        assert_eq!(kind_of(MemcacheBinary, &oom, Op::Set, 3).0, "out of memory");
+        let odd = binary_reply(BIN_GET, 0x00ab, b"");
+        assert_eq!(kind_of(MemcacheBinary, &odd, Op::Get, 3), ("status 0x00ab".into(), "".into()));
+        // "key not found" answering a SET is an error; answering a GET it is a miss
+        let nf = binary_reply(BIN_SET, 0x0001, b"Not found");
+        assert_eq!(kind_of(MemcacheBinary, &nf, Op::Set, 3).0, "key not found");
+        let miss = binary_reply(BIN_GET, 0x0001, b"Not found");
+        assert_eq!(parse(MemcacheBinary, &miss, Op::Get, 3), Parsed::Complete { len: miss.len(), reply: Reply::Miss });
+        assert_eq!(binary_status_name(0x0000), None);
+    }
+
+    #[test]
+    fn redis_error_kinds_are_the_first_word() {
+        let oom = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+        assert_eq!(
+            kind_of(Redis, oom, Op::Set, 0),
+            ("OOM".into(), "OOM command not allowed when used memory > 'maxmemory'.".into())
+        );
+        let wt = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+        assert_eq!(kind_of(Redis, wt, Op::Get, 0).0, "WRONGTYPE");
+        assert_eq!(kind_of(Redis, b"-ERR unknown command 'GET'\r\n", Op::Get, 0).0, "ERR");
+        assert_eq!(kind_of(Redis, b"-LOADING\r\n", Op::Get, 0), ("LOADING".into(), "LOADING".into()));
+        assert_eq!(kind_of(Redis, b"-\r\n", Op::Set, 0).0, "(empty error reply)");
+        assert_eq!(parse(Redis, b"$-1\r\n", Op::Get, 0), Parsed::Complete { len: 5, reply: Reply::Miss });
     }
 
     #[test]

@@ -2,12 +2,12 @@
 //! from them, warnings, and the versioned JSON document that carries all of it.
 //!
 //! JSON format "perflab-kv-result", version 1 (see `to_json`). Change log:
-//! - 1: first version.
+//! - 1: first version. Added since, optional for readers: `errors` (failed requests by kind).
 use crate::clock::{max_rss_kb, rss_kb};
 use crate::config::Config;
 use crate::hist::{LatencyHist, ENCODING, SIGFIG};
 use crate::plan::Plan;
-use crate::stats::{OpStats, ThreadStats};
+use crate::stats::{ErrorKindCount, ErrorTally, OpStats, ThreadStats};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -92,6 +92,11 @@ pub struct RunResult {
     pub connections: u64,
     pub connection_failures: u64,
     pub error_reply_sample: Option<String>,
+    /// Every failed request (error replies and requests lost with their connection),
+    /// warmup included, by kind, most frequent first.
+    pub error_kinds: Vec<ErrorKindCount>,
+    /// Warmup requests lost with their connection.
+    pub warmup_lost: u64,
     pub threads: Vec<ThreadCpu>,
     pub max_rss_kb: u64,
     pub rss_kb: u64,
@@ -119,7 +124,13 @@ impl RunResult {
             .server_names
             .iter()
             .zip(&plan.servers)
-            .map(|(n, a)| ServerSummary { server: n.clone(), address: a.to_string(), connections: 0, requests: 0, errors: 0 })
+            .map(|(n, a)| ServerSummary {
+                server: n.clone(),
+                address: a.to_string(),
+                connections: 0,
+                requests: 0,
+                errors: 0,
+            })
             .collect();
         let mut r = RunResult {
             config: plan.config.clone(),
@@ -145,6 +156,8 @@ impl RunResult {
             connections: 0,
             connection_failures: 0,
             error_reply_sample: None,
+            error_kinds: Vec::new(),
+            warmup_lost: 0,
             threads: Vec::new(),
             max_rss_kb: max_rss_kb(),
             rss_kb: rss_kb(),
@@ -155,7 +168,10 @@ impl RunResult {
             polls: 0,
         };
         let mut last_reply = 0;
+        let mut kinds = ErrorTally::default();
         for t in &stats {
+            kinds.merge(&t.error_kinds);
+            r.warmup_lost += t.warmup_lost;
             sets.merge(&t.sets);
             gets.merge(&t.gets);
             r.late_requests += t.late;
@@ -186,6 +202,7 @@ impl RunResult {
         r.sets = sets;
         r.gets = gets;
         r.servers = servers;
+        r.error_kinds = kinds.sorted();
         if mstart > 0 && last_reply > mstart {
             r.duration_s = (last_reply - mstart) as f64 / 1e9;
         }
@@ -202,8 +219,31 @@ impl RunResult {
         self.sets.requests + self.gets.requests
     }
 
+    /// Failed requests of the measured window (error replies plus requests lost with their connection).
     pub fn errors(&self) -> u64 {
         self.sets.errors() + self.gets.errors()
+    }
+
+    /// Failed requests of the whole run, warmup included: the sum over `error_kinds`.
+    pub fn failed_requests(&self) -> u64 {
+        self.error_kinds.iter().map(|k| k.count).sum()
+    }
+
+    /// Requests of the whole run, warmup included, that were answered or lost (so not the
+    /// ones still in flight or never sent when the run ended).
+    pub fn attempted_requests(&self) -> u64 {
+        self.requests() + self.errors() + self.warmup_requests + self.warmup_lost
+    }
+
+    /// "SERVER_ERROR object too large for cache (20,000), connection closed (8)": the
+    /// most frequent kinds, at most `max`, then how many more kinds there were.
+    pub fn describe_error_kinds(&self, max: usize) -> String {
+        let mut parts: Vec<String> =
+            self.error_kinds.iter().take(max).map(|k| format!("{} ({})", k.kind, thousands(k.count))).collect();
+        if self.error_kinds.len() > max {
+            parts.push(format!("and {} more kind(s)", self.error_kinds.len() - max));
+        }
+        parts.join(", ")
     }
 
     pub fn cpu_s(&self) -> f64 {
@@ -231,19 +271,23 @@ impl RunResult {
                 break;
             }
         }
-        let errors = self.errors();
-        if errors > 0 {
-            let sample = self
-                .error_reply_sample
-                .as_ref()
-                .map(|s| format!(", e.g. \"{s}\""))
+        let failed = self.failed_requests();
+        if failed > 0 {
+            let example = self
+                .error_kinds
+                .first()
+                .and_then(|k| k.example.as_ref())
+                .map(|s| format!("; e.g. \"{s}\""))
                 .unwrap_or_default();
+            let warmup = self.error_kinds.iter().map(|k| k.warmup).sum::<u64>();
             w.push(Warning {
                 code: "errors",
                 message: format!(
-                    "{errors} request(s) failed ({} error replies, {} lost with their connection){sample}",
-                    self.sets.error_replies + self.gets.error_replies,
-                    self.sets.lost + self.gets.lost
+                    "{} of {} request(s) failed{}: {}{example}",
+                    thousands(failed),
+                    thousands(self.attempted_requests()),
+                    if warmup > 0 { format!(" ({} in the warmup)", thousands(warmup)) } else { String::new() },
+                    self.describe_error_kinds(3)
                 ),
             });
         }
@@ -316,11 +360,14 @@ impl RunResult {
         put("ops_per_sec", per_s(n));
         put("hits_per_sec", per_s(self.gets.hits));
         put("misses_per_sec", per_s(self.gets.misses));
-        put("kb_per_sec", if d > 0.0 {
-            (self.sets.bytes_rx + self.sets.bytes_tx + self.gets.bytes_rx + self.gets.bytes_tx) as f64 / 1024.0 / d
-        } else {
-            0.0
-        });
+        put(
+            "kb_per_sec",
+            if d > 0.0 {
+                (self.sets.bytes_rx + self.sets.bytes_tx + self.gets.bytes_rx + self.gets.bytes_tx) as f64 / 1024.0 / d
+            } else {
+                0.0
+            },
+        );
         put("avg_latency_ms", avg(self.sets.latency_sum_ns + self.gets.latency_sum_ns, n));
         for (name, q) in pct {
             put(&format!("{name}_latency_ms"), ms(total.quantile_ns(q)));
@@ -351,10 +398,7 @@ impl RunResult {
         let cpu = self.cpu_s();
         put("client_cpu_s", cpu);
         put("client_cpu_us_per_request", if n > 0 { cpu * 1e6 / n as f64 } else { 0.0 });
-        put(
-            "client_cpu_max_thread_utilization",
-            self.threads.iter().map(|t| t.utilization()).fold(0.0, f64::max),
-        );
+        put("client_cpu_max_thread_utilization", self.threads.iter().map(|t| t.utilization()).fold(0.0, f64::max));
         if let Some(rate) = self.config.rate {
             put("target_rate_per_sec", rate);
             put("late_requests", self.late_requests as f64);
@@ -392,6 +436,31 @@ impl RunResult {
         o
     }
 
+    /// `errors`: failed requests of the whole run by kind. `total` (warmup included) is the sum of
+    /// `by_kind`; `measured` is the measured window's part (the metric `errors`), `warmup` the
+    /// rest; `attempted` counts the requests answered or lost; `examples` holds a kind's first
+    /// message where it says more than the kind (Redis's whole error line, the body of a
+    /// binary-protocol error).
+    fn errors_json(&self) -> Value {
+        let mut by_kind = Map::new();
+        let mut examples = Map::new();
+        for k in &self.error_kinds {
+            by_kind.insert(k.kind.clone(), json!(k.count));
+            if let Some(e) = &k.example {
+                examples.insert(k.kind.clone(), json!(e));
+            }
+        }
+        let total = self.failed_requests();
+        json!({
+            "total": total,
+            "measured": self.errors(),
+            "warmup": total.saturating_sub(self.errors()),
+            "attempted": self.attempted_requests(),
+            "by_kind": Value::Object(by_kind),
+            "examples": Value::Object(examples),
+        })
+    }
+
     /// The whole result as the versioned JSON document "perflab-kv-result" v1.
     pub fn to_json(&self) -> Value {
         let mut config = self.config.to_json();
@@ -427,6 +496,7 @@ impl RunResult {
             "verify_failures": self.verify_failures,
             "warmup_requests": self.warmup_requests,
             "error_reply_sample": self.error_reply_sample,
+            "errors": self.errors_json(),
             "client": {
                 "cpu_s": self.cpu_s(),
                 "threads": self.threads.iter().map(|t| json!({
@@ -446,6 +516,19 @@ impl RunResult {
             "warnings": self.warnings.iter().map(|w| json!({"code": w.code, "message": w.message})).collect::<Vec<_>>(),
         })
     }
+}
+
+/// 12345678 → "12,345,678".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && i % 3 == digits.len() % 3 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -509,15 +592,62 @@ mod tests {
         let plan = Plan::new(&cfg, vec!["127.0.0.1:1".parse().unwrap()], 1);
         let mut t = thread(10, 50_000, 1000, 1000, 5_000_000);
         t.sets.lost = 3;
+        t.error_kinds.add(crate::stats::KIND_CLOSED.as_bytes(), b"", true, 3);
         let r = RunResult::assemble(&plan, vec![t], 1_000_000, 0.0, Some("boom".into()), false);
         assert_eq!(r.status, Status::Failed);
         assert_eq!(r.error.as_deref(), Some("boom"));
         assert_eq!(r.metrics()["errors"], 3.0);
         let codes: Vec<_> = r.warnings.iter().map(|w| w.code).collect();
         assert_eq!(codes, vec!["errors", "few_requests"]);
+        assert_eq!(r.warnings[0].message, "3 of 13 request(s) failed: connection closed (3)");
         // nothing measured: rates are 0, not NaN
         let r = RunResult::assemble(&plan, vec![ThreadStats::new(false, 1)], 0, 0.0, None, true);
         assert_eq!(r.status, Status::Stopped);
         assert!(r.metrics().values().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn failed_requests_by_kind_across_threads() {
+        let cfg = Config { servers: vec!["127.0.0.1:1".into()], threads: 2, clients: 1, ..Config::default() };
+        let plan = Plan::new(&cfg, vec!["127.0.0.1:1".parse().unwrap()], 1);
+        let big = b"SERVER_ERROR object too large for cache";
+        let mut a = thread(1000, 50_000, 1000, 1000, 5_000_000);
+        a.sets.error_replies = 1500;
+        a.error_kinds.add(big, b"", true, 1500);
+        a.warmup_requests = 20; // 20 warmup replies, 5 of them errors
+        a.error_kinds.add(big, b"", false, 5);
+        let mut b = thread(1000, 50_000, 1000, 1000, 5_000_000);
+        b.sets.error_replies = 1000;
+        b.error_kinds.add(big, b"", true, 1000);
+        b.gets.lost = 2;
+        b.error_kinds.add(crate::stats::KIND_TIMEOUT.as_bytes(), b"", true, 2);
+        b.warmup_lost = 1;
+        b.error_kinds.add(crate::stats::KIND_TIMEOUT.as_bytes(), b"", false, 1);
+        let r = RunResult::assemble(&plan, vec![a, b], 1_000_000, 0.0, None, false);
+        assert_eq!(r.status, Status::Complete); // error replies are no fault: the caller judges them
+        assert_eq!(r.errors(), 2502);
+        assert_eq!(r.failed_requests(), 2508);
+        assert_eq!(r.attempted_requests(), 2000 + 2502 + 20 + 1);
+        assert_eq!(r.describe_error_kinds(1), "SERVER_ERROR object too large for cache (2,505), and 1 more kind(s)");
+        let w = r.warnings.iter().find(|w| w.code == "errors").expect("errors warning");
+        assert_eq!(
+            w.message,
+            "2,508 of 4,523 request(s) failed (6 in the warmup): SERVER_ERROR object too large for cache (2,505), response timeout (3)"
+        );
+        let doc = r.to_json();
+        assert_eq!(doc["errors"]["total"], 2508);
+        assert_eq!(doc["errors"]["measured"], 2502);
+        assert_eq!(doc["errors"]["warmup"], 6);
+        assert_eq!(doc["errors"]["attempted"], 4523);
+        assert_eq!(doc["errors"]["by_kind"][std::str::from_utf8(big).unwrap()], 2505);
+        assert_eq!(doc["errors"]["by_kind"]["response timeout"], 3);
+        assert_eq!(doc["metrics"]["errors"], 2502.0);
+        // nothing failed: an empty tally and no warning
+        let r = RunResult::assemble(&plan, vec![thread(2000, 1, 1, 1, 5_000_000)], 1_000_000, 0.0, None, false);
+        assert_eq!((r.failed_requests(), r.to_json()["errors"]["by_kind"].as_object().unwrap().len()), (0, 0));
+        assert!(r.warnings.iter().all(|w| w.code != "errors"));
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

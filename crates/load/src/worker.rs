@@ -13,7 +13,7 @@ use crate::keys::{Op, Workload};
 use crate::plan::{Plan, Shared};
 use crate::protocol::{self, Parsed, Reply};
 use crate::schedule::Schedule;
-use crate::stats::ThreadStats;
+use crate::stats::{ThreadStats, KIND_CLOSED, KIND_CONNECTION, KIND_INVALID, KIND_TIMEOUT};
 use crate::value::is_value_of;
 use mio::event::Event;
 use mio::net::TcpStream;
@@ -89,7 +89,9 @@ struct Conn {
 
 enum Fault {
     Connect(String),
-    Broken(String),
+    /// A connection that worked failed; its requests in flight are lost, counted under the
+    /// kind (`stats::KIND_*`).
+    Broken(&'static str, String),
 }
 
 pub(crate) struct Worker<'a> {
@@ -194,8 +196,7 @@ impl<'a> Worker<'a> {
     fn publish(&self) {
         let p = &self.shared.progress[self.index];
         p.done.store(self.done_count, Ordering::Relaxed);
-        let errors = self.stats.sets.errors() + self.stats.gets.errors();
-        p.errors.store(errors, Ordering::Relaxed);
+        p.errors.store(self.stats.error_kinds.total(), Ordering::Relaxed);
     }
 
     // ----- connecting -------------------------------------------------------------
@@ -414,9 +415,11 @@ impl<'a> Worker<'a> {
     fn drain_events(&mut self, dirty: &mut Vec<usize>) {
         let mut ready = std::mem::take(&mut self.ready);
         ready.clear();
-        ready.extend(self.events.iter().map(|e: &Event| {
-            (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())
-        }));
+        ready.extend(
+            self.events
+                .iter()
+                .map(|e: &Event| (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())),
+        );
         for &(i, readable, writable) in &ready {
             if i == TIMER.0 {
                 if let Some(t) = self.timerfd.as_mut() {
@@ -477,7 +480,7 @@ impl<'a> Worker<'a> {
                     c.inflight.len(),
                     c.replies
                 );
-                self.fault(i, Fault::Broken(msg));
+                self.fault(i, Fault::Broken(KIND_TIMEOUT, msg));
                 return;
             }
             self.check_done(i, now);
@@ -527,7 +530,8 @@ impl<'a> Worker<'a> {
             }
             let c = &mut self.conns[i];
             let due = c.schedule.as_ref().unwrap().next();
-            if c.inflight.len() < pipeline && c.timer_at != due && due > now && !matches!(self.end, Some(e) if due >= e) {
+            if c.inflight.len() < pipeline && c.timer_at != due && due > now && !matches!(self.end, Some(e) if due >= e)
+            {
                 let more = match c.quota {
                     Some(q) => q > 0 || due < self.mstart,
                     None => true,
@@ -605,10 +609,10 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    return Err(Fault::Broken(format!(
-                        "{}: sending failed: {e}",
-                        self.plan.server_names[c.server]
-                    )))
+                    return Err(Fault::Broken(
+                        KIND_CONNECTION,
+                        format!("{}: sending failed: {e}", self.plan.server_names[c.server]),
+                    ))
                 }
             }
         }
@@ -629,12 +633,15 @@ impl<'a> Worker<'a> {
                     if c.state == State::Done && c.inflight.is_empty() {
                         return Ok(()); // closed after our work was done: harmless
                     }
-                    return Err(Fault::Broken(format!(
-                        "{} closed the connection ({} replies received on it, {} request(s) in flight)",
-                        self.plan.server_names[c.server],
-                        c.replies,
-                        c.inflight.len()
-                    )));
+                    return Err(Fault::Broken(
+                        KIND_CLOSED,
+                        format!(
+                            "{} closed the connection ({} replies received on it, {} request(s) in flight)",
+                            self.plan.server_names[c.server],
+                            c.replies,
+                            c.inflight.len()
+                        ),
+                    ));
                 }
                 Ok(n) => {
                     let now = now_ns();
@@ -647,12 +654,15 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     let c = &self.conns[i];
-                    return Err(Fault::Broken(format!(
-                        "{}: connection failed: {e} ({} replies received on it, {} request(s) in flight)",
-                        self.plan.server_names[c.server],
-                        c.replies,
-                        c.inflight.len()
-                    )));
+                    return Err(Fault::Broken(
+                        KIND_CONNECTION,
+                        format!(
+                            "{}: connection failed: {e} ({} replies received on it, {} request(s) in flight)",
+                            self.plan.server_names[c.server],
+                            c.replies,
+                            c.inflight.len()
+                        ),
+                    ));
                 }
             }
         }
@@ -691,10 +701,13 @@ impl<'a> Worker<'a> {
         let mut pos = 0;
         while pos < data.len() {
             let Some(&p) = self.conns[i].inflight.front() else {
-                return Err(self.garbage(i, format!("bytes with no request outstanding: {}", protocol::excerpt(&data[pos..]))));
+                return Err(
+                    self.garbage(i, format!("bytes with no request outstanding: {}", protocol::excerpt(&data[pos..])))
+                );
             };
             if p.sent == 0 {
-                return Err(self.garbage(i, format!("a reply before the request was sent: {}", protocol::excerpt(&data[pos..]))));
+                return Err(self
+                    .garbage(i, format!("a reply before the request was sent: {}", protocol::excerpt(&data[pos..]))));
             }
             match protocol::parse(proto, &data[pos..], p.op, p.opaque) {
                 Parsed::Incomplete => break,
@@ -713,12 +726,15 @@ impl<'a> Worker<'a> {
 
     fn garbage(&self, i: usize, msg: String) -> Fault {
         let c = &self.conns[i];
-        Fault::Broken(format!(
-            "{} sent an invalid {} reply after {} good ones: {msg}",
-            self.plan.server_names[c.server],
-            self.plan.config.protocol.name(),
-            c.replies
-        ))
+        Fault::Broken(
+            KIND_INVALID,
+            format!(
+                "{} sent an invalid {} reply after {} good ones: {msg}",
+                self.plan.server_names[c.server],
+                self.plan.config.protocol.name(),
+                c.replies
+            ),
+        )
     }
 
     fn record(&mut self, i: usize, p: &Pending, reply: &Reply, bytes: &[u8], now: u64, proto: Protocol) {
@@ -726,6 +742,10 @@ impl<'a> Worker<'a> {
         c.replies += 1;
         c.last_activity = now;
         self.done_count += 1;
+        if let Reply::Error { start, end, status } = *reply {
+            let (kind, message) = protocol::error_kind(proto, &bytes[start..end], status);
+            self.stats.error_kinds.add(&kind, message, p.measured, 1);
+        }
         if !p.measured {
             self.stats.warmup_requests += 1;
             return;
@@ -737,13 +757,16 @@ impl<'a> Worker<'a> {
         };
         s.bytes_tx += p.req_len as u64;
         s.bytes_rx += bytes.len() as u64;
-        if let Reply::Error { start, end } = *reply {
+        if let Reply::Error { start, end, .. } = *reply {
             s.error_replies += 1;
             self.stats.per_server[server].errors += 1;
             if self.stats.error_reply_sample.is_none() {
                 let text = String::from_utf8_lossy(&bytes[start..end]).trim().to_string();
-                self.stats.error_reply_sample = Some(format!("{} {}", if p.op == Op::Set { "SET" } else { "GET" }, text));
+                self.stats.error_reply_sample =
+                    Some(format!("{} {}", if p.op == Op::Set { "SET" } else { "GET" }, text));
             }
+            // a reply all the same: the measured window (and so every rate) runs to it
+            self.stats.last_reply_ns = now;
             return;
         }
         s.requests += 1;
@@ -763,7 +786,6 @@ impl<'a> Worker<'a> {
             Reply::Miss => s.misses += 1,
             _ => {}
         }
-        let _ = proto;
         let corrected = now.saturating_sub(p.intended);
         s.latency_sum_ns += corrected;
         s.hist.record(corrected);
@@ -785,13 +807,20 @@ impl<'a> Worker<'a> {
             self.active = self.active.saturating_sub((c.state == State::Running) as usize);
         }
         c.state = State::Dead;
+        let kind = match f {
+            Fault::Connect(_) => "connect failed",
+            Fault::Broken(kind, _) => kind,
+        };
         for p in c.inflight.drain(..) {
+            self.stats.error_kinds.add(kind.as_bytes(), b"", p.measured, 1);
             if p.measured {
                 match p.op {
                     Op::Set => self.stats.sets.lost += 1,
                     Op::Get => self.stats.gets.lost += 1,
                 }
                 self.stats.per_server[c.server].errors += 1;
+            } else {
+                self.stats.warmup_lost += 1;
             }
         }
         if let Some(mut s) = c.stream.take() {
@@ -799,7 +828,7 @@ impl<'a> Worker<'a> {
         }
         self.stats.connection_failures += 1;
         let msg = match f {
-            Fault::Connect(m) | Fault::Broken(m) => m,
+            Fault::Connect(m) | Fault::Broken(_, m) => m,
         };
         self.shared.set_fault(msg);
     }

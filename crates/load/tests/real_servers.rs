@@ -114,10 +114,48 @@ fn time_limited_run_with_warmup_and_stop() {
     let t0 = Instant::now();
     let r = run(&long, &RunOptions { tick: std::time::Duration::from_millis(50) }, &mut |_| {
         ticks += 1;
-        if ticks >= 6 { Control::Stop } else { Control::Continue }
+        if ticks >= 6 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
     })
     .unwrap();
     assert!(t0.elapsed().as_secs_f64() < 2.0);
     assert_eq!(r.status, Status::Stopped);
     assert!(r.requests() > 0);
+}
+
+#[test]
+fn error_replies_are_counted_by_kind_and_misses_are_not_errors() {
+    let s = servers::memcached(64);
+    for (proto, kind) in [
+        (Protocol::MemcacheText, "SERVER_ERROR object too large for cache"),
+        (Protocol::MemcacheBinary, "value too large"),
+    ] {
+        // values over memcached's 1 MB item limit: every SET is refused, the connection goes on
+        let cfg = Config {
+            servers: vec![s.addr()],
+            protocol: proto,
+            threads: 1,
+            clients: 2,
+            ratio: [1, 1],
+            requests: Some(Requests::PerClient(40)),
+            key_min: 1,
+            key_max: 1000,
+            data_size_min: 2_000_000,
+            data_size_max: 2_000_000,
+            ..Config::default()
+        };
+        let r = quiet(&cfg);
+        assert_eq!(r.status, Status::Complete, "{:?}", r.error);
+        assert_eq!((r.sets.error_replies, r.sets.requests), (40, 0), "{proto:?}");
+        assert_eq!((r.gets.misses, r.gets.errors()), (40, 0), "{proto:?}: a miss is no error");
+        assert_eq!(r.failed_requests(), 40);
+        assert_eq!(r.error_kinds.len(), 1, "{:?}", r.error_kinds);
+        assert_eq!((r.error_kinds[0].kind.as_str(), r.error_kinds[0].count), (kind, 40));
+        let doc = r.to_json();
+        assert_eq!(doc["errors"]["by_kind"][kind], 40);
+        assert_eq!(doc["errors"]["attempted"], 80);
+    }
 }

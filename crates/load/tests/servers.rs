@@ -53,7 +53,22 @@ fn wait_ready(port: u16, probe: &[u8], expect: &[u8]) {
 pub fn memcached(memory_mb: u32) -> Server {
     let port = free_port();
     let child = Command::new("memcached")
-        .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-m", &memory_mb.to_string(), "-t", "2", "-c", "4096", "-u", "root"])
+        .args([
+            "-l",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "0",
+            "-m",
+            &memory_mb.to_string(),
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-u",
+            "root",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -90,7 +105,5 @@ pub fn memcached_stat(port: u16, name: &str) -> u64 {
         out.extend_from_slice(&buf[..n]);
     }
     let text = String::from_utf8(out).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("STAT {name} ")).map(|v| v.trim().parse().unwrap()))
-        .unwrap()
+    text.lines().find_map(|l| l.strip_prefix(&format!("STAT {name} ")).map(|v| v.trim().parse().unwrap())).unwrap()
 }

@@ -14,7 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "cpu" => {
             for _ in 0..5 {
                 let r = cpu::run(Duration::from_secs(1))?;
-                println!("cpu {:.0} iter/s ({} iterations in {:.3} s, on cpu {:.3} s)", r.iter_per_sec, r.iterations, r.seconds, r.cpu_seconds);
+                println!(
+                    "cpu {:.0} iter/s ({} iterations in {:.3} s, on cpu {:.3} s)",
+                    r.iter_per_sec, r.iterations, r.seconds, r.cpu_seconds
+                );
             }
         }
         "memmove" => {

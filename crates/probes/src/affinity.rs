@@ -5,9 +5,7 @@ use std::mem;
 /// The cores the calling thread may run on, ascending.
 pub fn allowed_cores() -> Result<Vec<usize>, ProbeError> {
     let set = get_mask()?;
-    Ok((0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect())
+    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
 }
 
 /// While alive, the calling thread runs only on `core`; dropping it restores the
@@ -55,10 +53,7 @@ fn get_mask() -> Result<libc::cpu_set_t, ProbeError> {
     let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
     let rc = unsafe { libc::sched_getaffinity(0, mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
-        return Err(ProbeError::Affinity(format!(
-            "sched_getaffinity: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(ProbeError::Affinity(format!("sched_getaffinity: {}", std::io::Error::last_os_error())));
     }
     Ok(set)
 }
@@ -66,10 +61,7 @@ fn get_mask() -> Result<libc::cpu_set_t, ProbeError> {
 fn set_mask(set: &libc::cpu_set_t) -> Result<(), ProbeError> {
     let rc = unsafe { libc::sched_setaffinity(0, mem::size_of::<libc::cpu_set_t>(), set) };
     if rc != 0 {
-        return Err(ProbeError::Affinity(format!(
-            "sched_setaffinity: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(ProbeError::Affinity(format!("sched_setaffinity: {}", std::io::Error::last_os_error())));
     }
     Ok(())
 }

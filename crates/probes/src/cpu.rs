@@ -20,9 +20,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 /// Seeds cycled through by timed runs.
-pub const SEEDS: [u32; 8] = [
-    0x0000_0001, 0x0000_3415, 0x0066_0066, 0x1234_5678, 0x7fff_ffff, 0x8000_0000, 0xdead_beef, 0x0bad_f00d,
-];
+pub const SEEDS: [u32; 8] =
+    [0x0000_0001, 0x0000_3415, 0x0066_0066, 0x1234_5678, 0x7fff_ffff, 0x8000_0000, 0xdead_beef, 0x0bad_f00d];
 
 /// The CRC each seed's iteration must produce on every platform.
 pub const GOLDEN: [u16; 8] = [0xad2c, 0x0a1d, 0xd5eb, 0xa508, 0x3f2b, 0x2ba8, 0xb620, 0xa5ee];

@@ -59,9 +59,7 @@ pub struct LatencyPoint {
 /// `points_per_octave` − 1 geometric points between them, rounded to whole lines.
 pub fn sizes(min: usize, max: usize, points_per_octave: usize) -> Result<Vec<usize>, ProbeError> {
     if min < MIN_SIZE || max < min {
-        return Err(ProbeError::InvalidArgument(format!(
-            "working sets {min}..{max} B: need {MIN_SIZE} ≤ min ≤ max"
-        )));
+        return Err(ProbeError::InvalidArgument(format!("working sets {min}..{max} B: need {MIN_SIZE} ≤ min ≤ max")));
     }
     let ppo = points_per_octave.clamp(1, 8);
     let mut out: Vec<usize> = Vec::new();
@@ -111,11 +109,15 @@ fn visit_order(lines: usize, order: Order, rng: &mut SplitMix64) -> Vec<u32> {
 }
 
 /// Times a chase over `size_bytes` for about `duration`.
-pub fn chase(size_bytes: usize, order: Order, duration: Duration, pages: Pages, seed: u64) -> Result<LatencyPoint, ProbeError> {
+pub fn chase(
+    size_bytes: usize,
+    order: Order,
+    duration: Duration,
+    pages: Pages,
+    seed: u64,
+) -> Result<LatencyPoint, ProbeError> {
     if size_bytes < MIN_SIZE {
-        return Err(ProbeError::InvalidArgument(format!(
-            "working set {size_bytes} B: must be at least {MIN_SIZE} B"
-        )));
+        return Err(ProbeError::InvalidArgument(format!("working set {size_bytes} B: must be at least {MIN_SIZE} B")));
     }
     let lines = size_bytes / LINE;
     let mut mem = PageBuf::new(lines * LINE, pages)?;
@@ -150,7 +152,7 @@ pub fn chase(size_bytes: usize, order: Order, duration: Duration, pages: Pages, 
         p = black_box(q);
     });
     let off = (p as usize).wrapping_sub(base as usize);
-    if off >= lines * LINE || off % LINE != 0 {
+    if off >= lines * LINE || !off.is_multiple_of(LINE) {
         return Err(ProbeError::Validation(format!(
             "pointer chase ended outside its working set (offset {off} of {} B)",
             lines * LINE

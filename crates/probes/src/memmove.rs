@@ -109,7 +109,12 @@ impl Arena {
 
     /// Times copies of `copy_size` bytes over a ring of `buffers` blocks for about
     /// `duration`, then verifies the working set's content.
-    pub fn measure(&mut self, copy_size: usize, buffers: usize, duration: Duration) -> Result<MemmoveResult, ProbeError> {
+    pub fn measure(
+        &mut self,
+        copy_size: usize,
+        buffers: usize,
+        duration: Duration,
+    ) -> Result<MemmoveResult, ProbeError> {
         check_args(copy_size, buffers)?;
         self.prime(buffers);
         let base = self.mem.as_mut_ptr();
@@ -189,7 +194,7 @@ fn check_args(copy_size: usize, buffers: usize) -> Result<(), ProbeError> {
             "buffer count {buffers}: must be 2..={ARENA_BLOCKS} (the arena's blocks)"
         )));
     }
-    if buffers % RING_STEP == 0 {
+    if buffers.is_multiple_of(RING_STEP) {
         return Err(ProbeError::InvalidArgument(format!(
             "buffer count {buffers} is a multiple of the ring step {RING_STEP}: some buffers would never be used \
              (use {} or {})",

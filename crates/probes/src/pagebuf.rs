@@ -36,10 +36,7 @@ impl PageBuf {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(ProbeError::Allocation(format!(
-                "mmap of {len} bytes: {}",
-                std::io::Error::last_os_error()
-            )));
+            return Err(ProbeError::Allocation(format!("mmap of {len} bytes: {}", std::io::Error::last_os_error())));
         }
         let advice = match pages {
             Pages::Base => libc::MADV_NOHUGEPAGE,

@@ -44,7 +44,11 @@ fn pages(huge: bool) -> Pages {
 }
 
 /// Runs `f` without the GIL, pinned to `core` when given; reports the core it ran on.
-fn pinned<T: Send>(py: Python<'_>, core: Option<usize>, f: impl FnOnce() -> Result<T, ProbeError> + Send) -> PyResult<(T, Option<usize>)> {
+fn pinned<T: Send>(
+    py: Python<'_>,
+    core: Option<usize>,
+    f: impl FnOnce() -> Result<T, ProbeError> + Send,
+) -> PyResult<(T, Option<usize>)> {
     py.allow_threads(|| {
         let _guard = match core {
             Some(c) => Some(affinity::pin_current_thread(c)?),
@@ -59,7 +63,12 @@ fn pinned<T: Send>(py: Python<'_>, core: Option<usize>, f: impl FnOnce() -> Resu
 /// `repeat` timed runs of the cpu workload of about `duration` seconds each.
 #[pyfunction]
 #[pyo3(signature = (duration, repeat = 1, core = None))]
-fn probe_cpu<'py>(py: Python<'py>, duration: f64, repeat: usize, core: Option<usize>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+fn probe_cpu<'py>(
+    py: Python<'py>,
+    duration: f64,
+    repeat: usize,
+    core: Option<usize>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let d = seconds(duration)?;
     let mut out = Vec::with_capacity(repeat);
     for _ in 0..repeat.max(1) {
@@ -136,7 +145,10 @@ fn probe_latency<'py>(
     let d = seconds(duration)?;
     let orders: Vec<latency::Order> = orders
         .iter()
-        .map(|o| latency::Order::parse(o).ok_or_else(|| PyValueError::new_err(format!("order {o:?}: use \"page\" or \"random\""))))
+        .map(|o| {
+            latency::Order::parse(o)
+                .ok_or_else(|| PyValueError::new_err(format!("order {o:?}: use \"page\" or \"random\"")))
+        })
         .collect::<PyResult<_>>()?;
     let mut out = Vec::new();
     for round in 0..repeat.max(1) {

@@ -22,6 +22,9 @@ from perflab.store import MetricDef
 
 #: The fitted exponent's bounds in `stats.scaling.fit_scaling`: a fit ending there did not find one.
 EXPONENT_BOUNDS = (0.05, 4.0)
+#: Distinct values of the parameter a fit needs: a, b and k (one more to judge the fit);
+#: with the exponent fixed (--exponent), one fewer.
+MIN_SIZES = 4
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
     sizes = sorted(set(values.values()))
     if sizes[0] <= 0:
         raise InputError(f"'{param}' must be positive to fit a + b·{param}^k (it has {sizes[0]:g})")
-    needed = 3 if options.exponent is not None else 4
+    needed = MIN_SIZES - 1 if options.exponent is not None else MIN_SIZES
     if len(sizes) < needed:
         hint = " (or give --exponent K to fit a and b only, with 3)" if options.exponent is None and len(sizes) == 3 \
             else ""

@@ -151,21 +151,26 @@ def _heterogeneity(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning
     lo = min(range(len(keys)), key=lambda i: s.cell_ratios[i])
     hi = max(range(len(keys)), key=lambda i: s.cell_ratios[i])
     across = " × ".join(data.params) or "the cells"
-    numeric = []
-    for param in data.params:
-        try:
-            data.numeric_values(param)
-        except InputError:
-            continue
-        numeric.append(param)
-    fit = (f", or fit how it changes with `perflab compare {data.experiment.id} --scaling {numeric[0]}`"
-           if numeric else "")
+    fittable = [param for param in data.params if _fittable(data, param)]
+    fit = (f", or fit how it changes with `perflab compare {data.experiment.id} --scaling {fittable[0]}`"
+           if fittable else "")
     return StatWarning(
         "sweep_heterogeneous",
         f"the geometric mean over {s.cells} cells hides a trend across {across}: the change goes from "
         f"{_pct(s.cell_ratios[lo])} at {keys[lo]} to {_pct(s.cell_ratios[hi])} at {keys[hi]} "
         f"(I² = {s.i_squared:.2f}: the cells differ far beyond run noise); read the cells{fit}",
         {"i_squared": s.i_squared, "q_statistic": s.q_statistic, "p_value": p})
+
+
+def _fittable(data: Dataset, param: str) -> bool:
+    """Could `--scaling PARAM` fit this parameter: numeric, positive, with enough values?"""
+    from perflab.analysis.scaling import MIN_SIZES
+
+    try:
+        values = set(data.numeric_values(param).values())
+    except InputError:
+        return False
+    return len(values) >= MIN_SIZES and min(values) > 0
 
 
 def _pct(ratio: float) -> str:

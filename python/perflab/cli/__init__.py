@@ -26,8 +26,25 @@ EXIT_USAGE = 2  # bad input: spec, arguments, files
 EXIT_INTERRUPTED = 130
 
 
+class UsageError(Exception):
+    """A command line argparse rejects: ``message`` is its one-line reason, ``prog`` the
+    (sub)command it belongs to."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog, self.message = prog, message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line (no usage block): ``perflab: error:
+    argument --threshold: not a percentage: 'abc' (see perflab compare --help)``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(self.prog, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="perflab",
         description="Run performance experiments and tell, with confidence intervals, what changed.",
     )
@@ -43,21 +60,40 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
     parser = build_parser()
     try:
-        # argparse prints usage errors and --help itself: send them to our writers
+        # argparse prints --help and --version itself: send them to our writers
         with contextlib.redirect_stdout(io.out), contextlib.redirect_stderr(io.err):
             args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse already printed its one-line usage error
-        return int(e.code or 0)
+    except SystemExit as e:  # --help, --version
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    except UsageError as e:
+        io.error(one_line(f"{e.message} (see {e.prog} --help)"))
+        return EXIT_USAGE
+    except PerflabError as e:  # an argument's type check with more to say than argparse's
+        io.error(one_line(e.one_line()))
+        return EXIT_USAGE
     try:
+        from perflab.cli.common import check_output_paths
+
+        check_output_paths(args)  # before any work: nothing computed in vain, nothing half-written
         return int(args.handler(args, io) or 0)
     except PerflabError as e:
-        io.error(e.one_line())
+        io.error(one_line(e.one_line()))
+        return EXIT_USAGE
+    except UnicodeDecodeError as e:  # a reader that did not say which file: still bad input, one line
+        io.error(f"an input file is not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at offset {e.start})")
         return EXIT_USAGE
     except KeyboardInterrupt:
         io.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `perflab compare 1 | head`
         return EXIT_OK
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters (a newline in a file name, a key) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 if __name__ == "__main__":  # pragma: no cover

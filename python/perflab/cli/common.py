@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from perflab.errors import InputError
 from perflab.store import Store, default_store_path
@@ -13,20 +14,42 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
                    help=f"results database (default: $PERFLAB_STORE or ./{default_store_path().name})")
 
 
-def open_store(args) -> Store:
-    return Store(args.store) if args.store else Store()
+def open_store(args, *, write: bool = False, create: bool = True) -> Store:
+    """The --store (or default) store. Reading commands (the default) create and change
+    nothing: a missing store is an error. write=True creates it unless create=False."""
+    return Store(args.store or None, write=write, create=create)
 
 
 def pct(text: str) -> float:
-    """A percentage argument: ``5``, ``5%`` or ``0.5%`` → percent as a float ≥ 0."""
-    t = text.strip().rstrip("%")
+    """A percentage argument: ``5``, ``5%`` or ``0.5%`` → percent as a float ≥ 0.
+
+    An argparse ``type=``: a bad value is argparse's one-line usage error
+    (``argument --threshold: not a percentage: 'abc'``)."""
+    t = text.strip().removesuffix("%").strip()
     try:
         v = float(t)
     except ValueError:
-        raise InputError(f"not a percentage: {text!r}") from None
-    if v < 0:
-        raise InputError(f"percentage must be ≥ 0: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r} (e.g. 5 or 0.5%)") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"percentage must be a number ≥ 0: {text!r}")
     return v
+
+
+#: Arguments naming files a command writes ('-' is stdout): checked before any work starts.
+OUTPUT_ARGUMENTS = ("output", "screenshot", "export", "plot")
+
+
+def check_output_paths(args) -> None:
+    """InputError (one line naming the path) for an output file that cannot be written —
+    a missing folder that cannot be created, a parent that is a file, a read-only folder —
+    before the command does any work, so that nothing is computed in vain or half-written."""
+    from perflab.report.writable import check_writable
+
+    for name in OUTPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, str) and path != "-":
+                check_writable(path, "--" + name)
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:

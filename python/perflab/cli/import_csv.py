@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perflab.cli.common import add_store_option, open_store
-from perflab.csv_import import MetricColumn, import_csv
+from perflab.csv_import import MetricColumn, read_runs_csv, store_runs
 
 
 def register(sub) -> None:
@@ -25,10 +25,12 @@ def register(sub) -> None:
 
 def run(args, io) -> int:
     metrics = [MetricColumn.parse(m) for m in args.metric]
-    with open_store(args) as store:
-        eid = import_csv(store, args.file, variant_col=args.variant, param_cols=args.param,
-                         metrics=metrics, baseline=args.baseline, name=args.name,
-                         description=args.description)
+    # the whole file is read and checked first: a bad CSV creates no store and writes nothing
+    parsed = read_runs_csv(args.file, variant_col=args.variant, param_cols=args.param, metrics=metrics,
+                           baseline=args.baseline)
+    with open_store(args, write=True) as store:
+        eid = store_runs(store, parsed, param_cols=args.param, metrics=metrics, baseline=args.baseline,
+                         name=args.name, description=args.description)
         n = len(store.runs(eid))
     io.err.write(f"imported {n} runs into {store.path} as experiment {eid}; "
                  f"compare with: perflab compare {eid}\n")

@@ -7,6 +7,8 @@ from typing import TextIO
 
 from rich.console import Console
 
+from perflab.report.safe_text import terminal_safe
+
 
 class CliIO:
     """stdout/stderr writers plus rich consoles bound to them.
@@ -28,11 +30,12 @@ class CliIO:
         self.out.flush()
 
     def error(self, text: str) -> None:
-        self.err.write(f"perflab: error: {text}\n")
+        # one line, and nothing in it (a CSV cell, a server's reply) can drive the terminal
+        self.err.write(f"perflab: error: {terminal_safe(text, one_line=True)}\n")
         self.err.flush()
 
     def warn(self, text: str) -> None:
-        self.err.write(f"perflab: warning: {text}\n")
+        self.err.write(f"perflab: warning: {terminal_safe(text, one_line=True)}\n")
         self.err.flush()
 
 

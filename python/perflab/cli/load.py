@@ -1,4 +1,9 @@
-"""perflab load — key-value load with memtier_benchmark's options: parse → KvConfig → run_kv → print."""
+"""perflab load — key-value load with memtier_benchmark's options: parse → KvConfig → run_kv → print.
+
+Exit status: 0 every request succeeded; 1 some failed (error replies such as
+``SERVER_ERROR …`` or ``-OOM …``, requests lost with a connection) or a fault ended the
+run; 2 bad input; 130 interrupted.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import math
 import time
 
 from perflab.errors import InputError
+from perflab.report.safe_text import terminal_safe
 from perflab.workloads.kv import KvConfig, KvConfigError, KvProgress, run_kv
 from perflab.workloads.kv_config import validation_messages
 
@@ -31,7 +37,9 @@ def register(sub) -> None:
         "load", help="key-value load (memcached, Redis) with memtier_benchmark's options",
         description="Drive memcached (text or binary protocol) or Redis with a memtier_benchmark-compatible "
                     "load and print memtier's table. Closed loop by default; --rate gives an open loop "
-                    "whose latency is measured from each request's intended send time.")
+                    "whose latency is measured from each request's intended send time.",
+        epilog="Exit status: 0 all requests succeeded, 1 some failed (error replies, connection faults; "
+               "counted by kind in the output), 2 bad input, 130 interrupted.")
     g = p.add_argument_group("connection")
     g.add_argument("-s", "--server", action="append", metavar="HOST[:PORT]",
                    help="server (repeatable: connections are spread over all; default 127.0.0.1)")
@@ -164,7 +172,7 @@ def run(args, io) -> int:
     percentiles = parse_percentiles(args.print_percentiles)
     line = None if args.quiet or args.json else ProgressLine(io.err)
     if not args.json:
-        io.err.write(f"perflab load: {cfg.describe()}\n")
+        io.err.write(f"perflab load: {terminal_safe(cfg.describe(), one_line=True)}\n")
     interrupted = False
     try:
         result = run_kv(cfg, progress=line, progress_interval=0.5 if line and line.tty else 1.0)
@@ -178,19 +186,26 @@ def run(args, io) -> int:
     finally:
         if line is not None:
             line.close()
+    # Server replies (error kinds, their messages) reach the text below: printed escaped.
     if args.json:
         io.print(json.dumps(result.to_json(), indent=2))
     else:
         if result.metrics()["requests"] > 0 or result.status == "complete":
             io.print(result.format_table(percentiles))
             io.print()
-        io.print(result.format_summary())
+        io.print(terminal_safe(result.format_summary()))
+    errors = result.errors
     for w in result.warnings:
-        io.warn(w.message)
+        if w.code == "errors" and errors.total and result.status != "failed":
+            continue  # said by the error line below
+        io.warn(terminal_safe(w.message, one_line=True))
     if interrupted:
         io.error("interrupted: the results above cover the part that ran")
         return EXIT_INTERRUPTED
     if result.status == "failed":
-        io.error(f"the run failed: {result.error}")
+        io.error(terminal_safe(f"the run failed: {result.error}", one_line=True))
+        return EXIT_RUN_FAILED
+    if errors.total:
+        io.error(terminal_safe(errors.reason(), one_line=True))
         return EXIT_RUN_FAILED
     return EXIT_OK

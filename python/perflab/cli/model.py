@@ -156,7 +156,7 @@ def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
                    rate=args.rate, memmove_unit=args.memmove_unit)
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))  # comments
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from None
     if args.length_bytes is not None:
@@ -190,7 +190,8 @@ def run_index(args, io) -> int:
 
 
 def _fit(args, obs):
-    from perflab.model import fit
+    from perflab.model.fit import fit  # not `from perflab.model import fit`: once the submodule
+    # perflab.model.fit is imported (predict.py does), the package's `fit` is that module
 
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be ≥ 0, not {args.bootstrap}")
@@ -263,7 +264,8 @@ def run_fit(args, io) -> int:
 
 
 def run_predict(args, io) -> int:
-    from perflab.model import Observation, bytes_per_second, predict
+    from perflab.model import Observation, bytes_per_second
+    from perflab.model.predict import predict  # the function, never the submodule (see _fit)
 
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []

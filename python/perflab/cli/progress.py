@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
     TimeRemainingColumn
 
 from perflab.report.format import fmt_number
+from perflab.report.safe_text import safe_text
 from perflab.spec.durations import format_duration
 
 
@@ -25,7 +26,7 @@ class ConsoleObserver:
     def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None:
         what = f"resuming experiment {experiment_id}: {done} of {total} runs already done" if resumed \
             else f"experiment {experiment_id}: {total} runs"
-        self.console.print(what)
+        self.console.print(what, markup=False)
         if self.live:
             self.progress = Progress(TextColumn("[bold]run"), MofNCompleteColumn(), BarColumn(),
                                      TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -36,7 +37,8 @@ class ConsoleObserver:
 
     def run_started(self, run, index: int, total: int) -> None:
         if self.progress is not None:
-            self.progress.update(self.task, description=_describe(run))
+            # the description is a format template for rich: escape markup as well as controls
+            self.progress.update(self.task, description=_markup_safe(_describe(run)))
 
     def run_finished(self, run, outcome, index: int, total: int) -> None:
         if outcome.status not in ("ok", "interrupted"):
@@ -44,13 +46,14 @@ class ConsoleObserver:
         if self.progress is not None:
             self.progress.update(self.task, advance=1 if outcome.status != "interrupted" else 0)
             if outcome.status not in ("ok", "interrupted"):
-                self.progress.console.print(f"[red]run {index} {outcome.status}[/]: {outcome.reason}")
+                self.progress.console.print(safe_text(f"run {index} {outcome.status}", "red")
+                                            + safe_text(f": {outcome.reason}", one_line=True))
             return
         shown = ", ".join(f"{k}={fmt_number(v)}" for k, v in list(outcome.metrics.items())[:3])
         status = outcome.status if outcome.status == "ok" else f"{outcome.status}: {outcome.reason}"
-        self.console.print(f"[{index}/{total}] {_describe(run)} {status} "
-                           f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
-                           markup=False)
+        self.console.print(safe_text(f"[{index}/{total}] {_describe(run)} {status} "
+                                     f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
+                                     one_line=True))
 
     def replanned(self, total: int, projected_total: int) -> None:
         """Adaptive repetitions added a block: the bar's length (and ETA) follow the projection."""
@@ -58,16 +61,22 @@ class ConsoleObserver:
             self.progress.update(self.task, total=max(total, projected_total))
 
     def message(self, text: str) -> None:
-        (self.progress.console if self.progress else self.console).print(f"perflab: {text}", markup=False)
+        (self.progress.console if self.progress else self.console).print(safe_text(f"perflab: {text}"))
 
     def finished(self, summary) -> None:
         if self.progress is not None:
             self.progress.stop()
         counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
         self.console.print(f"experiment {summary.experiment_id} {summary.status} "
-                           f"in {format_duration(time.monotonic() - self.t0)} ({counts})")
+                           f"in {format_duration(time.monotonic() - self.t0)} ({counts})", markup=False)
         if summary.message:
-            self.console.print(summary.message, markup=False)
+            self.console.print(safe_text(summary.message))
+
+
+def _markup_safe(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(safe_text(text, one_line=True).plain)
 
 
 def _describe(run) -> str:

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
+
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError
 
+EXIT_RUNS_FAILED = 1  # the experiment ended with failed runs, or the failure policy stopped it
 EXIT_INTERRUPTED = 130
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}")
+    return int(text)
 
 
 def register(sub) -> None:
@@ -19,6 +28,9 @@ def register(sub) -> None:
     p.add_argument("--new", action="store_true", help="start a new experiment even if one is unfinished")
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     p.add_argument("--no-compare", action="store_true", help="do not print the TLDR at the end")
+    p.add_argument("--max-failures", type=_count, default=None, metavar="N",
+                   help="stop when N runs in a row, or the first N of a variant, fail the same way "
+                        "(default: the spec's max_failures, 3; 0 never stops)")
     p.add_argument("--export", action="append", default=[], metavar="FILE",
                    help="write the comparison to FILE (.json, .csv or .md), rewritten after every run "
                         "so that a crash loses nothing (repeatable)")
@@ -41,7 +53,7 @@ def run(args, io) -> int:
             raise InputError("--dry-run needs an experiment file")
         _print_plan(spec, io)
         return 0
-    with open_store(args) as store:
+    with open_store(args, write=True, create=args.resume is None) as store:
         opened = open_experiment(store, spec, resume=args.resume, new=args.new)
         if args.spec and opened.resumed:
             io.err.write(f"perflab: continuing unfinished experiment {opened.id} of this spec "
@@ -49,19 +61,27 @@ def run(args, io) -> int:
         observer = ConsoleObserver(io.err_console)
         if args.export:
             observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
-        runner = Runner(store, opened.spec, opened.id, observer=observer)
+        runner = Runner(store, opened.spec, opened.id, observer=observer, max_failures=args.max_failures)
         outcome = runner.run()
         if outcome.status == "interrupted":
             io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
             return EXIT_INTERRUPTED
-        if not args.no_compare:
+        ok = outcome.counts.get("ok", 0)
+        failed = sum(n for s, n in outcome.counts.items() if s in ("failed", "timeout"))
+        if not args.no_compare and ok:
             from perflab.analysis.compare import compare_dataset
             from perflab.analysis.dataset import load_dataset
             from perflab.report.terminal import render_terminal
 
             data = load_dataset(store, opened.id)
             render_terminal(compare_dataset(data), io.console, summaries=False)
-        return 1 if outcome.status == "aborted" else 0
+        if outcome.status == "aborted" or failed:
+            what = "stopped early" if outcome.status == "aborted" else "finished"
+            io.err.write(f"perflab: experiment {opened.id} {what} with {failed} failed run"
+                         f"{'s' if failed != 1 else ''} and {ok} ok; see `perflab show {opened.id} --runs`"
+                         + (" (nothing to compare)" if not ok else "") + "\n")
+            return EXIT_RUNS_FAILED
+        return 0
 
 
 def _print_plan(spec, io) -> None:

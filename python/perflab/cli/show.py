@@ -10,6 +10,7 @@ from rich.text import Text
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError
+from perflab.report.safe_text import safe_text, terminal_safe
 
 
 def register(sub) -> None:
@@ -19,7 +20,8 @@ def register(sub) -> None:
     p.add_argument("--runs", action="store_true", help="list every run with its status and metrics")
     p.add_argument("--run", type=int, metavar="N", help="show run N (1-based, execution order) with its output")
     p.add_argument("--artifact", metavar="NAME", help="print one stored artifact raw (e.g. /proc/cpuinfo, "
-                                                      "or stdout:phase:NAME with --run)")
+                                                      "or stdout:phase:NAME with --run); on a terminal, "
+                                                      "control characters are shown escaped")
     p.add_argument("--spec", action="store_true", help="print the experiment file as it was run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
@@ -30,7 +32,8 @@ def run(args, io) -> int:
         e = store.experiment(args.experiment)
         runs = store.runs(e.id)
         if args.spec:
-            io.out.write(e.spec_text or f"experiment {e.id} was imported; it has no spec\n")
+            text = e.spec_text or f"experiment {e.id} was imported; it has no spec\n"
+            io.out.write(terminal_safe(text) if _is_tty(io.out) else text)  # exact for a file
             return 0
         run_row = None
         if args.run is not None:
@@ -42,7 +45,7 @@ def run(args, io) -> int:
             if data is None:
                 names = [n for n, _ in store.artifact_names(e.id, run_row.id if run_row else None)]
                 raise InputError(f"no artifact '{args.artifact}'" + (f" (have: {', '.join(names)})" if names else ""))
-            io.out.buffer.write(data) if hasattr(io.out, "buffer") else io.out.write(data.decode("utf-8", "replace"))
+            _write_artifact(io.out, data)
             return 0
         envs = store.environments(e.id)
         metrics_by_run: dict[int, dict[str, float]] = {}
@@ -79,6 +82,26 @@ def _run_dict(r, metrics_by_run) -> dict:
             "ended_at": r.ended_at, "metrics": metrics_by_run.get(r.id, {})}
 
 
+def _write_artifact(out, data: bytes) -> None:
+    """The artifact's bytes exactly, for a file or a pipe; escaped (`terminal_safe`) on a terminal."""
+    if _is_tty(out):
+        out.write(terminal_safe(data))
+        out.flush()
+    elif hasattr(out, "buffer"):
+        out.flush()
+        out.buffer.write(data)
+        out.buffer.flush()
+    else:
+        out.write(data.decode("utf-8", "replace"))
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def _when(t: float | None) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "–"
 
@@ -90,7 +113,8 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
     counts: dict[str, int] = {}
     for r in runs:
         counts[r.status] = counts.get(r.status, 0) + 1
-    c.print(Text(f"experiment {e.id}: {e.name}", style="bold") + Text(f" — {e.description}" if e.description else ""))
+    c.print(safe_text(f"experiment {e.id}: {e.name}", "bold", one_line=True)
+            + safe_text(f" — {e.description}" if e.description else ""))
     s = e.settings
     rows = [("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
             ("source", e.source + (f" ({e.spec_path})" if e.spec_path else "")),
@@ -114,23 +138,23 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
     t.add_column(style="bold", no_wrap=True)
     t.add_column()
     for k, v in rows:
-        t.add_row(k, v)
+        t.add_row(safe_text(k), safe_text(v))
     c.print(t)
     for host, info in envs.items():
         c.print()
-        c.print(Text(f"environment of {host}", style="bold"))
+        c.print(safe_text(f"environment of {host}", "bold", one_line=True))
         et = Table(show_header=False, box=None, pad_edge=False)
         et.add_column(style="bold", no_wrap=True)
         et.add_column()
         for k, v in environment_rows(info):
-            et.add_row(k, v)
+            et.add_row(safe_text(str(k), one_line=True), safe_text(str(v)))
         c.print(et)
     if failed:
         c.print()
         c.print(Text(f"{len(failed)} failed run(s):", style="bold red"))
         for r in failed[:20]:
-            c.print(f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) {r.status}: {r.reason}",
-                    markup=False)
+            c.print(safe_text(f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) "
+                              f"{r.status}: {r.reason}", one_line=True))
         if len(failed) > 20:
             c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
 
@@ -146,9 +170,9 @@ def _show_runs(io, runs, metrics_by_run, defs) -> None:
     t.add_column("reason")
     for r in runs:
         ms = metrics_by_run.get(r.id, {})
-        t.add_row(str(r.order_index + 1), str(r.block + 1), r.cell_key, r.variant,
-                  f"{r.repetition}{'w' if r.warmup else ''}", r.status,
-                  *[fmt_number(ms.get(m.name)) for m in defs], r.reason or "")
+        t.add_row(str(r.order_index + 1), str(r.block + 1), safe_text(r.cell_key, one_line=True),
+                  safe_text(r.variant, one_line=True), f"{r.repetition}{'w' if r.warmup else ''}", r.status,
+                  *[fmt_number(ms.get(m.name)) for m in defs], safe_text(r.reason or "", one_line=True))
     io.console.print()
     io.console.print(t)
 
@@ -157,16 +181,19 @@ def _show_run(io, r, metrics, defs, arts) -> None:
     from perflab.report.format import fmt_number
 
     c = io.console
-    c.print(Text(f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
-                 f"{' (warm-up)' if r.warmup else ''} — {r.status}", style="bold"), markup=False)
+    c.print(safe_text(f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
+                      f"{' (warm-up)' if r.warmup else ''} — {r.status}", "bold", one_line=True))
     if r.reason:
-        c.print(f"reason: {r.reason}", markup=False)
+        c.print(safe_text(f"reason: {r.reason}", one_line=True))
     dur = f"{r.ended_at - r.started_at:.3f} s" if r.started_at and r.ended_at else "–"
-    c.print(f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}", markup=False)
+    c.print(safe_text(f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}",
+                      one_line=True))
     for m in defs:
         if m.name in metrics:
-            c.print(f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), markup=False)
+            c.print(safe_text(f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), one_line=True))
     for name, data in arts.items():
         c.print()
-        c.print(Text(f"── {name} ({len(data)} bytes)", style="bold"))
-        c.out(data.decode("utf-8", "replace").rstrip("\n"), highlight=False)
+        c.print(safe_text(f"── {name} ({len(data)} bytes)", "bold", one_line=True))
+        # program output: shown, never obeyed (escape sequences written visibly, [markup] literal)
+        c.print(safe_text(data.decode("utf-8", "replace").rstrip("\n")), no_wrap=True, overflow="ignore",
+                crop=False)

@@ -57,7 +57,7 @@ def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_
         raise InputError(f"no store at {p}")
     if not (math.isfinite(length_bytes) and length_bytes > 0):
         raise InputError(f"packet length must be positive, not {length_bytes}")
-    with Store(p) as store:
+    with Store(p, write=False, create=False) as store:
         experiments = [e for e, _ in store.experiments()]
         datasets = [load_dataset(store, e.id) for e in sorted(experiments, key=lambda e: -e.id)]
         hosts: list[str] = []

@@ -235,8 +235,7 @@ class Browser:
             params["captureBeyondViewport"] = True
         data = base64.b64decode(self.call("Page.captureScreenshot", params, session=True, timeout=120)["data"])
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_bytes(data)
+            _write_image(Path(path), data)
         return data
 
     # ----- lifetime ---------------------------------------------------------------------------
@@ -268,8 +267,25 @@ class Browser:
         self.close()
 
 
+def _write_image(path: Path, data: bytes) -> None:
+    """Write a screenshot whole or not at all (a temporary name, then renamed)."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise PerflabError(f"cannot write screenshot {path}: {e.strerror or e}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 def screenshot_file(html: str | Path, png: str | Path, *, width: int = 1280, max_height: int | None = None) -> PageLoad:
     """Load a report and write its screenshot; returns what the load reported."""
+    from perflab.report.writable import check_writable
+
+    check_writable(png, "screenshot")  # before starting a browser
     with Browser(width=width) as b:
         page = b.open(html)
         b.screenshot(png, max_height=max_height)

@@ -10,6 +10,7 @@ from typing import Callable
 
 from perflab.analysis.compare import CompareResult
 from perflab.errors import InputError
+from perflab.report.writable import check_writable
 
 
 def _renderer(path: Path) -> Callable[[CompareResult], str]:
@@ -28,19 +29,27 @@ class ExportManager:
     """The export files of one experiment; `write` renders and replaces all of them."""
 
     def __init__(self, paths: list[str | Path]):
+        """Checks every path (format, then that it can be written) before anything runs."""
         self.targets = [(Path(p), _renderer(Path(p))) for p in paths]
+        for path, _ in self.targets:
+            check_writable(path, "export")
 
     def write(self, result: CompareResult) -> None:
         for path, render in self.targets:
             text = render(result)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            except OSError as e:
+                raise InputError(f"cannot write export {path}: {e.strerror or e}") from None
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(text)
                 os.replace(tmp, path)
-            except BaseException:
+            except BaseException as e:
                 os.unlink(tmp)
+                if isinstance(e, OSError):
+                    raise InputError(f"cannot write export {path}: {e.strerror or e}") from None
                 raise
 
 

@@ -17,6 +17,7 @@ from perflab.errors import InputError
 from perflab.report import plots as plots_mod
 from perflab.report.blocks import Plot
 from perflab.report.document import Report
+from perflab.report.writable import check_writable
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
 
@@ -85,6 +86,9 @@ def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
     kind = format_of(path, fmt)
     if path.is_dir():
         raise InputError(f"{path} is a directory: name the report file, e.g. {path / 'report.html'}")
+    check_writable(path, "report")  # before drawing any plot
+    if kind == "markdown":
+        check_writable(image_dir_for(path) / "00-plot.png", "report image")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if kind == "json":

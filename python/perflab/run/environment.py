@@ -121,10 +121,13 @@ class LocalHost:
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the command's own group, nothing else
-            except ProcessLookupError:
-                pass
+            out = None
+        # A version probe leaves nothing behind: its own group goes, and nothing else.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if out is None:
             proc.communicate()
             return None
         return proc.returncode, out.decode("utf-8", errors="replace")

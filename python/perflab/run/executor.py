@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-from perflab.run.process import ProcessResult, run_process, spawn_argv
+from perflab.run.process import TERM_GRACE_S, ProcessResult, run_process, spawn_argv
 
 
 class Executor(Protocol):
@@ -18,7 +18,7 @@ class Executor(Protocol):
     def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
             stdout_path: Path, stderr_path: Path, timeout: float | None,
             stop: threading.Event | None, on_start: Callable[[int], None] | None,
-            cpus: tuple[int, ...] | None = None) -> ProcessResult: ...
+            cpus: tuple[int, ...] | None = None, kill_grace: float = TERM_GRACE_S) -> ProcessResult: ...
 
     def host_access(self): ...
 
@@ -33,10 +33,10 @@ class LocalExecutor:
             stdout_path: Path, stderr_path: Path, timeout: float | None = None,
             stop: threading.Event | None = None,
             on_start: Callable[[int], None] | None = None,
-            cpus: tuple[int, ...] | None = None) -> ProcessResult:
+            cpus: tuple[int, ...] | None = None, kill_grace: float = TERM_GRACE_S) -> ProcessResult:
         return run_process(spawn_argv(command, shell), env=env, cwd=cwd, stdout_path=stdout_path,
                            stderr_path=stderr_path, timeout=timeout, stop=stop, on_start=on_start,
-                           cpus=cpus)
+                           cpus=cpus, kill_grace=kill_grace)
 
     def pick_cores(self, n: int):
         """N cores of one type, no two SMT siblings, spread over L2 caches (seed 001's rule)."""

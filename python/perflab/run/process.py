@@ -1,10 +1,13 @@
-"""Running one command: own process group, rusage, timeout, clean stop.
+"""Running one command: own session, rusage, timeout, clean stop, nothing left behind.
 
 The command is started through ``perflab-exec`` (crates/exec), a small native shim
 that forks it, times it and reports its rusage: from the Python process directly,
-``ru_maxrss`` could never be lower than the harness's own memory. The shim is started
-with posix_spawn (no Python between fork and exec); a pidfd lets the wait honour a
-timeout and a stop request without polling the process table.
+``ru_maxrss`` could never be lower than the harness's own memory. The shim is also a
+child subreaper in a session of its own, so it holds every process the command leaves
+behind (daemons included) until the step's scope ends, then stops them all (see
+`Lingering`). It is started with posix_spawn (no Python between fork and exec); a pidfd
+and the shim's report pipe let the wait honour a timeout and a stop request without
+polling the process table.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-#: How long a process group gets between SIGTERM and SIGKILL.
+#: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
 TERM_GRACE_S = 2.0
 
 
@@ -43,6 +46,7 @@ class ProcessResult:
     user_s: float
     system_s: float
     max_rss_kib: int
+    lingering: Lingering | None = None  # processes the command left running: stop() them
 
     @property
     def ok(self) -> bool:
@@ -81,11 +85,16 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
                 stderr_path: Path, timeout: float | None = None,
                 stop: threading.Event | None = None,
                 on_start: Callable[[int], None] | None = None,
-                cpus: tuple[int, ...] | None = None) -> ProcessResult:
+                cpus: tuple[int, ...] | None = None,
+                kill_grace: float = TERM_GRACE_S) -> ProcessResult:
     """Run ``argv`` to completion (or timeout/stop), output to the given files.
 
-    cpus: CPU affinity of the command (inherited by everything it starts).
+    The command starts in a session of its own. On a timeout or a stop request, everything
+    it started gets SIGTERM, ``kill_grace`` seconds, then SIGKILL. When it exits by itself
+    but left processes running, they are handed back as ``ProcessResult.lingering`` for the
+    caller to stop when the step's scope ends (the run, or the experiment for before_all).
 
+    cpus: CPU affinity of the command (inherited by everything it starts).
     on_start(pid) is called once the child exists (e.g. to record it for crash recovery).
     Raises FileNotFoundError/PermissionError when the program cannot be executed.
     """
@@ -100,57 +109,68 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
         if shim is not None:
             report_r, report_w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, report_w, 3))
-            spawn_path, spawn_argv_ = shim, [shim, "3", program, *argv[1:]]
+            grace_ms = str(max(1, round(kill_grace * 1000)))
+            spawn_path, spawn_argv_ = shim, [shim, "3", grace_ms, program, *argv[1:]]
         else:
             spawn_path, spawn_argv_ = program, argv
         try:
             with _chdir(cwd), _affinity(cpus):
                 t0 = time.perf_counter()
                 pid = os.posix_spawn(spawn_path, spawn_argv_, dict(env), file_actions=actions,
-                                     setpgroup=0)
+                                     setsid=True, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
         finally:
             if report_w is not None:
                 os.close(report_w)
     try:
-        pidfd = os.pidfd_open(pid)
+        pidfd: int | None = os.pidfd_open(pid)
     except OSError:  # very old kernel: fall back to polling below
         pidfd = None
     if on_start:
         on_start(pid)
+    waiter = _Waiter(pid, pidfd, report_r)
     timed_out = interrupted = False
+    lingering = None
+    ru = None
     deadline = None if timeout is None else t0 + timeout
     try:
-        while True:
+        while not waiter.done():
             now = time.perf_counter()
-            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
-            if _wait_exit(pid, pidfd, wait):
+            waiter.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - now)))
+            if waiter.done():
                 break
             if stop is not None and stop.is_set():
                 interrupted = True
-                _kill_group(pid, pidfd)
+                _terminate(pid, pidfd, kill_grace)
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 timed_out = True
-                _kill_group(pid, pidfd)
+                _terminate(pid, pidfd, kill_grace)
                 break
-        _, status, ru = os.wait4(pid, 0)
+        report = waiter.report()
+        if report is not None and report[5] and not (timed_out or interrupted or waiter.exited):
+            lingering = Lingering(pid, pidfd, kill_grace)  # the shim holds what the command left
+            pidfd = None  # the Lingering owns it now
+        else:
+            _, status, ru = os.wait4(pid, 0)
+            report = report or waiter.report()
         t1 = time.perf_counter()
     except BaseException:
-        _kill_group(pid, pidfd)
+        _terminate(pid, pidfd, kill_grace)
         with contextlib.suppress(ChildProcessError):
             os.wait4(pid, 0)
         raise
     finally:
         if pidfd is not None:
             os.close(pidfd)
-        report = _read_report(report_r) if report_r is not None else None
-    if timed_out or interrupted:
-        # Whatever the command left behind in its group goes too.
+        waiter.close()
+    if shim is None:
+        # Without the shim nothing holds what the command left: its session's group goes now.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
     if report is not None:  # the shim's figures are the command's own
-        wall_s, user_s, system_s, max_rss, status = report
+        wall_s, user_s, system_s, max_rss, status, _ = report
     else:
+        assert ru is not None
         wall_s, user_s, system_s, max_rss = t1 - t0, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
     code = os.waitstatus_to_exitcode(status)
     return ProcessResult(
@@ -162,18 +182,106 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
         user_s=user_s,
         system_s=system_s,
         max_rss_kib=max_rss,
+        lingering=lingering,
     )
 
 
-def _read_report(fd: int) -> tuple[float, float, float, int, int] | None:
-    """The shim's line ``wall_ns user_us system_us maxrss_kib wait_status``; None if absent."""
-    try:
-        with os.fdopen(fd, "rb") as f:
-            parts = f.read(256).split()
-        wall_ns, user_us, sys_us, rss, status = (int(x) for x in parts)
-    except (ValueError, OSError):
-        return None
-    return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status
+class _Waiter:
+    """Waits for the shim's report line (the command exited) or the shim's own exit."""
+
+    def __init__(self, pid: int, pidfd: int | None, report_fd: int | None):
+        self.pid, self.pidfd, self.report_fd = pid, pidfd, report_fd
+        self.data = b""
+        self.report_eof = report_fd is None
+        self.exited = False
+        self.poller = select.poll()
+        if pidfd is not None:
+            self.poller.register(pidfd, select.POLLIN)
+        if report_fd is not None:
+            self.poller.register(report_fd, select.POLLIN)
+
+    def done(self) -> bool:
+        return self.exited or (self.report_fd is not None and self.report_eof)
+
+    def wait(self, timeout: float) -> None:
+        if self.pidfd is None:  # no pidfd: poll the process table
+            self.exited = _wait_exit(self.pid, None, timeout)
+            if self.exited:
+                self._drain()
+            return
+        for fd, _ in self.poller.poll(timeout * 1000):
+            if fd == self.pidfd:
+                self.exited = True
+                self._drain()
+            elif fd == self.report_fd and not self.report_eof:
+                self._read()
+
+    def _read(self) -> None:
+        assert self.report_fd is not None
+        chunk = os.read(self.report_fd, 256)
+        if chunk:
+            self.data += chunk
+        else:
+            self.report_eof = True
+            self.poller.unregister(self.report_fd)
+
+    def _drain(self) -> None:
+        """The shim exited, so its end of the pipe is closed: read to the end."""
+        while not self.report_eof:
+            self._read()
+
+    def report(self) -> tuple[float, float, float, int, int, int] | None:
+        """The shim's line ``wall_ns user_us system_us maxrss_kib wait_status lingering``."""
+        if self.report_fd is None:
+            return None
+        if self.exited:
+            self._drain()
+        try:
+            wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in self.data.split())
+        except ValueError:
+            return None
+        return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status, lingering
+
+    def close(self) -> None:
+        if self.report_fd is not None:
+            os.close(self.report_fd)
+            self.report_fd = None
+
+
+class Lingering:
+    """Processes a step left running after its command exited, held by its perflab-exec
+    (a child subreaper: daemons that detached are among them). ``stop()`` ends them all."""
+
+    def __init__(self, pid: int, pidfd: int | None, grace: float):
+        self.pid, self.pidfd, self.grace = pid, pidfd, grace
+
+    def processes(self) -> list[str]:
+        """``PID command line`` of each process the step left (the shim's children)."""
+        try:
+            pids = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            return []
+        out = []
+        for p in pids:
+            try:
+                cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if cmd.strip():  # a zombie (exited, not yet reaped by the shim) has none
+                out.append(f"{p} {cmd.strip()}")
+        return out
+
+    def stop(self) -> list[str]:
+        """SIGTERM them, ``grace`` seconds, SIGKILL the rest; reap the shim. Returns what was
+        running just before (``processes()``)."""
+        running = self.processes()
+        _terminate(self.pid, self.pidfd, self.grace)
+        with contextlib.suppress(ChildProcessError):
+            os.wait4(self.pid, 0)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        return running
 
 
 def _which(program: str, env: Mapping[str, str]) -> str:
@@ -230,13 +338,19 @@ def _wait_exit(pid: int, pidfd: int | None, timeout: float) -> bool:
         time.sleep(0.005)
 
 
-def _kill_group(pid: int, pidfd: int | None) -> None:
-    """SIGTERM the process group, then SIGKILL it if the leader outlives the grace period."""
-    for sig, grace in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
+def _terminate(pid: int, pidfd: int | None, grace: float) -> None:
+    """Stop a step: SIGTERM to its shim, which stops everything the command started (SIGTERM,
+    ``grace``, SIGKILL). If the shim does not exit in time (or there is none), SIGKILL the
+    session's process group and its leader."""
+    shim = exec_shim() is not None
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        (os.kill if shim else os.killpg)(pid, signal.SIGTERM)
+    if _wait_exit(pid, pidfd, grace + (5.0 if shim else 0.0)):
+        return
+    for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
-        if _wait_exit(pid, pidfd, grace):
-            return
+            kill(pid, signal.SIGKILL)
+    _wait_exit(pid, pidfd, 5.0)
 
 
 def process_start_time(pid: int) -> str | None:

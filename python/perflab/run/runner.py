@@ -8,20 +8,22 @@ command in flight, put that run back to pending, and leave the experiment resuma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, StoreError
 from perflab.plan import Cell, expand_matrix
 from perflab.run.executor import Executor, LocalExecutor
-from perflab.run.process import kill_leftover_group, process_start_time
+from perflab.run.failure_policy import Failure, FailurePolicy
+from perflab.run.process import Lingering, kill_leftover_group, process_start_time
+from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.spec import Spec
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
@@ -56,6 +58,7 @@ class RunOutcome:
     reason: str | None
     metrics: dict[str, float]
     seconds: float
+    failure: Failure | None = None  # how it failed (for the failure policy)
 
 
 @dataclass
@@ -69,7 +72,7 @@ class ExperimentOutcome:
 class Runner:
     def __init__(self, store: Store, spec: Spec, experiment_id: int, *,
                  executor: Executor | None = None, observer: Observer | None = None,
-                 handle_signals: bool = True):
+                 handle_signals: bool = True, max_failures: int | None = None):
         self.store = store
         self.spec = spec
         self.eid = experiment_id
@@ -80,6 +83,14 @@ class Runner:
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
         self.core_choices: dict[int, object] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
+        # Processes finished steps left running, held until their scope ends: the run's
+        # steps' until the run's end, before_all's until the experiment's end.
+        self._held: list[Lingering] = []
+        self._experiment_held: list[Lingering] = []
+        self._told_leftovers = False
+        m = spec.model
+        self.policy = FailurePolicy(m.max_failures if max_failures is None else max_failures,
+                                    m.max_failure_share)
 
     # -- public
     def run(self) -> ExperimentOutcome:
@@ -87,13 +98,17 @@ class Runner:
         if holder:
             raise PerflabError(f"experiment {self.eid} is being run by process {holder[0]} on this host")
         previous = self._install_signals()
-        scratch = Path(tempfile.mkdtemp(prefix=f"perflab-{self.eid}-"))
+        remove_stale_scratch()
+        scratch = make_scratch()
         try:
             return self._run(scratch)
         finally:
+            for held in (self._held, self._experiment_held):
+                stop_all(held)
             self._restore_signals(previous)
             shutil.rmtree(scratch, ignore_errors=True)
-            self.store.release(self.eid)
+            with contextlib.suppress(StoreError):  # a full disk must not hide the first error
+                self.store.release(self.eid)
 
     def request_stop(self) -> None:
         self.stop.set()
@@ -112,6 +127,7 @@ class Runner:
         if m.before_all:
             step = self._step("before_all", render_shell(m.before_all, self._experiment_values()),
                               self._env(None, None), scratch, None)
+            self._experiment_held, self._held = self._held, []
             if not step.ok:
                 self.store.set_status(self.eid, "interrupted")
                 raise PerflabError(f"before_all failed, no run started: {step.failure()}",
@@ -122,6 +138,8 @@ class Runner:
                               self._env(None, None), scratch, None, stoppable=False)
             if not step.ok:
                 self.observer.message(f"after_all failed: {step.failure()}")
+        stop_all(self._held)
+        stop_all(self._experiment_held)
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
             status = "interrupted"
         self.store.set_status(self.eid, status)
@@ -147,8 +165,11 @@ class Runner:
                 if outcome.status == "interrupted":
                     return "interrupted", None
                 if outcome.status != "ok" and m.on_failure == "abort":
-                    return "aborted", (f"run {run.order_index + 1} {outcome.status}: {outcome.reason} "
-                                       f'(on_failure = "abort")')
+                    return "aborted", (f"stopped: run {run.order_index + 1} {outcome.status}: "
+                                       f'{outcome.reason} (on_failure = "abort")')
+                stop_reason = self.policy.observe(run.variant, outcome.failure)
+                if stop_reason:
+                    return "aborted", f"stopped after {self.policy.finished} runs: {stop_reason}"
             if m.adaptive is None or self.stop.is_set():
                 return ("interrupted" if self.stop.is_set() else "complete"), None
             from perflab.run.adaptive import next_block
@@ -253,9 +274,12 @@ class Runner:
             if run is not None:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
 
-        return run_command(self.executor, name, command, shell=shell, env=env, cwd=self.spec.workdir,
+        step = run_command(self.executor, name, command, shell=shell, env=env, cwd=self.spec.workdir,
                            run_dir=run_dir, timeout=timeout, stop=self.stop if stoppable else None,
-                           on_start=on_start, cpus=cpus)
+                           on_start=on_start, cpus=cpus, kill_grace=self.spec.model.kill_grace)
+        if step.process is not None and step.process.lingering is not None:
+            self._held.append(step.process.lingering)
+        return step
 
     def _execute(self, run: RunRow, scratch: Path) -> RunOutcome:
         m = self.spec.model
@@ -268,7 +292,7 @@ class Runner:
         variant = self.variants[run.variant]
         artifacts: dict[str, bytes] = {}
         outputs: dict[str, PhaseOutput] = {}
-        failure: tuple[str, str] | None = None  # (status, reason)
+        failure: tuple[str, Failure] | None = None  # (status, how)
 
         def budget(limit: float | None) -> float | None:
             left = None if deadline is None else max(0.001, deadline - time.monotonic())
@@ -299,7 +323,7 @@ class Runner:
             if phase is not None and phase.probe is not None:
                 output, error = self._probe_phase(phase, values)
                 if error:
-                    failure = ("failed", f"{name}: {error}")
+                    failure = ("failed", Failure(name, "failed", f"{name}: {error}"))
                 elif phase.measure:
                     outputs[phase.name] = output
                 continue
@@ -307,7 +331,7 @@ class Runner:
                 result = self._kv_phase(phase, values, budget(phase.timeout))
                 artifacts.update(result.artifacts)
                 if result.failure:
-                    failure = (result.status, f"{name}: {result.failure}")
+                    failure = (result.status, Failure(name, result.status, f"{name}: {result.failure}"))
                 elif phase.measure:
                     outputs[phase.name] = result.output
                 continue
@@ -319,7 +343,7 @@ class Runner:
                               shell=phase.shell if phase else True, cpus=cpus)
             record(step)
             if not step.ok:
-                failure = (status_of(step), step.failure())
+                failure = (status_of(step), _failure_of(step))
             elif phase is not None and phase.measure:
                 outputs[phase.name] = self._phase_output(phase, step)
                 # Overhead commands of this phase's metrics: right after it, same settings.
@@ -330,7 +354,7 @@ class Runner:
                                        run=run, shell=phase.shell, cpus=cpus)
                     record(ostep)
                     if not ostep.ok:
-                        failure = (status_of(ostep), ostep.failure())
+                        failure = (status_of(ostep), _failure_of(ostep))
                         break
                     outputs[_overhead_key(phase.name, template)] = self._phase_output(phase, ostep)
         # Cleanup runs whatever happened, and is not cut short by a stop request.
@@ -344,26 +368,43 @@ class Runner:
                               m.timeout, run=run, stoppable=False)
             record(step)
             if not step.ok and failure is None:
-                failure = ("failed", step.failure())
+                failure = ("failed", _failure_of(step))
+        left = stop_all(self._held)
+        if left:
+            artifacts["leftovers"] = ("\n".join(left) + "\n").encode()
+            if not self._told_leftovers:
+                self._told_leftovers = True
+                self.observer.message(
+                    f"run {run.order_index + 1} left {len(left)} process(es) running "
+                    f"({left[0].split(' ', 1)[-1][:40]}); stopped at the run's end, as every run's "
+                    f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)")
         metrics: dict[str, float] = {}
         if failure is None:
             try:
                 metrics = self._metrics(outputs)
             except MetricExtractionError as e:
-                failure = ("failed", str(e))
+                failure = ("failed", Failure("metrics", "not found", str(e)))
             except Exception as e:  # a parser bug must not kill the experiment
-                failure = ("failed", f"metric extraction: {type(e).__name__}: {e}")
+                failure = ("failed", Failure("metrics", type(e).__name__, f"metric extraction: {type(e).__name__}: {e}"))
         seconds = time.monotonic() - t0
         shutil.rmtree(run_dir, ignore_errors=True)
         if failure is not None and failure[0] == "interrupted":
             self.store.reset_run(run.id)
-            return RunOutcome("interrupted", failure[1], {}, seconds)
-        status, reason = ("ok", None) if failure is None else failure
+            return RunOutcome("interrupted", failure[1].reason, {}, seconds)
+        status, reason = ("ok", None) if failure is None else (failure[0], failure[1].reason)
         if status == "timeout" and m.timeout is not None and deadline is not None \
                 and time.monotonic() >= deadline:
             reason = f"{reason} (run timeout {m.timeout:g} s)"
-        self.store.finish_run(run.id, status, reason, metrics, artifacts, self.eid, self.executor.host)
-        return RunOutcome(status, reason, metrics, seconds)
+        try:
+            self.store.finish_run(run.id, status, reason, metrics, artifacts, self.eid, self.executor.host)
+        except StoreError as e:
+            # Nothing of this run was saved (the write rolled back whole). Mark it failed if the
+            # store still takes a small write, so it is not redone blindly; either way, stop.
+            with contextlib.suppress(StoreError):
+                self.store.mark_run_failed(run.id, f"not saved: {e.message}"[:500])
+            raise
+        how = None if failure is None else Failure(failure[1].step, failure[1].kind, reason or "")
+        return RunOutcome(status, reason, metrics, seconds, how)
 
     def _phase_output(self, phase, step: StepOutput) -> PhaseOutput:
         stdout = step.stdout.decode("utf-8", "replace")
@@ -435,6 +476,11 @@ class Runner:
         if previous:
             for s, h in previous.items():
                 signal.signal(s, h)
+
+
+def _failure_of(step: StepOutput) -> Failure:
+    kind = step.process.describe_failure() if step.process is not None else "could not start"
+    return Failure(step.name, kind, step.failure())
 
 
 def _overhead_key(phase: str, command: str) -> str:

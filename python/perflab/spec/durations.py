@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
+
+#: The longest duration a spec may give (30 days): beyond it, timers overflow.
+MAX_SECONDS = 30 * 24 * 3600.0
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|min|s|m|h)")
@@ -28,6 +32,8 @@ def parse_duration(value: object) -> float:
         raise ValueError(f"bad duration {value!r}")
     if not seconds > 0:
         raise ValueError(f"duration must be positive, got {value!r}")
+    if not (math.isfinite(seconds) and seconds <= MAX_SECONDS):
+        raise ValueError(f"duration {value!r} is longer than the limit of 30 days")
     return seconds
 
 

@@ -12,8 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from perflab.errors import SpecError
+from perflab.spec import limits
 from perflab.spec.locate import find_line, key_lines
-from perflab.spec.schema import ExperimentSpec, key_names, model_at
+from perflab.spec.schema import NAME_RE, ExperimentSpec, key_names, model_at
 
 
 @dataclass(frozen=True)
@@ -47,23 +48,46 @@ class Spec:
 
 
 def load_spec(path: str | Path) -> Spec:
+    """Read and validate an experiment file; any problem is one `SpecError` (one line)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        if p.is_dir():
+            raise SpecError(f"{p} is a folder, not an experiment file")
+        data = limits.read_spec_bytes(p)
     except FileNotFoundError:
         raise SpecError(f"experiment file not found: {p}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SpecError(f"cannot read experiment file {p}: {e}") from None
+    except OSError as e:
+        raise SpecError(f"cannot read experiment file {p}: {e.strerror or e}") from None
+    except ValueError as e:  # e.g. a NUL character in the path
+        raise SpecError(f"cannot read experiment file {str(p)!r}: {e}") from None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is no TOML
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 text (byte {e.start + 1}: {data[e.start:e.start + 1]!r}); an "
+                        "experiment file is TOML", location=f"{p}:{line}") from None
     return parse_spec(text, p)
 
 
 def parse_spec(text: str, path: Path | None = None) -> Spec:
     label = str(path) if path else "<spec>"
     try:
+        return _parse(text, path, label)
+    except SpecError as e:
+        raise _single_line(e) from None
+    except RecursionError:  # a nesting the limits did not foresee: still one line, never a traceback
+        raise SpecError(f"nested too deeply (at most {limits.MAX_DEPTH} levels)", location=label) from None
+
+
+def _parse(text: str, path: Path | None, label: str) -> Spec:
+    limits.check_text_size(text, label)
+    limits.check_nesting(text, label)
+    try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(_toml_message(e), location=f"{label}:{_toml_line(e)}") from None
     lines = key_lines(text)
+    limits.check_depth(data, lines, label)
     try:
         model = ExperimentSpec.model_validate(data)
     except ValidationError as e:
@@ -73,6 +97,36 @@ def parse_spec(text: str, path: Path | None = None) -> Spec:
 
     check_spec(spec)
     return spec
+
+
+def _single_line(e: SpecError) -> SpecError:
+    """The same error with control characters (a newline in a key or a file name) escaped."""
+    def clean(s: str | None) -> str | None:
+        return None if s is None else _escape_controls(s)
+
+    return SpecError(clean(e.message), location=clean(e.location), hint=clean(e.hint))
+
+
+#: Longest message (or hint) of an error: a line someone reads, not a dump.
+_MAX_MESSAGE = 2000
+
+
+def _escape_controls(s: str) -> str:
+    if not s.isprintable():
+        s = "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in s)
+    return s if len(s) <= _MAX_MESSAGE else s[:_MAX_MESSAGE] + "…"
+
+
+#: Longest value quoted back in an error message.
+_MAX_SHOWN = 80
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to `_MAX_SHOWN` characters (a 50 MB description stays one short line)."""
+    if isinstance(value, str) and len(value) > _MAX_SHOWN:
+        return repr(value[:_MAX_SHOWN]) + f"… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + "…"
 
 
 def _toml_line(e: tomllib.TOMLDecodeError) -> int:
@@ -88,7 +142,7 @@ def _toml_message(e: tomllib.TOMLDecodeError) -> str:
 
 
 def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> SpecError:
-    errors = _union_errors(e.errors())
+    errors = _union_errors(e.errors(), data)
     errors = sorted(errors, key=lambda err: find_line(lines, err["loc"]) or 0)
     err = errors[0]
     loc = err["loc"]
@@ -103,19 +157,22 @@ def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> Spe
         if model is not None:
             close = difflib.get_close_matches(key, key_names(model), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(key_names(model))
-        return SpecError(f"unknown key '{key}' in {_table_name(loc[:-1], data)}{more}",
+        return SpecError(f"unknown key {_shown(key)} in {_table_name(loc[:-1], data)}{more}",
                          location=where, hint=hint)
     if kind == "missing":
         return SpecError(f"missing required key '{loc[-1]}' in {_table_name(loc[:-1], data)}{more}",
                          location=where)
     value = err.get("input")
-    got = f", got {value!r}" if not isinstance(value, (dict, list)) else ""
+    got = f", got {_shown(value)}" if not isinstance(value, (dict, list)) else ""
     msg = err["msg"]
     if kind == "value_error":
         msg = msg.removeprefix("Value error, ")
         got = ""
     if kind == "string_pattern_mismatch":
-        msg = "names may use letters, digits and _ . + % - (starting with a letter or digit)"
+        if (err.get("ctx") or {}).get("pattern") == NAME_RE:
+            msg = "names may use letters, digits and _ . + % - (starting with a letter or digit)"
+        else:
+            msg = "parameter names are identifiers: letters, digits and _ (not starting with a digit)"
     return SpecError(f"{_dotted(loc)}: {msg}{got}{more}", location=where)
 
 
@@ -123,30 +180,62 @@ _TYPE_MISMATCH = {"int_type", "int_parsing", "model_type", "dict_type", "string_
                   "bool_type", "list_type"}
 
 
-def _is_branch(part) -> bool:
-    """A union member's name in an error location ('list[...]', 'constrained-int', a model class)."""
-    return isinstance(part, str) and ("[" in part or part[:1].isupper()
-                                      or part.startswith(("constrained-", "function-")))
+def _document_path(err: dict, data: Any) -> tuple:
+    """The error's location as keys and indexes of the document: the parts of pydantic's
+    location that are not in the data (a union member's name such as 'list[...]',
+    'constrained-int' or a model class, '[key]' for a dict key) are dropped. A missing
+    key is kept: it is the last part, absent by definition."""
+    loc = tuple(err["loc"])
+    out, cur = [], data
+    for i, part in enumerate(loc):
+        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and not isinstance(part, bool) \
+                and 0 <= part < len(cur):
+            cur = cur[part]
+        elif i == len(loc) - 1 and err["type"] == "missing":
+            cur = None
+        else:
+            continue
+        out.append(part)
+    return tuple(out)
 
 
-def _union_errors(errors: list[dict]) -> list[dict]:
+def _union_errors(errors: list[dict], data: Any) -> list[dict]:
     """pydantic reports every member of a union: keep the member the value was meant for
     (the one that failed on something other than its type), with branch names dropped."""
     out = []
     for err in errors:
         loc = tuple(err["loc"])
-        field = tuple(p for p in loc if not _is_branch(p))
+        field = _document_path(err, data)
         out.append({**err, "loc": field, "_branched": len(field) != len(loc)})
     meant = {err["loc"][:1] for err in out if err["_branched"] and err["type"] not in _TYPE_MISMATCH}
-    keep, seen = [], set()
+    keep, mismatches = [], []
     for err in out:
-        if err["_branched"] and err["type"] in _TYPE_MISMATCH:
-            # a value of no member's type: one error per field, not one per member
-            if any(err["loc"][:len(m)] == m for m in meant) or err["loc"] in seen:
-                continue
-            seen.add(err["loc"])
+        if not (err["_branched"] and err["type"] in _TYPE_MISMATCH):
+            keep.append(err)
+        elif err["loc"][:1] not in meant:
+            mismatches.append(err)
+    # a value of no member's type: the members that fit its shape got furthest into it, so keep
+    # the deepest location per field, and one error per location naming every type it could be
+    deepest: dict[tuple, int] = {}
+    for err in mismatches:
+        deepest[err["loc"][:1]] = max(deepest.get(err["loc"][:1], 0), len(err["loc"]))
+    by_loc: dict[tuple, list[dict]] = {}
+    for err in mismatches:
+        if len(err["loc"]) == deepest[err["loc"][:1]]:
+            by_loc.setdefault(err["loc"], []).append(err)
+    for group in by_loc.values():
+        kinds = list(dict.fromkeys(_EXPECTED.get(err["type"]) for err in group))
+        err = group[0]
+        if len(kinds) > 1 and None not in kinds:
+            err = {**err, "msg": "expected " + ", ".join(kinds[:-1]) + " or " + kinds[-1]}
         keep.append(err)
     return keep
+
+
+_EXPECTED = {"bool_type": "true/false", "int_type": "a whole number", "float_type": "a number",
+             "string_type": "a string", "list_type": "an array", "dict_type": "a table", "model_type": "a table"}
 
 
 def _dotted(loc: tuple) -> str:

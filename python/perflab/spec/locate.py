@@ -8,6 +8,8 @@ and arrays spanning several lines, and all four string forms.
 
 from __future__ import annotations
 
+import tomllib
+
 Path = tuple  # tuple[str | int, ...]
 
 
@@ -85,7 +87,8 @@ class _Scanner:
             self.skip_ws(newlines=False)
             c = self.peek()
             if c in "\"'":
-                parts.append(self.skip_string())
+                raw = self.skip_string()
+                parts.append(_unescape(raw) if c == '"' and "\\" in raw else raw)
             else:
                 start = self.i
                 while self.peek() and (self.peek().isalnum() or self.peek() in "_-"):
@@ -170,3 +173,11 @@ class _Scanner:
         else:
             while self.peek() and self.peek() not in ",]}\n#":
                 self.advance()
+
+
+def _unescape(raw: str) -> str:
+    """A basic string's escapes (``"a\\nb"`` → a newline), as the parser read the key."""
+    try:
+        return tomllib.loads(f'k = "{raw}"')["k"]
+    except tomllib.TOMLDecodeError:
+        return raw

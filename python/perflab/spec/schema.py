@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 
 from perflab.spec.durations import parse_duration
+from perflab.spec.types import (Bool, Command, Cores, Env, Label, OverheadCommand, Scalar, Short, Text,
+                                count, real)
 
-Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 
 
@@ -28,6 +29,18 @@ def parse_percent(value: object) -> float:
 
 
 Percent = Annotated[float, BeforeValidator(parse_percent)]
+
+
+def parse_share(value: object) -> float:
+    """A share of runs: "50%" → 0.5; "100%" allowed (never stops)."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", value)
+        if m and 0 < float(m.group(1)) <= 100:
+            return float(m.group(1)) / 100
+    raise ValueError(f'expected a percentage above 0% and up to 100% such as "50%", got {value!r}')
+
+
+SharePercent = Annotated[float, BeforeValidator(parse_share)]
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+%-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 ParamName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -54,27 +67,28 @@ class VariantSpec(_Strict):
     """One `[[variant]]`: what differs between the things compared."""
 
     name: Name
-    description: str = ""
-    setup: StrictStr | None = None  # shell command before each run of this variant
-    teardown: StrictStr | None = None  # shell command after each run (also after a failure)
-    params: dict[ParamName, Scalar] = {}  # override matrix/global parameters for this variant
-    env: dict[str, StrictStr] = {}  # environment for every command of this variant
+    description: Text = ""
+    setup: Command | None = None  # shell command before each run of this variant
+    teardown: Command | None = None  # shell command after each run (also after a failure)
+    # variant-only parameters, or overrides of [params] constants (not of matrix parameters)
+    params: dict[ParamName, Scalar] = {}
+    env: Env = {}  # environment for every command of this variant
 
 
 class PhaseSpec(_Strict):
     """One `[[phase]]` of every run, executed in the order written."""
 
     name: Name
-    measure: bool = True  # false: runs (e.g. populate) but yields no metrics
-    command: StrictStr | None = None  # shell command; `{param}` substituted shell-quoted
+    measure: Bool = True  # false: runs (e.g. populate) but yields no metrics
+    command: Command | None = None  # shell command; `{param}` substituted shell-quoted
     kv: dict[str, Any] | None = None  # built-in key-value load (memtier options, see README)
     probe: dict[str, Any] | None = None  # platform probe: { name = "cpu"|"memmove"|"latency", ... }
     # pin to N picked cores (same type, no SMT siblings); may be "{param}" of a matrix parameter
-    cores: Annotated[int, Field(ge=1, le=4096)] | Annotated[str, Field(pattern=r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")] | None = None
-    shell: bool = True  # false: split `command` with shlex and exec it without /bin/sh
-    parser: StrictStr | None = None  # named parser of stdout: memtier, hyperfine, ...
+    cores: Cores | None = None
+    shell: Bool = True  # false: split `command` with shlex and exec it without /bin/sh
+    parser: Short | None = None  # named parser of stdout: memtier, hyperfine, ...
     timeout: Duration | None = None  # this phase's limit (the run's `timeout` also applies)
-    env: dict[str, StrictStr] = {}
+    env: Env = {}
 
 
 class MetricSpec(_Strict):
@@ -82,21 +96,21 @@ class MetricSpec(_Strict):
 
     name: Name
     better: Literal["higher", "lower"]
-    unit: str = ""
+    unit: Short = ""
     phase: Name | None = None  # default: the last measured phase
     # Where the value comes from — at most one of these; with none, the metric's name
     # is looked up in the phase's parser output (or kv result), then in harness metrics.
     harness: Literal["wall_time", "user_time", "system_time", "cpu_time", "max_rss"] | None = None
-    json_path: StrictStr | list[StrictStr | StrictInt] | None = Field(None, alias="json")
-    regex: StrictStr | None = None  # with a named group `value`, or exactly one group
-    field: StrictStr | None = None  # name in the phase parser's (or kv's) output
+    json_path: Short | list[Short | StrictInt] | None = Field(None, alias="json")
+    regex: Short | None = None  # with a named group `value`, or exactly one group
+    field: Short | None = None  # name in the phase parser's (or kv's) output
     stream: Literal["stdout", "stderr"] = "stdout"  # for json and regex
-    scale: StrictFloat | StrictInt = 1  # multiply the extracted value (unit conversion)
+    scale: Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt = 1  # multiply (unit conversion)
     # Harness overhead subtracted from every run's value, measured in the same run (so in the
     # same interleaved schedule) and taken out of it by the metric's own source: either a
     # command run right after this metric's phase (seed 003's random() run; `true` for the
     # shell's start-up, as hyperfine corrects), or another measured phase of the run.
-    overhead: StrictStr | None = None
+    overhead: OverheadCommand | None = None
     overhead_phase: Name | None = None
 
 
@@ -104,8 +118,8 @@ class AdaptiveRepetitions(_Strict):
     """`repetitions = { min = 5, max = 50, target_ci = "1%" }`: blocks are added one at a
     time after `min` until every tracked interval's half-width is ≤ target_ci (or `max`)."""
 
-    min: Annotated[int, Field(ge=2, le=100_000)]
-    max: Annotated[int, Field(ge=2, le=100_000)]
+    min: count(2, 100_000)
+    max: count(2, 100_000)
     target_ci: Percent  # half-width of the relative-change interval, e.g. "1%"
     metrics: list[Name] = []  # the metrics that must reach it (default: every metric)
 
@@ -114,25 +128,32 @@ class ExperimentSpec(_Strict):
     """The whole experiment file."""
 
     name: Name
-    description: str = ""
+    description: Text = ""
     baseline: Name  # the variant others are compared against
     # measured runs per cell × variant, or adaptive: { min, max, target_ci }
-    repetitions: Annotated[int, Field(ge=1, le=100_000)] | AdaptiveRepetitions = 10
-    warmup: Annotated[int, Field(ge=0, le=1000)] = 0  # extra runs first, recorded, excluded
+    repetitions: count(1, 100_000) | AdaptiveRepetitions = 10
+    warmup: count(0, 1000) = 0  # extra runs first, recorded, excluded
     order: Literal["interleaved", "sequential"] = "interleaved"
-    seed: StrictInt = 1  # seeds the interleaved order
+    seed: count(0, 2**63 - 1) = 1  # seeds the interleaved order
     timeout: Duration | None = None  # per run, all phases and hooks included
     on_failure: Literal["continue", "abort"] = "continue"
-    confidence: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.95
-    workdir: StrictStr | None = None  # cwd of every command; default: the spec's directory
-    before_all: StrictStr | None = None  # once each time the experiment (re)starts
-    after_all: StrictStr | None = None
-    before_each: StrictStr | None = None  # before every run (e.g. a reset, seed 003)
-    after_each: StrictStr | None = None
-    env: dict[str, StrictStr] = {}
+    # stop early when this many runs in a row (or the first this many of a variant) fail the
+    # same way — same step, same exit status/signal/timeout; 0: never (run/failure_policy.py)
+    max_failures: count(0, 1_000_000) = 3
+    # stop when more than this share of the finished runs failed (counted from 10 runs on)
+    max_failure_share: SharePercent = 0.5
+    # between SIGTERM and SIGKILL when a step's processes are stopped (timeout, Ctrl-C, run end)
+    kill_grace: Duration = 2.0
+    confidence: real(0.5, 1.0) = 0.95
+    workdir: Short | None = None  # cwd of every command; default: the spec's directory
+    before_all: Command | None = None  # once each time the experiment (re)starts
+    after_all: Command | None = None
+    before_each: Command | None = None  # before every run (e.g. a reset, seed 003)
+    after_each: Command | None = None
+    env: Env = {}
     params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`
-    tools: list[StrictStr] = []  # programs whose versions go into the environment record
-    matrix: dict[ParamName, Union[list[Scalar], dict[str, Scalar]]] = {}
+    tools: Annotated[list[Short], Field(max_length=1000)] = []  # programs whose versions are recorded
+    matrix: dict[ParamName, Union[list[Scalar], dict[Label, Scalar]]] = {}
     variant: list[VariantSpec] = Field(min_length=1)
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)

@@ -7,6 +7,8 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from perflab.plan import expand_matrix
+from perflab.spec import limits
+from perflab.spec.metric_names import NameSet, kv_absence_reason, kv_names, parser_names, probe_names
 from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
 from perflab.spec.template import placeholders, render_value
 
@@ -42,6 +44,8 @@ def check_spec(spec: Spec) -> None:
     for name in m.params:
         if name in BUILTIN_PARAMS:
             raise spec.error(("params", name), f"'{name}' is a built-in name; choose another")
+    _check_variant_params(spec)
+    _check_size(spec)
     for i, p in enumerate(m.phase):
         if sum(x is not None for x in (p.command, p.kv, p.probe)) != 1:
             raise spec.error(("phase", i), f"phase '{p.name}' needs exactly one of 'command', 'kv' or 'probe'")
@@ -68,7 +72,8 @@ def check_spec(spec: Spec) -> None:
         _check_metric(spec, i, x, measured)
     _check_adaptive(spec)
     _check_templates(spec)
-    _check_kv(spec)
+    kv_modes = _check_kv(spec)
+    _check_metric_names(spec, kv_modes)
 
 
 def _unique(spec: Spec, table: str, names: list[str]) -> None:
@@ -204,11 +209,15 @@ def _all_variant_params(m) -> set[str]:
     return {k for v in m.variant for k in v.params}
 
 
-def _check_kv(spec: Spec) -> None:
+def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
+    """Validate every kv table as each cell and variant renders it; returns, per kv phase,
+    the (open loop, sends GETs) modes it runs in — what decides the metrics it reports."""
     m = spec.model
     kv_phases = [(i, p) for i, p in enumerate(m.phase) if p.kv is not None]
+    modes: dict[int, set[tuple[bool, bool]]] = {i: set() for i, _ in kv_phases}
     if not kv_phases:
-        return
+        return modes
+    from perflab.workloads.kv_config import KvConfig
     from perflab.workloads.kv_phase import validate_kv  # needs the native load generator
 
     for cell in expand_matrix(m.matrix):
@@ -218,7 +227,85 @@ def _check_kv(spec: Spec) -> None:
                 for name in _kv_placeholders(p.kv):
                     if name not in values:
                         raise spec.error(("phase", i, "kv"), f"unknown parameter '{{{name}}}'")
-                validate_kv(spec, ("phase", i, "kv"), render_value(p.kv, values))
+                table = render_value(p.kv, values)
+                validate_kv(spec, ("phase", i, "kv"), table)
+                config = KvConfig.model_validate(table)
+                modes[i].add((config.rate is not None, int(config.ratio.split(":")[1]) > 0))
+    return modes
+
+
+def _check_variant_params(spec: Spec) -> None:
+    """A variant's params may add parameters or override [params] constants, not matrix
+    parameters: its cells would be labelled with matrix values its commands never got."""
+    m = spec.model
+    for vi, v in enumerate(m.variant):
+        for name in v.params:
+            if name in m.matrix:
+                raise spec.error(("variant", vi, "params", name),
+                                 f"variant '{v.name}' sets '{name}', a matrix parameter: its cells would be "
+                                 "labelled with values that never ran",
+                                 hint="remove it, or make it a variant-only parameter")
+
+
+def _check_size(spec: Spec) -> None:
+    """The matrix and the plan stay within `limits` (before anything expands them)."""
+    m = spec.model
+    cells = 1
+    for values in m.matrix.values():
+        cells *= len(values)
+    if cells > limits.MAX_CELLS:
+        counts = " × ".join(str(len(v)) for v in m.matrix.values())
+        raise spec.error(("matrix",), f"the matrix has {counts} = {cells:,} cells; the limit is "
+                         f"{limits.MAX_CELLS:,}", hint="split the experiment, or drop values")
+    reps = m.adaptive.max if m.adaptive else m.repetitions
+    runs = cells * len(m.variant) * (m.warmup + reps)
+    if runs > limits.MAX_RUNS:
+        raise spec.error(("repetitions",), f"the plan has {runs:,} runs: {cells:,} cells × {len(m.variant):,} "
+                         f"variants × ({m.warmup} warm-up + {reps:,}{' (adaptive max)' if m.adaptive else ''} "
+                         f"runs); the limit is {limits.MAX_RUNS:,}", hint="fewer repetitions, variants or cells")
+
+
+def _check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]]) -> None:
+    """A metric taken by name from a kv, probe or parser phase names something that phase
+    reports (checked now, with a suggestion, rather than failing every run)."""
+    m = spec.model
+    index = {p.name: i for i, p in enumerate(m.phase)}
+    known: dict[int, NameSet | None] = {}
+    for mi, x in enumerate(m.metric):
+        if any(getattr(x, k) is not None for k in ("harness", "json_path", "regex")):
+            continue
+        pi = index[m.metric_phase(x)]
+        phase = m.phase[pi]
+        if pi not in known:
+            known[pi] = _phase_names(phase, kv_modes.get(pi))
+        names = known[pi]
+        if names is None:
+            continue
+        key = x.field or x.name
+        loc = ("metric", mi, "field" if x.field is not None else "name")
+        if names.matches(key) or (x.field is None and phase.command is not None and key in HARNESS_METRICS):
+            continue
+        close = names.suggestion(key)
+        if not names.closed and close is None:
+            continue  # an open set (memtier's table): perhaps a column perflab does not know
+        source = f"kv phase '{phase.name}'" if phase.kv is not None else (
+            f"probe phase '{phase.name}'" if phase.probe is not None else
+            f"phase '{phase.name}' ({names.what})")
+        message = (f"metric '{x.name}': {source} reports no field '{key}'" if x.field is not None
+                   else f"{source} reports no metric '{key}'")
+        reason = kv_absence_reason(key) if phase.kv is not None else None
+        hint = f"did you mean '{close}'?" if close else reason or f"it reports {names.listing()}"
+        raise spec.error(loc, message, hint=hint)
+
+
+def _phase_names(phase, kv_modes) -> NameSet | None:
+    if phase.kv is not None:
+        return kv_names(f"kv phase '{phase.name}'", kv_modes or ())
+    if phase.probe is not None:
+        return probe_names(phase.probe)
+    if phase.parser is not None:
+        return parser_names(phase.parser)
+    return None
 
 
 def _kv_placeholders(value) -> list[str]:

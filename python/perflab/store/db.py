@@ -2,6 +2,11 @@
 
 Runs are planned up front (status ``pending``), so resuming is "execute the pending
 runs in order": nothing finished is lost or repeated.
+
+Opening checks the path and schema first (see connect.py): reading commands open with
+``write=False`` and create or change nothing. Every method turns SQLite errors into a
+one-line StoreError naming the store and what failed (see faults.py); a failed write is
+rolled back whole, so the runs committed before it stay intact.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from perflab.errors import StoreError
-from perflab.store.schema import DDL, SCHEMA_VERSION
+from perflab.store.connect import connect
+from perflab.store.faults import reads, writes
 
 DEFAULT_STORE = "perflab.db"
 FINISHED = ("ok", "failed", "timeout")
@@ -87,24 +93,16 @@ class NewRun:
 
 
 class Store:
-    def __init__(self, path: str | Path | None = None):
+    """The store at ``path`` (default: $PERFLAB_STORE or ./perflab.db).
+
+    write=False: for reading commands; a missing store is a StoreError and nothing is
+    created or changed. write=True: the store (and its folder) is created unless
+    ``create=False`` (e.g. resuming, which needs an existing store).
+    """
+
+    def __init__(self, path: str | Path | None = None, *, write: bool = True, create: bool = True):
         self.path = Path(path) if path is not None else default_store_path()
-        if self.path.is_dir():
-            raise StoreError(f"store path is a directory: {self.path}")
-        if self.path.exists():
-            with open(self.path, "rb") as f:
-                head = f.read(16)
-            if head and head != b"SQLite format 3\x00":
-                raise StoreError(f"not a perflab store (not an SQLite file): {self.path}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot open store {self.path}: {e}") from None
+        self.db = connect(self.path, write=write, create=create)
 
     def close(self) -> None:
         self.db.close()
@@ -115,19 +113,19 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _migrate(self) -> None:
-        self.db.executescript(DDL)
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(f"store {self.path} has schema {row[0]}, newer than this perflab "
-                             f"({SCHEMA_VERSION}); upgrade perflab")
-
     def transaction(self):
         return _Transaction(self.db)
 
+    def run_label(self, run_id: int) -> str:
+        """``run N of experiment E`` (N as `perflab show --run` counts), best effort: for messages."""
+        try:
+            row = self.db.execute("SELECT experiment_id, order_index FROM runs WHERE id=?", (run_id,)).fetchone()
+        except sqlite3.Error:
+            row = None
+        return f"run {row[1] + 1} of experiment {row[0]}" if row else f"run id {run_id}"
+
     # -- experiments
+    @writes("save experiment {name!r}")
     def create_experiment(self, *, name: str, description: str, source: str, baseline: str,
                           metrics: Sequence[MetricDef], settings: dict, runs: Iterable[NewRun],
                           spec_path: str | None = None, spec_text: str | None = None,
@@ -162,11 +160,13 @@ class Store:
                                 [(ids[r.order_index], k, float(v)) for r in runs if r.metrics
                                  for k, v in r.metrics.items()])
 
+    @writes("plan more runs of experiment {eid}")
     def append_runs(self, eid: int, runs: Iterable[NewRun]) -> None:
         """Plan more runs (an adaptive design's next block), after the existing ones."""
         with self.transaction():
             self._insert_runs(eid, runs, time.time())
 
+    @writes("update the settings of experiment {eid}")
     def update_settings(self, eid: int, **changes: Any) -> None:
         """Merge top-level keys into the experiment's stored settings (e.g. the adaptive record)."""
         with self.transaction():
@@ -175,6 +175,7 @@ class Store:
             settings.update(changes)
             self.db.execute("UPDATE experiments SET settings=? WHERE id=?", (json.dumps(settings), eid))
 
+    @reads
     def experiment(self, ref: str | int) -> ExperimentRow:
         """An experiment by id, by name (its latest), or ``last``."""
         ref_s = str(ref).strip()
@@ -191,18 +192,20 @@ class Store:
             raise StoreError(f"no experiment '{ref_s}' in {self.path}", hint="see `perflab ls`")
         return _experiment(row)
 
+    @reads
     def experiments(self) -> list[tuple[ExperimentRow, dict[str, int]]]:
         """All experiments, newest first, with run counts by status."""
         out = []
         counts: dict[int, dict[str, int]] = {}
         for eid, status, n in self.db.execute(
-                "SELECT experiment_id, status, count(*) FROM runs GROUP BY experiment_id, status"):
+                "SELECT experiment_id, status, count(*) FROM runs GROUP BY experiment_id, status").fetchall():
             counts.setdefault(eid, {})[status] = n
-        for row in self.db.execute("SELECT * FROM experiments ORDER BY id DESC"):
+        for row in self.db.execute("SELECT * FROM experiments ORDER BY id DESC").fetchall():
             e = _experiment(row)
             out.append((e, counts.get(e.id, {})))
         return out
 
+    @reads
     def resumable(self, spec_sha256: str) -> ExperimentRow | None:
         """The latest unfinished experiment run from exactly this spec text."""
         row = self.db.execute(
@@ -210,10 +213,12 @@ class Store:
             " ORDER BY id DESC LIMIT 1", (spec_sha256,)).fetchone()
         return _experiment(row) if row else None
 
+    @writes("mark experiment {eid} {status}")
     def set_status(self, eid: int, status: str) -> None:
         finished = time.time() if status in ("complete", "aborted") else None
         self.db.execute("UPDATE experiments SET status=?, finished_at=? WHERE id=?", (status, finished, eid))
 
+    @writes("lock experiment {eid} for this runner")
     def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
         """Take the experiment's runner lock; returns the holder when another live process has it."""
         with self.transaction():
@@ -225,30 +230,36 @@ class Store:
             self.db.execute("UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid))
         return None
 
+    @writes("unlock experiment {eid}")
     def release(self, eid: int) -> None:
         self.db.execute("UPDATE experiments SET runner_pid=NULL WHERE id=?", (eid,))
 
+    @reads
     def metric_defs(self, eid: int) -> list[MetricDef]:
         return [MetricDef(*r) for r in self.db.execute(
             "SELECT name, unit, better FROM metric_defs WHERE experiment_id=? ORDER BY position", (eid,))]
 
     # -- runs
+    @reads
     def runs(self, eid: int, statuses: Sequence[str] | None = None) -> list[RunRow]:
         sql = "SELECT * FROM runs WHERE experiment_id=?"
         args: list[Any] = [eid]
         if statuses:
             sql += f" AND status IN ({','.join('?' * len(statuses))})"
             args.extend(statuses)
-        return [_run(r) for r in self.db.execute(sql + " ORDER BY order_index", args)]
+        return [_run(r) for r in self.db.execute(sql + " ORDER BY order_index", args).fetchall()]
 
+    @writes("start {run}")
     def start_run(self, run_id: int, host: str) -> None:
         self.db.execute("UPDATE runs SET status='running', started_at=?, ended_at=NULL, host=?,"
                         " attempts=attempts+1, pid=NULL, pid_start=NULL WHERE id=?",
                         (time.time(), host, run_id))
 
+    @writes("record the process of {run}")
     def set_run_process(self, run_id: int, pid: int | None, pid_start: str | None) -> None:
         self.db.execute("UPDATE runs SET pid=?, pid_start=? WHERE id=?", (pid, pid_start, run_id))
 
+    @writes("save {run}")
     def finish_run(self, run_id: int, status: str, reason: str | None, metrics: dict[str, float],
                    artifacts: dict[str, bytes], experiment_id: int, host: str) -> None:
         """Record a finished run, its metrics and artifacts in one transaction."""
@@ -261,6 +272,7 @@ class Store:
                                 [(run_id, k, float(v)) for k, v in metrics.items()])
             self._put_artifacts(experiment_id, run_id, host, artifacts)
 
+    @writes("reset {run} to pending")
     def reset_run(self, run_id: int) -> None:
         """Put an interrupted run back to pending (its partial artifacts are dropped)."""
         with self.transaction():
@@ -268,17 +280,31 @@ class Store:
             self.db.execute("UPDATE runs SET status='pending', started_at=NULL, ended_at=NULL, pid=NULL,"
                             " pid_start=NULL WHERE id=?", (run_id,))
 
+    @writes("mark {run} failed")
+    def mark_run_failed(self, run_id: int, reason: str) -> None:
+        """Record that a run failed without its results (e.g. saving them failed: disk full).
+
+        One small statement, no metrics or artifacts, so it may still fit where the run's
+        results did not; raises StoreError if it too cannot be written.
+        """
+        self.db.execute("UPDATE runs SET status='failed', reason=?, ended_at=?, pid=NULL, pid_start=NULL"
+                        " WHERE id=?", (reason, time.time(), run_id))
+
+    @reads
     def measured_values(self, eid: int) -> Iterator[tuple[str, str, int, str, float]]:
         """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order."""
-        return self.db.execute(
+        return iter(self.db.execute(
             "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
             " JOIN metrics m ON m.run_id = r.id"
-            " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index", (eid,))
+            " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
+            (eid,)).fetchall())  # fetched here, so a read error is raised (and worded) here
 
+    @reads
     def status_counts(self, eid: int) -> dict[str, int]:
         return dict(self.db.execute(
             "SELECT status, count(*) FROM runs WHERE experiment_id=? GROUP BY status", (eid,)).fetchall())
 
+    @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict, str]]:
         """Distinct (cell_key, labels, variant) in order of first appearance."""
         rows = self.db.execute(
@@ -286,13 +312,15 @@ class Store:
             " GROUP BY cell_key, variant ORDER BY min(order_index)", (eid,)).fetchall()
         return [(k, json.loads(c), v) for k, c, v in rows]
 
+    @reads
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
         """(run_id, metric name, value) for every run of the experiment."""
-        return self.db.execute(
+        return iter(self.db.execute(
             "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
-            " WHERE r.experiment_id=?", (eid,))
+            " WHERE r.experiment_id=?", (eid,)).fetchall())
 
     # -- environment and artifacts
+    @writes("save the environment of experiment {eid} on {host}")
     def put_environment(self, eid: int, host: str, info: dict, artifacts: dict[str, bytes]) -> None:
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO environment VALUES (?,?,?,?)",
@@ -301,6 +329,7 @@ class Store:
                             (eid, host))
             self._put_artifacts(eid, None, host, artifacts)
 
+    @reads
     def environments(self, eid: int) -> dict[str, dict]:
         return {h: json.loads(info) for h, info in self.db.execute(
             "SELECT host, info FROM environment WHERE experiment_id=? ORDER BY host", (eid,))}
@@ -311,12 +340,14 @@ class Store:
             "INSERT INTO artifacts (experiment_id, run_id, host, name, size, data) VALUES (?,?,?,?,?,?)",
             [(eid, run_id, host, name, len(data), zlib.compress(data, 6)) for name, data in artifacts.items()])
 
+    @reads
     def artifact_names(self, eid: int, run_id: int | None = None) -> list[tuple[str, int]]:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid,) if run_id is None else (eid, run_id)
         return list(self.db.execute(
             f"SELECT name, size FROM artifacts WHERE experiment_id=? AND {cond} ORDER BY id", args))
 
+    @reads
     def artifact(self, eid: int, name: str, run_id: int | None = None) -> bytes | None:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid, name) if run_id is None else (eid, name, run_id)
@@ -326,6 +357,12 @@ class Store:
 
 
 class _Transaction:
+    """BEGIN IMMEDIATE … COMMIT, rolled back whole if anything (the COMMIT included) fails.
+
+    SQLite may already have rolled back after a full disk or I/O error; then there is
+    nothing to undo, and the original error is the one raised.
+    """
+
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
@@ -333,7 +370,21 @@ class _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type, *_):
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+                return
+            except BaseException:
+                self._rollback()
+                raise
+        self._rollback()
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the error being raised says what failed; SQLite undoes it on close regardless
 
 
 def _alive(pid: int) -> bool:

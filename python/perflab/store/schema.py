@@ -1,9 +1,15 @@
 """SQLite schema of the results store, with its version and change log.
 
+`expected_columns` is what an opened store must hold: checked on open, so a damaged or
+foreign database is refused instead of being written into.
+
 Change log:
   1 — experiments, runs (planned up front, status per run), metrics in long form,
       environment per host, artifacts (zlib-compressed blobs).
 """
+
+import functools
+import sqlite3
 
 SCHEMA_VERSION = 1
 
@@ -82,3 +88,15 @@ CREATE TABLE IF NOT EXISTS artifacts (
 CREATE INDEX IF NOT EXISTS artifacts_by_run ON artifacts (run_id);
 CREATE INDEX IF NOT EXISTS artifacts_by_experiment ON artifacts (experiment_id, run_id);
 """
+
+
+@functools.cache
+def expected_columns() -> dict[str, frozenset[str]]:
+    """Table -> column names of a store of this version (built from DDL, so never out of date)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(DDL)
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: frozenset(c[1] for c in db.execute(f"PRAGMA table_info({t})")) for t in tables}
+    finally:
+        db.close()

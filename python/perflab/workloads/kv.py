@@ -10,7 +10,10 @@
 The engine is Rust (crate ``perflab-load``); it runs with the GIL released. A run that
 hits a fault (server unreachable, closing connections, answering garbage or going
 silent) still returns: ``result.status == "failed"``, ``result.error`` says why, and the
-metrics cover what completed before. Only a bad configuration raises (`InputError`).
+metrics cover what completed before. Requests the server refuses (SERVER_ERROR, -OOM, a
+binary error status) do not stop the run; they are counted by kind in ``result.errors``,
+and ``result.ok`` is false when any request failed. Only a bad configuration raises
+(`InputError`).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from pydantic import ValidationError
 
 from perflab.errors import InputError
 from perflab.workloads.kv_config import ENGINE_FIELDS, KvConfig, validation_messages
-from perflab.workloads.kv_result import (METRICS, KvResult, KvResultError, KvWarning, LatencyDistribution,
-                                         merge_histograms)
+from perflab.workloads.kv_result import (METRICS, KvErrors, KvResult, KvResultError, KvWarning,
+                                         LatencyDistribution, merge_histograms)
 
-__all__ = ["KvConfig", "KvConfigError", "KvProgress", "KvResult", "KvResultError", "KvWarning",
+__all__ = ["KvConfig", "KvConfigError", "KvErrors", "KvProgress", "KvResult", "KvResultError", "KvWarning",
            "LatencyDistribution", "METRICS", "as_config", "merge_histograms", "run_kv"]
 
 #: How often the engine calls back into Python (stop requests and signals are seen this fast).
@@ -56,7 +59,7 @@ class KvProgress:
     requests_planned: int | None  # measured requests the run sends, for count-limited runs
     ops_per_sec: float  # over about the last second
     ops_per_sec_avg: float  # since the start
-    errors: int
+    errors: int  # failed requests so far (error replies and lost), warmup included
     connections: int
     connections_planned: int
 

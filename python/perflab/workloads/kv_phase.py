@@ -4,6 +4,10 @@ The table is validated per cell and variant when the spec loads (errors at file:
 run through `run_kv` with the run's timeout and Ctrl-C honoured, and its full result —
 histograms included — stored with the run as the artifact ``kv:<phase>``, so that
 percentiles across runs can be computed from merged histograms.
+
+A load whose requests failed (error replies such as ``SERVER_ERROR object too large for
+cache`` or ``-OOM …``, or requests lost with a connection) fails the run with one line
+naming the count and the most common kinds — it never yields throughput numbers.
 """
 
 from __future__ import annotations
@@ -63,14 +67,19 @@ def run_kv_phase(phase, table: dict[str, Any], *, timeout: float | None,
         result = run_kv(table, stop=_StopWhen(stop, deadline))
     except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
         return KvPhaseResult(None, "failed", e.one_line())
+    warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
     artifacts = {f"kv:{phase.name}": json.dumps(result.to_json()).encode(),
-                 f"stdout:phase:{phase.name}": result.format_table().encode()}
+                 f"stdout:phase:{phase.name}": f"{result.format_table()}\n\n{result.format_summary()}\n".encode()}
+    if warnings:
+        artifacts[f"stderr:phase:{phase.name}"] = (warnings + "\n").encode()
     if result.status == "stopped":
         if stop is not None and stop.is_set():
             return KvPhaseResult(None, "interrupted", "interrupted", artifacts)
         return KvPhaseResult(None, "timeout", f"timed out after {timeout:g} s", artifacts)
-    if not result.ok:
+    if result.status == "failed":
         return KvPhaseResult(None, "failed", result.error or "load failed", artifacts)
-    warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
+    errors = result.errors
+    if errors.total:
+        return KvPhaseResult(None, "failed", f"kv: {errors.reason()}", artifacts)
     output = PhaseOutput(stdout=result.format_table(), stderr=warnings, harness={}, named=result.metrics())
     return KvPhaseResult(output, "ok", None, artifacts)

@@ -21,6 +21,18 @@ Top level
                                       time; due in the window but never sent
     ``unfinished_requests``           measured requests still in flight when the run ended
     ``verify_failures``, ``warmup_requests``, ``error_reply_sample``
+    ``errors``                        failed requests of the whole run by kind (see `KvErrors`):
+                                      ``total`` (warmup included; the sum of ``by_kind``),
+                                      ``measured`` (the metric ``errors``), ``warmup``, ``attempted``
+                                      (requests answered or lost), ``by_kind`` {kind: count},
+                                      ``examples`` {kind: first message, where it says more}.
+                                      Kinds: memcache text — the status line ("SERVER_ERROR object
+                                      too large for cache", "CLIENT_ERROR …", "ERROR", "NOT_STORED");
+                                      memcache binary — the status by name ("value too large", "out
+                                      of memory"; a GET's "key not found" is a miss, not an error);
+                                      redis — the error's first word ("OOM", "WRONGTYPE", "ERR");
+                                      requests lost with their connection — "connection closed",
+                                      "connection error", "response timeout", "invalid reply".
     ``client``                        ``cpu_s``, ``threads`` [{user_s, system_s, wall_s, utilization}],
                                       ``max_rss_kb``, ``rss_kb`` (the load generator's own use),
                                       ``syscalls`` {reads, writes, polls}: socket reads and writes and
@@ -35,7 +47,8 @@ Top level
     ``metrics``                       the flat metrics (`METRICS`), derived from the above
     ``warnings``                      [{code, message}]
 
-Change log: version 1 — first version.
+Change log: version 1 — first version; ``errors`` added later within version 1 (a document
+without it is read as having failed requests of unknown kind, see `KvResult.errors`).
 """
 
 from __future__ import annotations
@@ -91,6 +104,38 @@ for _op in ("sets", "gets"):
         METRICS[f"{_op}_{_name}"] = (_unit, f"{_op[:-1].upper()} only: {_meaning}")
 METRICS["gets_hits_per_sec"] = ("1/s", "GET hits per second")
 METRICS["gets_misses_per_sec"] = ("1/s", "GET misses per second")
+
+
+@dataclass(frozen=True)
+class KvErrors:
+    """Failed requests of a run: error replies and requests lost with their connection."""
+
+    total: int  # warmup included
+    measured: int  # in the measured window (the metric ``errors``)
+    warmup: int
+    attempted: int  # requests answered or lost, warmup included
+    by_kind: dict[str, int]  # most frequent first
+    examples: dict[str, str]  # a kind's first message, where it says more than the kind
+
+    def describe(self, max_kinds: int = 3) -> str:
+        """``SERVER_ERROR object too large for cache (20,000), connection closed (8)``."""
+        parts = [f"{kind} ({n:,})" for kind, n in list(self.by_kind.items())[:max_kinds]]
+        if len(self.by_kind) > max_kinds:
+            parts.append(f"and {len(self.by_kind) - max_kinds} more kind(s)")
+        return ", ".join(parts)
+
+    def reason(self, max_kinds: int = 3) -> str:
+        """One line: ``20,000 of 20,000 requests failed: SERVER_ERROR object too large for cache (20,000)``,
+        with the most common kind's message when it says more (``; e.g. "OOM command not allowed…"``)."""
+        text = f"{self.total:,} of {self.attempted:,} requests failed"
+        if self.warmup:
+            text += f" ({self.warmup:,} in the warmup)"
+        if self.by_kind:
+            text += ": " + self.describe(max_kinds)
+            top = next(iter(self.by_kind))
+            if top in self.examples:
+                text += f'; e.g. "{self.examples[top]}"'
+        return text
 
 
 class KvResultError(ValueError):
@@ -221,11 +266,34 @@ class KvResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "complete"
+        """Ran to its end and no request failed (see `errors`)."""
+        return self.status == "complete" and self.errors.total == 0
 
     @property
     def error(self) -> str | None:
-        return self._doc.get("error")
+        """Why the run is not `ok`, in one line: the fault that ended it, or else its failed
+        requests by kind (`KvErrors.reason`); None when nothing failed."""
+        if self._doc.get("error"):
+            return self._doc["error"]
+        errors = self.errors
+        return errors.reason() if errors.total else None
+
+    @property
+    def errors(self) -> KvErrors:
+        """Failed requests of the whole run (warmup included) by kind, most frequent first."""
+        e = self._doc.get("errors")
+        if e is None:  # written before the kinds were counted
+            d = self._doc
+            replies = d["sets"]["error_replies"] + d["gets"]["error_replies"]
+            lost = d["sets"]["lost"] + d["gets"]["lost"]
+            kinds = {k: n for k, n in (("error reply", replies), ("lost with its connection", lost)) if n}
+            sample = d.get("error_reply_sample")
+            total = replies + lost
+            return KvErrors(total, total, 0, int(d["metrics"]["requests"]) + total + d.get("warmup_requests", 0),
+                            kinds, {"error reply": sample} if sample and replies else {})
+        by_kind = dict(sorted(e["by_kind"].items(), key=lambda kv: (-kv[1], kv[0])))
+        return KvErrors(int(e["total"]), int(e["measured"]), int(e["warmup"]), int(e["attempted"]),
+                        {k: int(v) for k, v in by_kind.items()}, dict(e.get("examples") or {}))
 
     @property
     def open_loop(self) -> bool:
@@ -297,7 +365,7 @@ class KvResult:
             + f" × {cfg['clients']} connections"
             + (f", pipeline {cfg['pipeline']}" if d["mode"] == "closed" else "")
             + f" ({d['mode']} loop), latency in ms",
-            f"errors: {int(m['errors'])}   connection failures: {int(m['connection_failures'])}"
+            f"errors: {_errors_summary(self.errors)}   connection failures: {int(m['connection_failures'])}"
             + (f"   verify failures: {int(m['verify_failures'])}" if cfg.get("verify") else ""),
             f"client CPU: {m['client_cpu_us_per_request']:.2f} µs/request, busiest thread "
             f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core",
@@ -316,6 +384,18 @@ class KvResult:
         return "\n".join(lines)
 
 
+def _errors_summary(e: KvErrors) -> str:
+    """``12,345 SERVER_ERROR object too large for cache``; with several kinds
+    ``12,400 = 12,345 SERVER_ERROR … + 55 connection closed``."""
+    if not e.total:
+        return "0"
+    kinds = list(e.by_kind.items())
+    text = f"{e.total:,} {kinds[0][0]}" if len(kinds) == 1 else \
+        f"{e.total:,} = " + " + ".join(f"{n:,} {kind}" for kind, n in kinds[:3]) + \
+        (f" + {len(kinds) - 3} more kind(s)" if len(kinds) > 3 else "")
+    return text + (f" ({e.warmup:,} in the warmup)" if e.warmup else "")
+
+
 def _pname(p: float) -> str:
     """memtier's header: p50, p99, p99.9, p99.99."""
     text = f"{p:.3f}".rstrip("0").rstrip(".")
@@ -324,3 +404,21 @@ def _pname(p: float) -> str:
 
 def _num(v: float | None, digits: int) -> str:
     return "---" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+#: Metrics only an open-loop load (``rate`` given) reports.
+OPEN_LOOP_METRICS = frozenset(n for n in METRICS if "uncorrected" in n) | {
+    "target_rate_per_sec", "late_requests", "unsent_requests"}
+#: Metrics only a load that sends GETs can report.
+GET_METRICS = frozenset({"hit_ratio"})
+
+
+def kv_metric_names(*, open_loop: bool, gets: bool) -> frozenset[str]:
+    """The flat metric names a load reports (`METRICS`), for a closed or open loop, with or
+    without GETs (``ratio`` N:0 sends none). Pure: for checking a spec before it runs."""
+    names = frozenset(METRICS)
+    if not open_loop:
+        names -= OPEN_LOOP_METRICS
+    if not gets:
+        names -= GET_METRICS
+    return names

@@ -1,0 +1,169 @@
+"""Opening a store's SQLite connection: for reading (writes nothing) or for writing.
+
+Reading never creates the store; it opens read-write with ``query_only`` when it may
+write there (so SQLite removes the -wal/-shm files it made when it closes), read-only
+otherwise, and ``immutable`` when even the -shm file cannot be made (read-only folder).
+Writing opens an existing store for reading first: its schema is checked before a
+writing connection touches it, so a damaged, foreign or newer store is refused as it
+is, never "repaired".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from perflab.errors import StoreError
+from perflab.store import files
+from perflab.store.faults import detail
+from perflab.store.schema import DDL, SCHEMA_VERSION, expected_columns
+
+BUSY_TIMEOUT = 30  # seconds to wait for another process's write to finish
+
+
+def connect(path: Path, *, write: bool, create: bool = True) -> sqlite3.Connection:
+    """A connection to the checked store at ``path``; StoreError (one line) if it cannot serve.
+
+    An existing store is checked through a reading connection first, so that a damaged
+    one is refused before a writing connection could checkpoint into it.
+    """
+    if files.check_location(path, write=write, create=create):
+        files.check_header(path, write=write)
+        reader = _open_for_reading(path) if path.stat().st_size else None
+        if not write:
+            assert reader is not None  # check_header refuses an empty file to a reader
+            return _checked(reader, path, new_ok=False)
+        if reader is not None:
+            _checked(reader, path, new_ok=True).close()
+    db = _open_for_writing(path)
+    try:
+        if not _check_schema(db, path):
+            _create(db)
+        db.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.Error as e:
+        db.close()
+        raise StoreError(f"cannot open store {path}: {detail(e)}") from e
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _checked(db: sqlite3.Connection, path: Path, *, new_ok: bool) -> sqlite3.Connection:
+    """``db`` if it holds a perflab store (or no tables at all, when ``new_ok``); closed otherwise."""
+    try:
+        if not _check_schema(db, path) and not new_ok:
+            raise StoreError(f"store {path} is not a perflab store (an SQLite database with no tables)")
+        return db
+    except sqlite3.Error as e:
+        db.close()
+        raise StoreError(f"cannot open store {path}: {detail(e)}") from e
+    except BaseException:
+        db.close()
+        raise
+
+
+def _open_for_writing(path: Path) -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot open store {path}: {detail(e)}") from e
+
+
+def _open_for_reading(path: Path) -> sqlite3.Connection:
+    uri = "file:" + quote(str(path.absolute()))
+    modes = ["?mode=ro"]
+    if files.writable(path) and not files.wal_has_frames(path):
+        # read-write + query_only: removes the -wal/-shm files it made when it closes; not
+        # with a -wal to merge, as closing would then write (checkpoint) into the store
+        modes.insert(0, "")
+    if not files.wal_has_frames(path):
+        modes.append("?mode=ro&immutable=1")  # nothing to read beyond the main file
+    error: sqlite3.Error | None = None
+    for mode in modes:
+        db = None
+        try:
+            db = sqlite3.connect(uri + mode, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+            db.execute("PRAGMA query_only=ON")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the -shm (WAL) now
+            return db
+        except sqlite3.Error as e:
+            if db is not None:
+                db.close()
+            if _damaged(e):
+                raise StoreError(f"store {path} is damaged: {e}") from e
+            if not _errorname(e).startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
+                raise StoreError(f"cannot read store {path}: {detail(e)}") from e
+            error = e  # cannot make the -wal/-shm files here: try the next, more modest mode
+    assert error is not None
+    if files.wal_has_frames(path):
+        raise StoreError(f"cannot read store {path}: its folder {files.folder(path)} is read-only and "
+                         f"{path.name}-wal holds changes not yet merged ({detail(error)})") from error
+    raise StoreError(f"cannot read store {path}: {detail(error)}") from error
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> bool:
+    """True for a perflab store of a version this perflab reads, False for a database with no
+    tables (a new store); StoreError for anything else."""
+    try:
+        tables = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as e:
+        if _damaged(e):
+            raise StoreError(f"store {path} is damaged: {e}") from e
+        raise
+    if not tables:
+        return False
+    foreign = StoreError(f"store {path} is not a perflab store (an SQLite database without perflab's tables)")
+    if "meta" not in tables:
+        raise foreign
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError:  # a 'meta' table of someone else's
+        raise foreign from None
+    if row is None:
+        raise foreign
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(f"store {path} is damaged: its schema version {row[0]!r} is not a number") from None
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"store {path} has schema {version}, newer than this perflab ({SCHEMA_VERSION})",
+                         hint="upgrade perflab")
+    if version < 1:
+        raise StoreError(f"store {path} is damaged: its schema version is {version}")
+    for table, columns in expected_columns().items():
+        if table not in tables:
+            raise StoreError(f"store {path} is damaged: table {table} is missing")
+        have = {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
+        if not columns <= have:
+            raise StoreError(f"store {path} is damaged: table {table} lacks column(s) "
+                             + ", ".join(sorted(columns - have)))
+    # version < SCHEMA_VERSION: migrations go here (none yet: version 1 is the first)
+    return True
+
+
+def _create(db: sqlite3.Connection) -> None:
+    """A new store's tables, in one transaction (idempotent if another process races us)."""
+    db.execute("PRAGMA journal_mode=WAL")
+    try:
+        db.executescript(f"BEGIN IMMEDIATE;\n{DDL}\nINSERT OR IGNORE INTO meta VALUES "
+                         f"('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
+    except BaseException:
+        if db.in_transaction:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the error being raised is the one to report
+        raise
+
+
+def _errorname(e: sqlite3.Error) -> str:
+    return getattr(e, "sqlite_errorname", "") or ""
+
+
+def _damaged(e: sqlite3.Error) -> bool:
+    return _errorname(e) in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
