@@ -30,10 +30,10 @@ from perflab.csv_import import MetricColumn, read_runs_csv
 from perflab.errors import PerflabError
 from perflab.plan import make_plan
 from perflab.spec import load_spec
+from testdata import MGLRU_RUNS, ROUTER_PLATFORMS
 
 REPO = Path(__file__).resolve().parents[1]
-SEED0 = REPO.parent / "shared" / "testdata" / "seed0-mglru-memcached.csv"
-PLATFORMS = REPO.parent / "shared" / "testdata" / "seed1-router-platforms.csv"
+SEED0, PLATFORMS = MGLRU_RUNS, ROUTER_PLATFORMS
 
 #: Examples per test (the sum is what the fuzzing covers).
 EXAMPLES = {"spec_documents": 1500, "spec_text": 700, "spec_bytes": 300, "csv_text": 900, "csv_bytes": 300,
