@@ -13,31 +13,10 @@ import pytest
 
 from cli_helpers import REPO, perflab, write_spec
 from test_store_faults import perflab_unprivileged
+from test_spec_errors import GOOD  # the one minimal valid spec
 from testdata import MGLRU_RUNS
 from perflab.cli import build_parser
 from perflab.spec import limits
-
-GOOD = """\
-name = "demo"
-baseline = "a"
-repetitions = 3
-
-[matrix]
-size = [1, 2]
-
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-
-[[phase]]
-name = "work"
-command = "echo {size}"
-
-[[metric]]
-name = "wall_time"
-better = "lower"
-"""
 
 SEED0 = MGLRU_RUNS
 

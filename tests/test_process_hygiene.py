@@ -147,12 +147,19 @@ def test_kill_grace_bounds_the_wait_for_a_process_ignoring_sigterm(tmp_path):
         assert gone(bin_)
 
 
-def test_sigterm_to_perflab_stops_the_step_and_its_children(tmp_path):
+def perflab_in_a_step(tmp_path):
+    """perflab running an experiment whose step is in flight with two processes: (process,
+    spec, store, the marker its processes carry)."""
     s = spec(tmp_path, "{bin} 338 & {bin} 339", reps=2)
     db = tmp_path / "p.db"
     p = perflab_process("run", str(s), "--store", str(db), "--no-compare")
     marker = Path(f"marker-sleep-{os.getpid()}-{tmp_path.name}")
     wait_until(lambda: len(live(marker)) >= 2)
+    return p, s, db, marker
+
+
+def test_sigterm_to_perflab_stops_the_step_and_its_children(tmp_path):
+    p, _, db, marker = perflab_in_a_step(tmp_path)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -164,11 +171,7 @@ def test_sigterm_to_perflab_stops_the_step_and_its_children(tmp_path):
 
 
 def test_sigkill_of_perflab_still_stops_the_step_and_the_next_start_cleans_its_scratch(tmp_path):
-    s = spec(tmp_path, "{bin} 340 & {bin} 341", reps=2)
-    db = tmp_path / "p.db"
-    p = perflab_process("run", str(s), "--store", str(db), "--no-compare")
-    marker = Path(f"marker-sleep-{os.getpid()}-{tmp_path.name}")
-    wait_until(lambda: len(live(marker)) >= 2)
+    p, s, db, marker = perflab_in_a_step(tmp_path)
     scratch = wait_until(lambda: [d for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}{p.pid}-*")])
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=10)

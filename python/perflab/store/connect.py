@@ -10,7 +10,9 @@ is, never "repaired".
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -37,31 +39,32 @@ def connect(path: Path, *, write: bool, create: bool = True) -> sqlite3.Connecti
         if reader is not None:
             _checked(reader, path, new_ok=True).close()
     db = _open_for_writing(path)
-    try:
+    with _closed_on_error(db, path):
         if not _check_schema(db, path):
             _create(db)
         db.execute("PRAGMA journal_mode=WAL")
+    return db
+
+
+@contextlib.contextmanager
+def _closed_on_error(db: sqlite3.Connection, path: Path) -> Iterator[None]:
+    """Close ``db`` if the block fails; an SQLite error becomes one StoreError line."""
+    try:
+        yield
     except sqlite3.Error as e:
         db.close()
         raise StoreError(f"cannot open store {path}: {detail(e)}") from e
     except BaseException:
         db.close()
         raise
-    return db
 
 
 def _checked(db: sqlite3.Connection, path: Path, *, new_ok: bool) -> sqlite3.Connection:
     """``db`` if it holds a perflab store (or no tables at all, when ``new_ok``); closed otherwise."""
-    try:
+    with _closed_on_error(db, path):
         if not _check_schema(db, path) and not new_ok:
             raise StoreError(f"store {path} is not a perflab store (an SQLite database with no tables)")
-        return db
-    except sqlite3.Error as e:
-        db.close()
-        raise StoreError(f"cannot open store {path}: {detail(e)}") from e
-    except BaseException:
-        db.close()
-        raise
+    return db
 
 
 def _open_for_writing(path: Path) -> sqlite3.Connection:
