@@ -13,7 +13,6 @@ import importlib
 import sys
 from typing import TextIO
 
-from perflab import __version__
 from perflab.cli.io import CliIO
 from perflab.errors import PerflabError
 
@@ -43,12 +42,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(self.prog, message)
 
 
+class _Version(argparse.Action):
+    """--version, reading the installed version only when asked (importlib.metadata ~25 ms)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from perflab import __version__
+
+        sys.stdout.write(f"perflab {__version__}\n")  # main() points sys.stdout at its writer
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="perflab",
         description="Run performance experiments and tell, with confidence intervals, what changed.",
     )
-    parser.add_argument("--version", action="version", version=f"perflab {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"perflab.cli.{name}").register(sub)

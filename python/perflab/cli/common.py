@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 import math
 
 from perflab.errors import InputError
-from perflab.store import Store, default_store_path
+from perflab.store.paths import default_store_path
+
+if TYPE_CHECKING:
+    from perflab.store import Store
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
@@ -17,6 +21,8 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 def open_store(args, *, write: bool = False, create: bool = True) -> Store:
     """The --store (or default) store. Reading commands (the default) create and change
     nothing: a missing store is an error. write=True creates it unless create=False."""
+    from perflab.store import Store
+
     return Store(args.store or None, write=write, create=create)
 
 

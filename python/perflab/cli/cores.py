@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rich.table import Table
+from perflab.cli.lazy_rich import Table
 
 from perflab.errors import InputError
 from perflab.platform import parse_cpu_list, pick_cores, read_topology

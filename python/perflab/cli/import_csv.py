@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from perflab.cli.common import add_store_option, open_store
-from perflab.csv_import import MetricColumn, read_runs_csv, store_runs
 
 
 def register(sub) -> None:
@@ -24,6 +23,8 @@ def register(sub) -> None:
 
 
 def run(args, io) -> int:
+    from perflab.csv_import import MetricColumn, read_runs_csv, store_runs
+
     metrics = [MetricColumn.parse(m) for m in args.metric]
     # the whole file is read and checked first: a bad CSV creates no store and writes nothing
     parsed = read_runs_csv(args.file, variant_col=args.variant, param_cols=args.param, metrics=metrics,

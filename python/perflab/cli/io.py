@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from perflab.report.safe_text import terminal_safe
 
@@ -19,11 +20,25 @@ class CliIO:
     def __init__(self, out: TextIO, err: TextIO):
         self.out = out
         self.err = err
-        no_color = bool(os.environ.get("NO_COLOR"))
-        self.console = Console(file=out, no_color=no_color, highlight=False,
-                               soft_wrap=False, width=_width(out))
-        self.err_console = Console(file=err, no_color=no_color, highlight=False,
-                                   soft_wrap=False, width=_width(err))
+        self._consoles: dict[str, Any] = {}
+
+    @property
+    def console(self) -> Console:
+        return self._console("out")
+
+    @property
+    def err_console(self) -> Console:
+        return self._console("err")
+
+    def _console(self, which: str) -> Console:
+        """Made on first use: rich costs ~30 ms to import, which `--help` need not pay."""
+        if which not in self._consoles:
+            from rich.console import Console
+
+            stream = self.out if which == "out" else self.err
+            self._consoles[which] = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")),
+                                            highlight=False, soft_wrap=False, width=_width(stream))
+        return self._consoles[which]
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")

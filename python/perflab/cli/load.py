@@ -13,8 +13,10 @@ import time
 
 from perflab.errors import InputError
 from perflab.report.safe_text import terminal_safe
-from perflab.workloads.kv import KvConfig, KvConfigError, KvProgress, run_kv
-from perflab.workloads.kv_config import validation_messages
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine and numpy load on use: building the parser stays light
+    from perflab.workloads.kv import KvConfig, KvProgress
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -111,6 +113,9 @@ def config_from_args(args) -> KvConfig:
     }
     from pydantic import ValidationError
 
+    from perflab.workloads.kv import KvConfig
+    from perflab.workloads.kv_config import validation_messages
+
     try:
         return KvConfig(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as e:
@@ -168,6 +173,8 @@ class ProgressLine:
 
 
 def run(args, io) -> int:
+    from perflab.workloads.kv import KvConfigError, run_kv
+
     cfg = config_from_args(args)
     percentiles = parse_percentiles(args.print_percentiles)
     line = None if args.quiet or args.json else ProgressLine(io.err)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from rich.table import Table
+from perflab.cli.lazy_rich import Table
 
 from perflab.cli.common import add_store_option, open_store
 

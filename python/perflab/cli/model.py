@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.table import Table
+from perflab.cli.lazy_rich import Table
 
 from perflab.errors import InputError
 from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code (scipy) is imported on use

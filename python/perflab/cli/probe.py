@@ -6,7 +6,7 @@ import json
 import math
 import re
 
-from rich.table import Table
+from perflab.cli.lazy_rich import Table
 
 from perflab.errors import InputError
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from rich.table import Table
-from rich.text import Text
+from perflab.cli.lazy_rich import Table
+from perflab.cli.lazy_rich import Text
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import re
 
-from rich.text import Text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = ["UNSAFE", "has_unsafe", "safe_text", "terminal_safe"]
 
@@ -64,4 +67,6 @@ def has_unsafe(text: str, *, one_line: bool = False) -> bool:
 
 def safe_text(text: str | bytes | None, style: str = "", *, one_line: bool = False) -> Text:
     """`terminal_safe` text as a rich ``Text``: printed literally, markup characters included."""
+    from rich.text import Text
+
     return Text(terminal_safe(text, one_line=one_line), style=style)

@@ -21,15 +21,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from perflab.errors import StoreError
+from perflab.store.paths import DEFAULT_STORE, default_store_path  # noqa: F401 (re-exported)
 from perflab.store.connect import connect
 from perflab.store.faults import reads, writes
 
-DEFAULT_STORE = "perflab.db"
 FINISHED = ("ok", "failed", "timeout")
-
-
-def default_store_path() -> Path:
-    return Path(os.environ.get("PERFLAB_STORE") or DEFAULT_STORE)
 
 
 @dataclass(frozen=True)
