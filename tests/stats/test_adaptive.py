@@ -31,7 +31,7 @@ def _adaptive(a, b):
     done = np.zeros(e, bool)
     hws = {}
     for n in range(MIN, MAX + 1):
-        r = welch_batch(a[:, :n], b[:, :n])
+        r = welch_batch(a[:, :n], b[:, :n], interval="difference")  # as `decide` (its half-width)
         hw = (r.high - r.low) / 2
         hws[n] = hw
         stop = ~done & ((hw <= TARGET) | (n == MAX))
@@ -83,7 +83,7 @@ def test_stopping_on_precision_keeps_the_false_positive_rate(family):
     a, b = _paths(family, 3)
     used, sig, _ = _adaptive(a, b)
     assert sig.mean() <= 0.06
-    fixed = welch_batch(a[:, :30], b[:, :30]).significant.mean()
+    fixed = welch_batch(a[:, :30], b[:, :30], interval="difference").significant.mean()
     # At most a small excess over a fixed count. Heavy tails (t3) show the largest: a fixed
     # count is conservative there (≈ 4%: outlying runs inflate s), while stopping favours
     # stretches without outliers, which brings the rate back to about the nominal 5–6%.
@@ -106,5 +106,5 @@ def test_stopping_on_significance_would_inflate_false_positives():
     a, b = _paths("normal", 5)
     hit = np.zeros(a.shape[0], bool)
     for n in range(MIN, MAX + 1):
-        hit |= welch_batch(a[:, :n], b[:, :n]).significant
+        hit |= welch_batch(a[:, :n], b[:, :n], interval="difference").significant
     assert hit.mean() > 0.15

@@ -51,3 +51,20 @@ def test_comparison_serialises_with_its_decision():
     d = comp(0.02, 0.05).to_dict()
     assert d["significant"] is True and d["statistic"] == "mean" and d["interval"] == "difference"
     assert comp(0.02, 0.05).half_width == pytest.approx(0.015)
+
+
+def test_absolute_changes_ignore_a_relative_threshold():
+    """A baseline within noise of zero: the change is in the unit, and any real change is
+    unboundedly large relative to it, so the threshold (a fraction) does not apply."""
+    c = Comparison("welch", 0.95, 10, 10, 0.0, 3.0, 3.0, 1.5, 4.5, 0.001, scale="absolute")
+    assert not c.relative and classify(c, "higher", threshold=0.5) is Verdict.BETTER
+    assert classify(c, "lower", threshold=0.5) is Verdict.WORSE
+
+
+def test_comparison_fields_for_the_scale_and_the_correction():
+    c = comp(0.02, 0.05)
+    assert (c.scale, c.p_raw, c.correction) == ("ratio", 0.01, "none")
+    d = c.to_dict()
+    assert (d["scale"], d["p_raw"], d["correction"]) == ("ratio", 0.01, "none")
+    with pytest.raises(ValueError, match="scale"):
+        Comparison("welch", 0.95, 10, 10, 1.0, 1.0, 0.0, -0.1, 0.1, 0.5, scale="percent")

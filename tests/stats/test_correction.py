@@ -139,3 +139,38 @@ def test_correct_without_recompute_approximates_and_rejects_mixed_levels():
         correct(mixed)
     with pytest.raises(ValueError, match="unknown correction"):
         correct(raw, "fdr")
+
+
+def test_comparisons_carry_raw_and_adjusted_p():
+    rng = np.random.default_rng(8)
+    fam = compare_family(_family(rng, [0, 3, 0, 1]), correction="holm")
+    for raw, c in zip(fam.raw, fam.comparisons):
+        assert c.p_raw == raw.p_value and c.correction == "holm" and c.p_value >= c.p_raw
+        assert c.to_dict()["p_raw"] == raw.p_value
+    assert all(c.correction == "none" and c.p_raw == c.p_value for c in fam.raw)
+
+
+def test_widening_without_the_data_agrees_with_the_adjusted_p_and_stays_above_minus_100():
+    """`correct` without recompute interpolates the near side between the level's interval and
+    the level 1 − p at which the test puts it at 0: it excludes 0 exactly when p < 1 − level."""
+    from perflab.stats import Comparison
+    from perflab.stats.correction import widen
+
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(9)
+    for _ in range(500):
+        # a log-ratio interval and its test, lopsided by up to 2×, as the methods give them
+        lest, se = rng.normal(0, 0.2), rng.uniform(0.01, 0.3)
+        df = rng.uniform(3, 60)
+        t = sps.t.ppf(0.975, df)
+        left, right = se * rng.uniform(0.7, 1.4), se * rng.uniform(0.7, 1.4)
+        lo, hi, est = np.expm1(lest - t * left), np.expm1(lest + t * right), np.expm1(lest)
+        p = float(2 * sps.t.sf(abs(lest) / (left if lest > 0 else right), df))
+        c = Comparison("welch", 0.95, 10, 10, 1.0, 1.0 + est, est, lo, hi, p)
+        assert c.significant == (p <= 0.05)
+        level = rng.uniform(0.95, 0.9999)
+        w = widen(c, level)
+        assert w.low <= c.low and w.high >= c.high and w.low > -1
+        assert w.low <= w.estimate <= w.high
+        assert w.significant == (p < 1 - level), (c, level, w)

@@ -71,3 +71,15 @@ def test_too_few_runs_and_bad_shapes():
     empty[2] = 0
     with pytest.raises(ValueError, match="empty"):
         histogram_bootstrap(EDGES, empty, _runs(rng, 5, 1.0))
+
+
+def test_a_zero_bucket_value_makes_the_change_a_difference():
+    """Bucket values reaching 0 (a percentile can be 0): no ratio; the difference over the
+    baseline's percentile, or in the unit when that is within noise of zero."""
+    rng = np.random.default_rng(5)
+    values = np.arange(0.0, 50.0)  # bucket 0 holds requests
+    base = np.array([np.bincount(np.clip(rng.poisson(2, 500), 0, 49), minlength=50) for _ in range(8)])
+    cand = np.array([np.bincount(np.clip(rng.poisson(3, 500), 0, 49), minlength=50) for _ in range(8)])
+    r = histogram_bootstrap(values, base, cand, 90, resamples=2000)
+    assert r.scale[0] == "relative" and r.low[0] <= r.estimate[0] <= r.high[0]
+    assert bool(r.significant[0]) == bool(r.p_value[0] <= 0.05)

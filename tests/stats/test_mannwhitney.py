@@ -111,3 +111,27 @@ def test_shift_over_the_median_under_covers_large_changes_and_warns():
     assert np.mean(mannwhitney_batch(a, b).covers(0.30)) >= 0.935
     warned = [("baseline_uncertainty" in [w.code for w in MannWhitney("shift").compare(x, y).warnings]) for x, y in zip(a[:40], b[:40])]
     assert np.mean(warned) > 0.5
+
+
+def test_tied_interval_is_the_set_of_shifts_the_tie_corrected_test_does_not_reject():
+    """Integer data: the interval spans exactly the observed differences (and midpoints)
+    at which scipy's tie-corrected asymptotic test of b − θ vs a gives p > α; p at 0 is that
+    test's own p-value."""
+    rng = np.random.default_rng(6)
+    for _ in range(40):
+        a = rng.integers(0, 6, 9).astype(float)
+        b = rng.integers(1, 7, 11).astype(float)
+        c = MannWhitney("shift").compare(a, b, 0.9)
+        assert c.scale in ("relative", "absolute")
+        k = abs(np.median(a)) if c.scale == "relative" else 1.0
+        lo, hi = c.low * k, c.high * k
+        d = np.unique(np.subtract.outer(b, a))
+        grid = np.unique(np.concatenate([d, (d[:-1] + d[1:]) / 2]))
+        p = np.array([sps.mannwhitneyu(b - t, a, method="asymptotic").pvalue for t in grid])
+        accepted = grid[p > 0.1]
+        assert accepted.min() == pytest.approx(lo) and accepted.max() == pytest.approx(hi)
+        if c.estimate == 0:  # the interval holds its estimate, 0, at every level: p = 1
+            assert c.p_value == 1.0
+        else:
+            assert c.p_value == pytest.approx(sps.mannwhitneyu(b, a, method="asymptotic").pvalue)
+        assert c.significant == (c.p_value <= 0.1)

@@ -62,3 +62,15 @@ def test_warnings_when_the_overhead_dominates_or_swamps_the_work():
     assert {w.code for w in r.warnings} == {"overhead_dominates", "overhead_indistinguishable"}
     with pytest.raises(ValueError, match="≥ 2"):
         subtract_overhead([1.0, 2.0], [1.0])
+
+
+def test_net_change_is_defined_once_and_agrees_with_its_test():
+    """Positive net times: a ratio (Fieller, never below −100%); a baseline net time within
+    its noise of zero: the change of the means in the unit, flagged."""
+    rng = np.random.default_rng(5)
+    o = rng.normal(5.0, 0.1, 10)
+    c = compare_net(5 + rng.normal(10, 0.2, 10), 5 + rng.normal(11, 0.2, 10), o)
+    assert c.scale == "ratio" and c.low > -1 and c.significant == (c.p_value <= 0.05)
+    c = compare_net([5.1, 5.2, 4.9], [6.0, 6.1, 5.9], [5.0, 5.1, 5.05])
+    assert c.scale == "absolute" and "absolute_change" in [w.code for w in c.warnings]
+    assert c.low <= c.estimate <= c.high and c.significant == (c.p_value <= 0.05)

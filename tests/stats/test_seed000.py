@@ -13,11 +13,12 @@ METRICS = {"ops_per_sec": "higher", "p99_latency_ms": "lower"}
 
 # method, options, 110% ops (low, high), 110% p99 (low, high) in %, tolerance in points
 EXPECTED = [
-    ("welch", {}, (12.22, 16.21), (-22.96, -20.03), 0.01),  # auto: Fieller for ops, difference for p99
+    ("welch", {}, (12.23, 16.20), (-22.96, -20.03), 0.01),  # auto: Fieller for ops, difference for p99
     ("welch", {"interval": "difference"}, (12.35, 16.03), (-22.96, -20.03), 0.01),
-    ("welch", {"interval": "fieller"}, (12.22, 16.21), (-22.72, -20.25), 0.01),
+    ("welch", {"interval": "fieller"}, (12.23, 16.20), (-22.73, -20.24), 0.01),
     ("bootstrap", {}, (12.1, 16.4), (-22.8, -20.1), 0.1),
-    ("mannwhitney", {}, (12.02, 16.37), (-23.02, -20.22), 0.01),
+    # p99 latencies are tied (coarse unit): the interval inverts the tie-corrected test
+    ("mannwhitney", {}, (12.02, 16.37), (-22.94, -20.26), 0.01),
     ("mannwhitney", {"scale": "shift"}, (12.00, 16.00), (-23.53, -20.22), 0.01),
     ("paired", {}, (11.97, 16.46), (-22.80, -20.16), 0.01),
     ("bootstrap", {"statistic": "median"}, (11.2, 16.5), (-23.4, -19.7), 0.1),
@@ -32,6 +33,9 @@ def test_110_percent_is_better_on_both_metrics(seed0, name, options, ops, p99, t
         assert c.low * 100 == pytest.approx(lo, abs=tol)
         assert c.high * 100 == pytest.approx(hi, abs=tol)
         assert c.low <= c.estimate <= c.high
+        # positive runs: a ratio (the HL shift over the median only when asked for)
+        assert c.scale == ("relative" if options.get("scale") == "shift" else "ratio")
+        assert c.significant and c.p_value <= 0.05
         assert classify(c, METRICS[metric]).value == "better"
         # within the published rounding toward zero: +[12, 16]% and −[20, 22]%
         if metric == "ops_per_sec":
@@ -52,14 +56,16 @@ def test_90_percent_is_not_significant(seed0, name, options):
             assert classify(c, "higher", threshold=0.005).value == "within_noise"
             continue
         assert not c.significant, (name, options, metric, c)
+        assert c.p_value > 0.05  # the same test decides
         assert c.low <= 0 <= c.high  # (tied latencies: a bound can be exactly 0)
         assert classify(c, METRICS[metric]).value == "ns"
 
 
 def test_default_welch_numbers_are_the_design_ones(seed0):
-    # the default interval="auto" takes Fieller's here (DESIGN: +[12.2, 16.2]%) ...
+    # the default interval="auto" takes Fieller's here (DESIGN: +[12.2, 16.2]%; on Welch's own
+    # degrees of freedom, so that it inverts Welch's test: +[12.23, 16.20]%) ...
     auto = get_method().compare(seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec"))
-    assert (round(auto.low * 100, 2), round(auto.high * 100, 2)) == (12.22, 16.21)
+    assert (round(auto.low * 100, 2), round(auto.high * 100, 2)) == (12.23, 16.20)
     assert auto.interval == "fieller" and not [w for w in auto.warnings if w.code == "baseline_uncertainty"]
     # ... because the difference interval (DESIGN: +[12.3, 16.0]%) covers short of 95% there
     c = get_method("welch", interval="difference").compare(seed0("baseline", "110", "ops_per_sec"),
@@ -69,4 +75,6 @@ def test_default_welch_numbers_are_the_design_ones(seed0):
     # ...and it says its coverage is short here, pointing at Fieller's interval
     (w,) = [w for w in c.warnings if w.code == "baseline_uncertainty"]
     assert 0.92 < w.details["implied_coverage"] < 0.945
-    assert round(w.details["fieller_low"] * 100, 2) == 12.22
+    assert round(w.details["fieller_low"] * 100, 2) == 12.23
+    # the p-value is Welch's whichever interval is shown
+    assert auto.p_value == c.p_value

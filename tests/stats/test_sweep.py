@@ -52,3 +52,15 @@ def test_bad_cells():
         sweep_summary([([1.0, 2.0], [2.0, 3.0]), ([1.0], [2.0, 3.0])])
     with pytest.raises(ValueError, match="positive"):
         sweep_summary([([-1.0, -2.0], [2.0, 3.0])])
+
+
+def test_p_value_agrees_with_the_interval_at_every_level_and_any_magnitude():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        cells = _sweep(rng, rng.uniform(0.97, 1.05, 4), n=5)
+        for level in (0.8, 0.95, 0.999):
+            s = sweep_summary(cells, level)
+            assert (s.low > 1 or s.high < 1) == (s.p_value <= 1 - level)
+    huge = [(a * 1e300, b * 1e300) for a, b in _sweep(rng, [1.1, 1.2])]
+    s = sweep_summary(huge)
+    assert 0 < s.low < s.ratio < s.high and s.to_dict()["p_value"] == s.p_value

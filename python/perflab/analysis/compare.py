@@ -135,7 +135,7 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
                     continue
                 cand = data.sample(cell_key, variant, metric.name)
                 comp = None
-                if base and cand and _mean(base) != 0:
+                if base and cand:  # a zero baseline is compared on the absolute scale
                     comp = run_compare(cell_key, variant, metric.name, confidence)
                     notes += [Note(w, cell_key, variant, metric.name) for w in comp.warnings
                               if w.code != "too_few_runs"]  # already said by the summary
@@ -198,10 +198,15 @@ def _fit_advice(note: Note, settings: dict) -> Note:
 
 
 def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:
-    """Comparisons significantly worse, with a point estimate worse than ``pct`` percent."""
+    """Comparisons significantly worse, with a point estimate worse than ``pct`` percent
+    (a change on the absolute scale — a baseline within its noise of zero — has no percentage:
+    significantly worse is worse than any)."""
     out = []
     for c in result.comparisons:
         if c.verdict is not Verdict.WORSE or c.comparison is None:
+            continue
+        if c.comparison.scale == "absolute":
+            out.append(c)
             continue
         worse_by = c.comparison.estimate if c.metric.better == "lower" else -c.comparison.estimate
         if worse_by * 100 > pct:

@@ -120,7 +120,7 @@ def summarize_sweeps(data: Dataset, summaries: dict[tuple[str, str, str], Summar
                 continue
             comp = Comparison(method="sweep", confidence=confidence, n_baseline=n_base, n_candidate=n_cand,
                               baseline_location=math.nan, candidate_location=math.nan, estimate=s.change,
-                              low=s.change_low, high=s.change_high, p_value=math.nan,
+                              low=s.change_low, high=s.change_high, p_value=s.p_value,
                               statistic="geometric mean", interval="sweep")
             row = SweepRow(variant, metric, s, comp, classify(comp, metric.better, threshold), len(data.cells),
                            left_out)

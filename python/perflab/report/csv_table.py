@@ -24,22 +24,28 @@ def render_csv(result: CompareResult) -> str:
     w.writerow(list(data.params) + ["cell", "variant", "baseline", "metric", "unit", "better", "method",
                                     "confidence", "n_baseline", "n_variant", "baseline_mean",
                                     "variant_mean", "change_pct", "ci_low_pct", "ci_high_pct",
-                                    "p_value", "verdict", "tldr", "cells", "i_squared"])
+                                    "p_value", "verdict", "tldr", "cells", "i_squared",
+                                    # a baseline within its noise of zero: the change in the metric's unit
+                                    "scale", "p_raw", "change", "ci_low", "ci_high"])
     for c in result.comparisons:
         k = c.comparison
+        pct = k is not None and k.scale != "absolute"
         nums = ([k.n_baseline, k.n_candidate, k.baseline_location, k.candidate_location,
-                 k.estimate * 100, k.low * 100, k.high * 100, k.p_value] if k else [""] * 8)
+                 *((k.estimate * 100, k.low * 100, k.high * 100) if pct else ("", "", "")), k.p_value]
+                if k else [""] * 8)
+        extra = [k.scale, k.p_raw, *((k.estimate, k.low, k.high) if not pct else ("", "", ""))] if k else [""] * 5
         w.writerow([c.labels.get(p, "") for p in data.params] +
                    [c.cell_key, c.variant, data.baseline, c.metric.name, c.metric.unit, c.metric.better,
                     result.method, result.confidence] + nums + [c.verdict.value,
-                                                                 tldr_text(k, c.verdict), "", ""])
+                                                                 tldr_text(k, c.verdict, c.metric.unit), "", ""]
+                   + extra)
     for s in result.sweeps:
         k = s.comparison
         w.writerow([""] * len(data.params) +
                    [s.label, s.variant, data.baseline, s.metric.name, s.metric.unit, s.metric.better, "sweep",
                     result.confidence, k.n_baseline, k.n_candidate, "", "", k.estimate * 100, k.low * 100,
-                    k.high * 100, "", s.verdict.value, tldr_text(k, s.verdict), s.summary.cells,
-                    s.summary.i_squared])
+                    k.high * 100, k.p_value, s.verdict.value, tldr_text(k, s.verdict, s.metric.unit),
+                    s.summary.cells, s.summary.i_squared, k.scale, k.p_raw, "", "", ""])
     return buf.getvalue()
 
 

@@ -22,13 +22,22 @@ def fmt_number(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits - 1}e}"
 
 
-def fmt_pct_interval(c: Comparison, decimals: int = 1) -> str:
-    """Seed 000's TLDR cell: ``+[12.2, 16.2]%``, ``-[20.0, 23.0]%`` (magnitudes ascending).
+def fmt_pct_interval(c: Comparison, decimals: int = 1, unit: str = "") -> str:
+    """The MGLRU report's TLDR cell: ``+[12.2, 16.2]%``, ``-[20.0, 23.0]%`` (magnitudes ascending).
 
     More decimals are used when the bounds would otherwise print equal. An interval
     straddling zero is written ``[-0.9, +0.1]%``; a TLDR shows ``NS`` for it instead.
     A dagger marks Fieller's ratio interval (see stats/welch.py, ``interval="auto"``).
+    On the absolute scale (a baseline within its own noise of zero has no percentage) the
+    bounds are in the metric's unit: ``+[1.2, 4.5] ms`` (the warning `absolute_change` says why).
     """
+    if getattr(c, "scale", "ratio") == "absolute":
+        lo_a, hi_a, u = c.low, c.high, f" {unit}" if unit else " (abs.)"
+        if lo_a > 0:
+            return f"+[{fmt_number(lo_a)}, {fmt_number(hi_a)}]{u}"
+        if hi_a < 0:
+            return f"-[{fmt_number(-hi_a)}, {fmt_number(-lo_a)}]{u}"
+        return f"[{fmt_number(lo_a)}, {fmt_number(hi_a)}]{u}"
     lo, hi = c.low * 100, c.high * 100
     while decimals < 4 and round(lo, decimals) == round(hi, decimals) and lo != hi:
         decimals += 1  # keep the bounds distinguishable
@@ -44,15 +53,16 @@ def fmt_pct(x: float, decimals: int = 1) -> str:
     return f"{x * 100:+.{decimals}f}%"
 
 
-def tldr_text(c: Comparison | None, verdict: Verdict) -> str:
-    """What a TLDR cell says: NS, an interval, "~0" within the noise threshold, or n/a."""
+def tldr_text(c: Comparison | None, verdict: Verdict, unit: str = "") -> str:
+    """What a TLDR cell says: NS, an interval, "~0" within the noise threshold, or n/a.
+    ``unit``: the metric's, for a change on the absolute scale."""
     if c is None or verdict is Verdict.UNDEFINED:
         return "n/a"
     if verdict is Verdict.NOT_SIGNIFICANT:
         return "NS"
     if verdict is Verdict.WITHIN_NOISE:
-        return f"{fmt_pct_interval(c)} (within noise)"
-    return fmt_pct_interval(c)
+        return f"{fmt_pct_interval(c, unit=unit)} (within noise)"
+    return fmt_pct_interval(c, unit=unit)
 
 
 def arrow(better: str) -> str:

@@ -48,7 +48,7 @@ def to_document(result: CompareResult) -> dict:
         "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in d.metrics],
         "comparisons": [
             {"cell": c.cell_key, "labels": c.labels, "variant": c.variant, "metric": c.metric.name,
-             "verdict": c.verdict.value, "tldr": tldr_text(c.comparison, c.verdict),
+             "verdict": c.verdict.value, "tldr": tldr_text(c.comparison, c.verdict, c.metric.unit),
              **(c.comparison.to_dict() if c.comparison else {})}
             for c in result.comparisons],
         "summaries": [
@@ -60,7 +60,7 @@ def to_document(result: CompareResult) -> dict:
         "failed_runs": [{"order_index": f.order_index, "cell": f.cell_key, "variant": f.variant,
                          "repetition": f.repetition, "status": f.status, "reason": f.reason}
                         for f in d.failed],
-        "sweeps": [{**s.to_dict(), "tldr": tldr_text(s.comparison, s.verdict)} for s in result.sweeps],
+        "sweeps": [{**s.to_dict(), "tldr": tldr_text(s.comparison, s.verdict, s.metric.unit)} for s in result.sweeps],
     }
 
 

@@ -138,11 +138,11 @@ def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, 
     for y, (key, v) in enumerate(rows):
         c = by_key.get((key, v))
         k = c.comparison if c else None
-        text = tldr_text(k, c.verdict) if c else "n/a"
+        text = tldr_text(k, c.verdict, c.metric.unit) if c else "n/a"
         if c is not None and c.verdict in (Verdict.BETTER, Verdict.WORSE):
             text += f" {c.verdict.value}"
         color = VERDICT_COLORS[c.verdict] if c else "#57606a"
-        if k is not None and k.defined:
+        if k is not None and k.defined and k.scale != "absolute":  # the axis is in %; the text says it
             est, lo, hi = k.estimate * 100, k.low * 100, k.high * 100
             bounds += [lo, hi]
             ax.errorbar([est], [y], xerr=[[est - lo], [hi - est]], fmt="o", color=colors[v], ecolor=colors[v],
@@ -348,7 +348,7 @@ def scaling(result: CompareResult, param: str, values: dict[str, float], metric:
             xs, est, lo, hi = [], [], [], []
             for x, _label, key in pts:
                 k = comps.get((key, cand))
-                if k is None or not k.defined:
+                if k is None or not k.defined or k.scale == "absolute":  # not on a % axis
                     continue
                 xs.append(x)
                 est.append(k.estimate * 100)

@@ -49,7 +49,7 @@ def tldr_table(result: CompareResult) -> TableModel:
                 row.append(TableCell(variant))
             for m in data.metrics:
                 c = by_key.get((cell_key, variant, m.name))
-                row.append(TableCell(tldr_text(c.comparison, c.verdict), c.verdict) if c else TableCell("n/a"))
+                row.append(TableCell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict) if c else TableCell("n/a"))
             rows.append(row)
     nparams = len(columns) - len(data.metrics)
     sweeps = {(s.variant, s.metric.name): s for s in result.sweeps}
@@ -66,7 +66,7 @@ def tldr_table(result: CompareResult) -> TableModel:
             if s is None:
                 row.append(TableCell("n/a"))
                 continue
-            text = tldr_text(s.comparison, s.verdict)
+            text = tldr_text(s.comparison, s.verdict, s.metric.unit)
             if s.summary.cells != first.summary.cells:
                 text += f" ({s.summary.cells} cells)"
             row.append(TableCell(text, s.verdict))

@@ -84,7 +84,7 @@ def _places(cs: list[ComparedCell], with_interval: bool) -> list[Span]:
             spans.append(Span(", " if i < len(shown) - 1 or len(cs) > MAX_PLACES else " and "))
         where = cell_name(c.cell_key)
         if with_interval:
-            text = tldr_text(c.comparison, c.verdict)
+            text = tldr_text(c.comparison, c.verdict, c.metric.unit)
             spans.append(Span(text + (f" at {where}" if where else ""), c.verdict))
         else:
             spans.append(Span(where or "overall"))
@@ -119,5 +119,5 @@ def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, b
     if sweep is not None:
         where = sweep.label.replace(" (geometric mean)", "")
         spans += [Span(f"Geometric mean over {where}: "),
-                  Span(tldr_text(sweep.comparison, sweep.verdict), sweep.verdict), Span(". ")]
+                  Span(tldr_text(sweep.comparison, sweep.verdict, sweep.metric.unit), sweep.verdict), Span(". ")]
     return spans

@@ -15,6 +15,17 @@ percentiles. Around them: `classify` (verdict with a practical threshold),
 (cost = a + b·n^k fits). Each method also has a batched form (``*_batch``) over
 arrays of E experiments, used by bulk comparisons and by the simulation tests.
 
+One definition of the change for every method (`intervals.py`, ``Comparison.scale``):
+a ratio for runs that are all positive (its interval built on the ratio: never below
+−100%); for runs that can be zero or negative the difference over |baseline location|,
+or in the metric's unit when that location is within its own noise of zero (flagged by
+an ``absolute_change`` warning). One rule of agreement for every method and correction:
+significant ⇔ the interval excludes 0 ⇔ p ≤ α (the adjusted p under a correction;
+``Comparison.p_raw`` keeps the raw one) — each method's p-value inverts the very test its
+interval is made of, at every level. Every method rescales values first, so runs of
+1e-300 and of 1e300 give the same relative intervals; what cannot be computed comes back
+as NaN with a warning saying why, never as an exception.
+
 Method-specific caveats (too few runs for this method, ties, unbounded ratio) are
 attached by ``compare``; data diagnostics (outliers, drift, bimodality, first run,
 unequal variances, power) come from `diagnose_sample` / `diagnose_comparison`,
@@ -47,13 +58,14 @@ from perflab.stats.power import detectable_change, runs_needed, welch_power
 from perflab.stats.scaling import Estimate, ScalingComparison, ScalingFit, compare_scaling, fit_scaling
 from perflab.stats.summary import Location, Summary, summarize
 from perflab.stats.sweep import SweepSummary, sweep_summary
-from perflab.stats.types import Comparison, Verdict, classify
+from perflab.stats.types import SCALES, Comparison, Verdict, classify
 from perflab.stats.warnings import StatWarning
 from perflab.stats.welch import Welch
 
 __all__ = [
     "CORRECTIONS",
     "DEFAULT_CORRECTION",
+    "SCALES",
     "DEFAULT_METHOD",
     "Bootstrap",
     "Comparison",

@@ -91,6 +91,11 @@ def relative_half_width(
     """Half-width of the Welch interval of the relative change (fraction of the baseline mean);
     with one sample, of the t interval of its mean relative to the mean. NaN below 2 runs."""
     a = as_sample(baseline)
+    b = as_sample(candidate) if candidate is not None else None
+    # relative widths are scale-free: compute them on rescaled runs (1e-300…1e300)
+    top = max(float(np.max(np.abs(x))) for x in ((a, b) if b is not None else (a,)))
+    k = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 else 1.0
+    a = a / k
     m = abs(float(a.mean()))
     if m == 0:
         raise ValueError("mean is zero: a relative precision is undefined")
@@ -99,7 +104,7 @@ def relative_half_width(
         if a.size < 2:
             return math.nan
         return float(sps.t.ppf(q, a.size - 1)) * float(a.std(ddof=1)) / math.sqrt(a.size) / m
-    b = as_sample(candidate)
+    b = b / k
     if a.size < 2 or b.size < 2:
         return math.nan
     va = float(a.var(ddof=1)) / a.size

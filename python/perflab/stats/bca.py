@@ -102,16 +102,108 @@ def pooled_shape_acceleration(jack_baseline: np.ndarray, jack_candidate: np.ndar
     return np.where(np.isfinite(acc), acc, 0.0)
 
 
-def _row_quantiles(sorted_boot: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Linear-interpolated quantile ``probs[i]`` of row i of a row-sorted (E, B) array."""
-    b = sorted_boot.shape[1]
-    pos = np.clip(probs, 0.0, 1.0) * (b - 1)
+def _bca_map(s: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """BCa's h(s) = s/(1 − a·s), continued linearly (slope 4) where a·s > ½ so that it stays
+    finite and increasing at every level (plain BCa jumps to the last resample there)."""
+    s, a = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(a, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        inner = s / (1 - a * s)
+        knee = np.where(a != 0, 1 / (2 * a), 0.0)
+        outer = np.where(a != 0, 1 / a, 0.0) + 4 * (s - knee)
+        return np.where(a * s <= 0.5, inner, outer)
+
+
+def _bca_map_inv(w: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Inverse of `_bca_map`: s with h(s) = w."""
+    w, a = np.broadcast_arrays(np.asarray(w, dtype=np.float64), np.asarray(a, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        inner = w / (1 + a * w)
+        outer = np.where(a != 0, 1 / (2 * a) + (w - 1 / a) / 4, 0.0)
+        return np.where(a * w <= 1.0, inner, outer)
+
+
+def row_quantiles(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Linear-interpolated quantile ``probs[i]`` (numpy's default) of row i of a row-sorted
+    (E, B) array."""
+    b = sorted_rows.shape[1]
+    pos = np.clip(np.broadcast_to(probs, (sorted_rows.shape[0],)), 0.0, 1.0) * (b - 1)
     lo = np.floor(pos).astype(np.int64)
     hi = np.minimum(lo + 1, b - 1)
     frac = pos - lo
-    vlo = np.take_along_axis(sorted_boot, lo[:, None], axis=1)[:, 0]
-    vhi = np.take_along_axis(sorted_boot, hi[:, None], axis=1)[:, 0]
+    vlo = np.take_along_axis(sorted_rows, lo[:, None], axis=1)[:, 0]
+    vhi = np.take_along_axis(sorted_rows, hi[:, None], axis=1)[:, 0]
     return vlo + frac * (vhi - vlo)
+
+
+#: Share of resamples in each tail that sets the slope of the normal tail beyond them.
+TAIL = 0.025
+
+
+class _Quantiles:
+    """Quantile function Q(β) of each row's bootstrap distribution, on the normal scale.
+
+    Knots (Φ⁻¹((i + ½)/B), s_(i)) for the sorted resamples s_(0…B−1), linear in
+    probability between them and continued beyond the outer knots by a normal tail
+    whose scale is that of the outer 2.5% of resamples. Q is continuous and
+    non-decreasing and has an exact inverse, so an interval read off Q and the level at
+    which it reaches a value agree exactly, at any level — also beyond the resolution
+    1/B of the resamples.
+    """
+
+    def __init__(self, boot: np.ndarray):
+        self.srt = np.sort(boot, axis=1)
+        e, b = boot.shape
+        self.b = b
+        self.beta_1 = float(special.ndtri(0.5 / b))
+        self.beta_b = -self.beta_1
+        k = max(1, min(b - 1, int(round(TAIL * b - 0.5))))
+        beta_k = float(special.ndtri((k + 0.5) / b))
+        sd = boot.std(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo = (self.srt[:, k] - self.srt[:, 0]) / (beta_k - self.beta_1)
+            hi = (self.srt[:, -1] - self.srt[:, b - 1 - k]) / (beta_k - self.beta_1)
+        self.sig_lo = np.where(lo > 0, lo, sd)
+        self.sig_hi = np.where(hi > 0, hi, sd)
+        self.rows = np.arange(e)
+
+    def __call__(self, beta: np.ndarray) -> np.ndarray:
+        srt, b = self.srt, self.b
+        with np.errstate(invalid="ignore", over="ignore"):
+            pos = np.clip(special.ndtr(beta) * b - 0.5, 0.0, b - 1.0)
+            i = np.minimum(np.floor(pos).astype(np.int64), b - 2)
+            frac = pos - i
+            lo = srt[self.rows, i]
+            mid = lo + frac * (srt[self.rows, i + 1] - lo)
+            below = srt[:, 0] + self.sig_lo * (beta - self.beta_1)
+            above = srt[:, -1] + self.sig_hi * (beta - self.beta_b)
+        return np.where(beta < self.beta_1, below, np.where(beta > self.beta_b, above, mid))
+
+    def _segment(self, x: np.ndarray, i: np.ndarray) -> np.ndarray:
+        """β where Q = x on the segment between knots i − 1 and i (1 ≤ i ≤ B − 1)."""
+        srt, b = self.srt, self.b
+        s0 = srt[self.rows, i - 1]
+        s1 = srt[self.rows, i]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = np.where(s1 > s0, (x - s0) / (s1 - s0), 0.0)
+        return special.ndtri((i - 0.5 + frac) / b)
+
+    def sup_at_most(self, x: np.ndarray) -> np.ndarray:
+        """sup{β : Q(β) ≤ x} (−inf/+inf never: the tails are unbounded)."""
+        return self._invert(x, (self.srt <= x[:, None]).sum(axis=1))
+
+    def inf_at_least(self, x: np.ndarray) -> np.ndarray:
+        """inf{β : Q(β) ≥ x}."""
+        return self._invert(x, (self.srt < x[:, None]).sum(axis=1))
+
+    def _invert(self, x: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """β where Q crosses x, given how many resamples lie below x (≤ or < as the caller asks)."""
+        srt, b = self.srt, self.b
+        first, last = srt[:, 0], srt[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            below = self.beta_1 + (x - first) / self.sig_lo
+            above = self.beta_b + (x - last) / self.sig_hi
+        mid = self._segment(x, np.clip(count, 1, b - 1))
+        return np.where(count == 0, below, np.where(count == b, above, mid))
 
 
 def bca_interval(
@@ -123,33 +215,35 @@ def bca_interval(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """BCa bounds (low, high) at two-sided quantile ``z``, and z_null.
 
-    z_null is the signed quantile at which an endpoint reaches ``null``: the interval
-    excludes ``null`` exactly when |z_null| > z, which gives a p-value consistent with
-    the interval at every level. theta_hat (E,), boot (E, B), accel (E,).
+    z_null is signed: |z_null| is the quantile z below which the interval excludes
+    ``null`` (negative when the null lies below the interval, positive above; ≤ 0 in
+    magnitude terms — i.e. |z_null| = 0 — when no interval excludes it). So the interval
+    excludes ``null`` exactly when z < |z_null|, which gives a p-value consistent with the
+    interval at every level, and resolved beyond 1/B (`_Quantiles`' tails).
+    theta_hat (E,), boot (E, B), accel (E,).
     """
     e, b = boot.shape
-    srt = np.sort(boot, axis=1)
-    less = (boot < theta_hat[:, None]).mean(axis=1)
-    equal = (boot == theta_hat[:, None]).mean(axis=1)
+    q = _Quantiles(boot)
+    # Ties with the estimate within rounding count as ties: a discrete bootstrap distribution
+    # (few runs) must not give another z0 for values that differ in their last bit.
+    tol = 1e-9 * (np.abs(q.srt[:, -1] - q.srt[:, 0]) + np.abs(theta_hat))[:, None]
+    dev = boot - theta_hat[:, None]
+    less = (dev < -tol).mean(axis=1)
+    equal = (np.abs(dev) <= tol).mean(axis=1)
     prop = np.clip(less + 0.5 * equal, 0.5 / b, 1 - 0.5 / b)
     z0 = special.ndtri(prop)
     z = np.broadcast_to(np.asarray(z, dtype=np.float64), (e,))
-    bounds = []
-    for zz in (-z, z):
-        s = z0 + zz
-        denom = 1 - accel * s
-        with np.errstate(invalid="ignore", divide="ignore"):
-            adj = np.where(denom > 0, special.ndtr(z0 + s / denom), np.where(zz > 0, 1.0, 0.0))
-        bounds.append(_row_quantiles(srt, adj))
-    # Invert the BCa map at the null value: the percentile of `null` in the bootstrap
-    # distribution, w = Φ⁻¹(that) − z0 = s/(1 − a·s)  ⇒  s = w/(1 + a·w), z_null = s − z0.
-    pn = (boot < null).mean(axis=1) + 0.5 * (boot == null).mean(axis=1)
-    w = special.ndtri(np.clip(pn, 0.5 / b, 1 - 0.5 / b)) - z0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(1 + accel * w > 0, w / (1 + accel * w), np.copysign(np.inf, w))
-    z_null = s - z0  # negative when the null lies below the bootstrap distribution
-    constant = srt[:, 0] == srt[:, -1]
-    low = np.where(constant, theta_hat, bounds[0])
-    high = np.where(constant, theta_hat, bounds[1])
-    z_null = np.where(constant, np.where(theta_hat == null, 0.0, np.inf), z_null)
+    accel = np.broadcast_to(np.asarray(accel, dtype=np.float64), (e,))
+    low = q(z0 + _bca_map(z0 - z, accel))
+    high = q(z0 + _bca_map(z0 + z, accel))
+    # Invert the same maps at the null: Q(z0 + h(z0 − z)) > null ⇔ z < z0 − h⁻¹(sup − z0), and
+    # Q(z0 + h(z0 + z)) < null ⇔ z < h⁻¹(inf − z0) − z0.
+    nul = np.full(e, float(null))
+    z_below = z0 - _bca_map_inv(q.sup_at_most(nul) - z0, accel)
+    z_above = _bca_map_inv(q.inf_at_least(nul) - z0, accel) - z0
+    z_null = np.where(z_below >= z_above, -np.maximum(z_below, 0.0), np.maximum(z_above, 0.0))
+    constant = q.srt[:, 0] == q.srt[:, -1]
+    low = np.where(constant, theta_hat, low)
+    high = np.where(constant, theta_hat, high)
+    z_null = np.where(constant, np.where(theta_hat == null, 0.0, np.where(theta_hat > null, -np.inf, np.inf)), z_null)
     return low, high, z_null

@@ -33,8 +33,9 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from perflab.stats.intervals import check_confidence
+from perflab.stats.intervals import ABOVE_MINUS_ONE, check_confidence
 from perflab.stats.types import Comparison
+from perflab.stats.warnings import StatWarning
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 DEFAULT_CORRECTION = "holm"
@@ -202,8 +203,12 @@ def correct(
 
     recompute(i, level) must return comparison i recomputed at ``level`` (same data,
     same method); it widens the intervals. Without it, intervals are widened
-    approximately, by rescaling each side's distance to the estimate with the ratio of
-    normal quantiles; pass ``recompute`` (or use `compare_family`) for exact intervals.
+    approximately (`widen`), in a way that still agrees with the adjusted p-value; pass
+    ``recompute`` (or use `compare_family`) for exact intervals.
+
+    Every returned comparison obeys the agreement rule with the family's α = 1 −
+    confidence: significant ⇔ its interval excludes 0 ⇔ its adjusted ``p_value`` ≤ α.
+    ``p_raw`` keeps the unadjusted p-value and ``correction`` names the correction.
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
@@ -213,14 +218,14 @@ def correct(
     confidence = comps[0].confidence
     if any(not math.isclose(c.confidence, confidence) for c in comps):
         raise ValueError("all comparisons of a family must share one confidence level")
+    alpha = 1 - confidence
     p = np.array([c.p_value for c in comps])
     p_adj = adjust_p_values(p, correction)
     levels = interval_levels(p, correction, confidence, holm_intervals)
     out = []
-    z0 = special.ndtri(0.5 + confidence / 2)
     for i, c in enumerate(comps):
         if np.isnan(levels[i]):
-            out.append(c)
+            out.append(_replace(c, p_raw=c.p_value, correction=correction))
             continue
         lv = float(levels[i])
         if math.isclose(lv, confidence):
@@ -228,11 +233,19 @@ def correct(
         elif recompute is not None:
             new = recompute(i, lv)
         else:
-            f = special.ndtri(0.5 + lv / 2) / z0
-            new = _replace(
-                c, low=c.estimate - f * (c.estimate - c.low), high=c.estimate + f * (c.high - c.estimate)
-            )
-        out.append(_replace(new, p_value=float(p_adj[i]), confidence=lv))
+            new = widen(c, lv)
+        new = _replace(new, p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv, correction=correction)
+        if new.defined and new.significant != (new.p_value <= alpha):
+            # Cannot happen for perflab's methods (their p-values invert their intervals at
+            # every level); kept so that a table never contradicts itself.
+            new = _replace(widen(c, lv), p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv,
+                           correction=correction,
+                           warnings=new.warnings + (StatWarning(
+                               "interval_approximated",
+                               "the interval recomputed at the corrected level disagreed with the "
+                               "adjusted p-value; an approximation that agrees with it is shown",
+                               {"level": lv}),))
+        out.append(new)
     size = int((~np.isnan(p)).sum())
     return FamilyResult(
         correction=correction,
@@ -243,6 +256,44 @@ def correct(
         levels=tuple(float(x) for x in levels),
         statement=_statement(correction, confidence, size, levels, out, holm_intervals),
     )
+
+
+def widen(c: Comparison, level: float) -> Comparison:
+    """``c`` (at ``c.confidence``) widened to ``level`` ≥ c.confidence without its data.
+
+    The side away from 0 scales with the ratio of normal quantiles. The side towards 0 is
+    interpolated in the normal quantile between two points known exactly: its distance
+    at c.confidence and the level 1 − p at which the test puts it at 0 — so the widened
+    interval excludes 0 exactly when p < 1 − level, the rule every correction's levels are
+    built on. Ratios are widened on the log scale (never below −100%).
+    """
+    if not c.defined or level <= c.confidence:
+        return c
+    log = c.scale == "ratio"
+    g = (lambda x: math.log1p(x)) if log else (lambda x: x)
+    g_inv = (lambda x: math.expm1(x)) if log else (lambda x: x)
+    est, lo, hi = g(c.estimate), g(c.low), g(c.high)
+    z_c = float(special.ndtri(0.5 + c.confidence / 2))
+    z_l = float(special.ndtri(0.5 + level / 2))
+    f = z_l / z_c
+    new_lo, new_hi = est - f * (est - lo), est + f * (hi - est)
+    if c.significant and 0 < c.p_value < 1 - c.confidence:
+        z_p = float(special.ndtri(1 - c.p_value / 2))
+        if est > 0:  # near side is the low one
+            d_c, d_p = est - lo, est
+            d = d_c + (d_p - d_c) * (z_l - z_c) / (z_p - z_c)
+            new_lo = est - d
+        else:
+            d_c, d_p = hi - est, -est
+            d = d_c + (d_p - d_c) * (z_l - z_c) / (z_p - z_c)
+            new_hi = est + d
+    elif c.significant and c.p_value == 0:  # known exactly: stays off 0 at every level
+        new_lo = lo if est > 0 else new_lo
+        new_hi = hi if est < 0 else new_hi
+    low = g_inv(new_lo)
+    if log:  # a ratio of positive runs: never −100% (expm1 of a very negative log rounds to −1)
+        low = max(low, ABOVE_MINUS_ONE)
+    return _replace(c, low=low, high=g_inv(new_hi), confidence=level)
 
 
 def _replace(c: Comparison, **changes) -> Comparison:

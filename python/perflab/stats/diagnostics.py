@@ -183,14 +183,15 @@ def bimodality_warning(values: Sequence[float]) -> StatWarning | None:
     n = x.size
     if n < BIMODAL_MIN_RUNS:
         return None
-    share = float(_best_split_share(x[None, :])[0])
+    k, (xs,) = _common_scale(x)
+    share = float(_best_split_share(xs[None, :])[0])
     crit = bimodality_critical(n)
     if share <= crit:
         return None
     # Locate the split again for the message.
     g = max(2, math.ceil(BIMODAL_MIN_GROUP * n))
     splits = range(g, n - g + 1)
-    within = [x[:i].var() * i + x[i:].var() * (n - i) for i in splits]
+    within = [xs[:i].var() * i + xs[i:].var() * (n - i) for i in splits]
     i = list(splits)[int(np.argmin(within))]
     lo, hi = float(np.mean(x[:i])), float(np.mean(x[i:]))
     return StatWarning(
@@ -232,22 +233,37 @@ def unequal_variance_warning(baseline: Sequence[float], candidate: Sequence[floa
     b = as_sample(candidate)
     if a.size < 3 or b.size < 3:
         return None
-    sa, sb = float(a.std(ddof=1)), float(b.std(ddof=1))
+    k, (a_, b_) = _common_scale(a, b)
+    sa, sb = float(a_.std(ddof=1)), float(b_.std(ddof=1))
     lo, hi = min(sa, sb), max(sa, sb)
     if hi == 0 or (lo > 0 and hi / lo < SD_RATIO):
         return None
-    p = float(sps.levene(a, b, center="median").pvalue) if lo > 0 else 0.0
+    p = float(sps.levene(a_, b_, center="median").pvalue) if lo > 0 else 0.0
     if not p < 0.05:
         return None
     noisier = "candidate" if sb > sa else "baseline"
-    ratio = hi / lo if lo > 0 else math.inf
+    steadier = "baseline" if noisier == "candidate" else "candidate"
+    details: dict = {"sd_baseline": sa * k, "sd_candidate": sb * k, "levene_p": p}
+    if lo > 0:
+        details["ratio"] = hi / lo
+        spread = f"the {noisier}'s runs are {hi / lo:.1f}× as spread out (sd {sa * k:.4g} vs {sb * k:.4g})"
+    else:
+        spread = (f"the {steadier}'s runs are all identical while the {noisier}'s vary "
+                  f"(sd {hi * k:.4g})")
     return StatWarning(
         "unequal_variances",
-        f"the {noisier}'s runs are {ratio:.1f}× as spread out (sd {sa:.4g} vs {sb:.4g}): "
-        "Welch's interval allows for it, but a variant this unstable deserves a look at its "
+        f"{spread}: Welch's interval allows for it, but a variant this unstable deserves a look at its "
         "runs (bimodal? throttled? contended?); never pool these variances",
-        {"sd_baseline": sa, "sd_candidate": sb, "ratio": ratio, "levene_p": p},
+        details,
     )
+
+
+def _common_scale(*samples: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    """(k, samples/k) with k a power of two near the largest |value|: spreads of values
+    from 1e-300 to 1e300 computed without overflow or underflow."""
+    top = max(float(np.max(np.abs(x))) for x in samples)
+    k = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 else 1.0
+    return k, [x / k for x in samples]
 
 
 def too_few_runs_warning(
@@ -269,13 +285,18 @@ def too_few_runs_warning(
         return None
     if a.size < 2 or b.size < 2 or resolve <= 0:
         return None
+    if comparison is not None and not comparison.relative:
+        return None  # a change in the unit (baseline within noise of zero): no relative resolution
+    if float(np.mean(a)) == 0:
+        return None
     n = int(min(a.size, b.size))
     mde = detectable_change(a, b, n, confidence, power)
     if mde <= resolve:
         return None
     need = runs_needed(a, b, resolve, confidence, power)
-    m = abs(float(a.mean()))
-    cva, cvb = float(a.std(ddof=1)) / m, float(b.std(ddof=1)) / m
+    _, (a_, b_) = _common_scale(a, b)
+    m = abs(float(a_.mean()))
+    cva, cvb = float(a_.std(ddof=1)) / m, float(b_.std(ddof=1)) / m
     need_txt = (
         f"≥ {need} runs per variant are needed" if need
         else "more than 100000 runs per variant would be needed"

@@ -22,7 +22,18 @@ import numpy as np
 from scipy import special
 
 from perflab.stats.bca import bca_interval, expanded_z, pooled_shape_acceleration
-from perflab.stats.intervals import Intervals, check_confidence
+from perflab.stats.intervals import (
+    ABSOLUTE,
+    RATIO,
+    RELATIVE,
+    Intervals,
+    check_confidence,
+    finite_or_reason,
+    note_warnings,
+    pow2_scale,
+    reconcile,
+    scale_warning,
+)
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 
@@ -91,7 +102,10 @@ def histogram_bootstrap(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int | np.random.Generator = 0,
 ) -> Intervals:
-    """One-row `Intervals` of p(candidate)/p(baseline) − 1 for the merged-histogram percentile."""
+    """One-row `Intervals` of the change of the merged-histogram percentile: the ratio
+    p(candidate)/p(baseline) − 1 when every bucket value holding requests is positive
+    (read on the log scale: never below −100%), else the difference over |p(baseline)|, or
+    in the unit when p(baseline) is within its own bootstrap noise of zero."""
     confidence = check_confidence(confidence)
     if not 0 < percentile <= 100:
         raise ValueError("percentile must lie in (0, 100]")
@@ -99,18 +113,24 @@ def histogram_bootstrap(
     _, cb = _as_histograms(values, candidate_counts, "candidate")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     na, nb = ca.shape[0], cb.shape[0]
-    pa = float(merged_percentile(v, ca.sum(axis=0), percentile))
-    pb = float(merged_percentile(v, cb.sum(axis=0), percentile))
-    if pa == 0:
-        raise ValueError("baseline percentile is zero: a relative change is undefined")
-    est = np.array([pb / pa - 1.0])
-    if min(na, nb) < MIN_RUNS:
-        nan = np.array([np.nan])
-        return Intervals(est, nan, nan.copy(), nan.copy(), np.array([pa]), np.array([pb]))
-
     # Only buckets holding requests can carry a percentile: drop the empty ones.
     keep = (ca.sum(axis=0) + cb.sum(axis=0)) > 0
     v, ca, cb = v[keep], ca[:, keep], cb[:, keep]
+    positive = bool(v[0] > 0)  # every value a percentile can take is positive: a ratio
+    k = float(pow2_scale(np.abs(v)[None, :])[0])
+    v = v / k
+    pa = float(merged_percentile(v, ca.sum(axis=0), percentile))
+    pb = float(merged_percentile(v, cb.sum(axis=0), percentile))
+    kind = np.array(["bca"], dtype=object)
+    scale = np.array([RATIO if positive else RELATIVE], dtype=object)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.array([(pb - pa) / abs(pa)])
+    if min(na, nb) < MIN_RUNS:
+        nan = np.array([np.nan])
+        if not positive and pa == 0:
+            scale[0] = ABSOLUTE
+            est = np.array([(pb - pa) * k])
+        return Intervals(est, nan, nan.copy(), nan.copy(), np.array([pa * k]), np.array([pb * k]), scale, kind)
 
     def boot(c: np.ndarray) -> np.ndarray:
         n = c.shape[0]
@@ -120,20 +140,45 @@ def histogram_bootstrap(
     def jack(c: np.ndarray) -> np.ndarray:
         return merged_percentile(v, c.sum(axis=0)[None, :] - c, percentile)
 
+    ra, rb = boot(ca), boot(cb)
     with np.errstate(divide="ignore", invalid="ignore"):
-        thetas = (boot(cb) / boot(ca) - 1.0)[None, :]
-        ja = pb / jack(ca)[None, :] - 1.0
-        jb = jack(cb)[None, :] / pa - 1.0
+        if positive:
+            work = (np.log(rb) - np.log(ra))[None, :]
+            est_w = np.array([np.log(pb) - np.log(pa)])
+            ja = pb / jack(ca)[None, :] - 1.0
+            jb = jack(cb)[None, :] / pa - 1.0
+        else:
+            work = (rb - ra)[None, :]
+            est_w = np.array([pb - pa])
+            ja = pb - jack(ca)[None, :]
+            jb = jack(cb)[None, :] - pa
     accel = pooled_shape_acceleration(ja, jb)
     # Weights of the expansion: spread of each run's own percentile.
     per_a = merged_percentile(v, ca, percentile)
     per_b = merged_percentile(v, cb, percentile)
-    wa = np.array([per_a.var(ddof=1) / (na * per_a.mean() ** 2)])
-    wb = np.array([per_b.var(ddof=1) / (nb * per_b.mean() ** 2)])
+    norm_a = per_a.mean() ** 2 if positive else 1.0
+    norm_b = per_b.mean() ** 2 if positive else 1.0
+    wa = np.array([per_a.var(ddof=1) / (na * norm_a)])
+    wb = np.array([per_b.var(ddof=1) / (nb * norm_b)])
     z, c, df = expanded_z(confidence, wa, wb, na, nb)
-    low, high, z_null = bca_interval(est, thetas, accel, z)
+    low, high, z_null = bca_interval(est_w, work, accel, z)
     p = np.minimum(1.0, 2 * special.stdtr(df, -np.abs(z_null) / c))
-    return Intervals(est, low, high, p, np.array([pa]), np.array([pb]))
+    # the estimate always inside (see bootstrap.py)
+    opposite = ((z_null < 0) & (est_w <= 0)) | ((z_null > 0) & (est_w >= 0))
+    p = np.where(opposite, 1.0, p)
+    low, high = np.minimum(low, est_w), np.maximum(high, est_w)
+    if positive:
+        low, high = np.expm1(low), np.expm1(high)
+    else:
+        alpha = 1 - confidence
+        qa = np.quantile(ra, [alpha / 2, 1 - alpha / 2])
+        if qa[0] <= 0 <= qa[1]:
+            scale[0] = ABSOLUTE
+            est, low, high = est_w * k, low * k, high * k
+        else:
+            low, high = low / abs(pa), high / abs(pa)
+    iv = Intervals(est, low, high, p, np.array([pa * k]), np.array([pb * k]), scale, kind)
+    return reconcile(finite_or_reason(iv), confidence)
 
 
 class HistogramBootstrap:
@@ -175,6 +220,9 @@ class HistogramBootstrap:
                     {"n_baseline": na, "n_candidate": nb, "needed": MIN_RUNS},
                 ),
             )
+        else:
+            w = scale_warning(str(res.scale[0]), f"p{self.percentile:g}", {"baseline": float(res.baseline[0])})
+            warnings = ((w,) if w is not None else ()) + tuple(note_warnings(res, 0))
         return res.comparison(
             0,
             method=self.name,

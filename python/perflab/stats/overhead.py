@@ -8,7 +8,9 @@ subtracts its mean, propagating its uncertainty instead of treating it as exact:
 - one variant: net mean = mean(measured) − mean(overhead), with Welch's interval of
   that difference (the overhead sample's noise widens it);
 - two variants: the relative change of net times, (m_b − m_o)/(m_a − m_o) − 1, by
-  Fieller's interval with the covariance both net times share through m_o.
+  Fieller's interval with the covariance both net times share through m_o (defined as
+  for every method: a ratio when both net means are positive, else the difference over
+  |baseline net time|, or in the unit when that is within noise of zero).
 
 Assumption: overhead and measured runs are independent and the overhead adds to the
 measured time (it is part of each measured run, not overlapped with the work).
@@ -23,8 +25,8 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
-from perflab.stats.fieller import fieller_ratio
-from perflab.stats.intervals import check_confidence
+from perflab.stats.fieller import component_p_value, fieller_positive, log_ratio, stand_in, stand_in_warning
+from perflab.stats.intervals import Intervals, check_confidence, note_warnings, pow2_scale, reconcile
 from perflab.stats.summary import as_sample
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
@@ -76,12 +78,14 @@ class NetTime:
 
 
 def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
-    va = float(a.var(ddof=1)) / a.size
-    vb = float(b.var(ddof=1)) / b.size
+    """(half-width of Welch's interval of mean(b) − mean(a), its df); any magnitude."""
+    k = float(pow2_scale(a[None, :], b[None, :])[0])
+    va = float((a / k).var(ddof=1)) / a.size
+    vb = float((b / k).var(ddof=1)) / b.size
     if va + vb == 0:
         return 0.0, 0.0
     df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    return float(special.stdtrit(df, 0.5 + confidence / 2)) * math.sqrt(va + vb), df
+    return float(special.stdtrit(df, 0.5 + confidence / 2)) * math.sqrt(va + vb) * k, df
 
 
 def _share_warnings(measured: float, overhead: float, net_low: float) -> list[StatWarning]:
@@ -129,7 +133,7 @@ def subtract_overhead(
         high=net + half,
         measured_mean=mx,
         overhead_mean=mo,
-        overhead_sd=float(o.std(ddof=1)),
+        overhead_sd=float(pow2_scale(o[None, :])[0]) * float((o / pow2_scale(o[None, :])[0]).std(ddof=1)),
         overhead_share=mo / mx if mx else math.inf,
         corrected=tuple(float(v) for v in x - mo),
         warnings=tuple(_share_warnings(mx, mo, net - half)),
@@ -142,49 +146,72 @@ def compare_net(
     overhead: Sequence[float],
     confidence: float = 0.95,
 ) -> Comparison:
-    """Relative change of net times (m_b − m_o)/(m_a − m_o) − 1, Fieller interval.
+    """Change of net times (m_b − m_o) against (m_a − m_o), defined as for every method.
 
-    The p-value is Welch's for m_b = m_a (the overhead cancels from the difference)."""
+    When both net means are positive and the baseline's clearly so (``ratio``): Fieller's interval of the ratio with the
+    covariance both share through m_o, on ratios > 0 (never below −100%; a finite stand-in
+    where it reaches 0 or +∞, with a warning). Otherwise the difference of means over
+    |m_a − m_o| (``relative``), or in the unit when the baseline's net time is within its
+    own noise of zero (``absolute``). The p-value is Welch's for m_b = m_a (the overhead
+    cancels from the difference), with Welch's degrees of freedom for the interval too, so
+    that interval and p-value agree at every level."""
     confidence = check_confidence(confidence)
-    a, b, o = as_sample(baseline), as_sample(candidate), as_sample(overhead)
-    if min(a.size, b.size, o.size) < 2:
+    a0, b0, o0 = as_sample(baseline), as_sample(candidate), as_sample(overhead)
+    if min(a0.size, b0.size, o0.size) < 2:
         raise ValueError("need ≥ 2 runs of baseline, candidate and overhead")
+    k = float(pow2_scale(a0[None, :], b0[None, :], o0[None, :])[0])
+    a, b, o = a0 / k, b0 / k, o0 / k
     ma, mb, mo = float(a.mean()), float(b.mean()), float(o.mean())
-    va, vb, vo = (float(s.var(ddof=1)) / s.size for s in (a, b, o))
+    va, vb, vo = (float(x.var(ddof=1)) / x.size for x in (a, b, o))
     den, num = ma - mo, mb - mo
-    if den == 0:
-        raise ValueError("baseline net time is zero: a relative change is undefined")
-    rho = num / den
-    parts = [(vb, b.size), (rho * rho * va, a.size), ((1 - rho) ** 2 * vo, o.size)]
-    tot = sum(v for v, _ in parts)
-    denom_df = sum(v * v / (n - 1) for v, n in parts)
-    df = tot * tot / denom_df if denom_df > 0 else math.inf
-    t = float(special.stdtrit(df, 0.5 + confidence / 2))
-    lo, hi = fieller_ratio(num, den, vb + vo, va + vo, vo, t)
+    diff = mb - ma
+    q = 0.5 + confidence / 2
     se = math.sqrt(va + vb)
-    p = float(2 * special.stdtr(df, -abs(mb - ma) / se)) if se > 0 else float(mb == ma)
+    df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1)) if se > 0 else math.inf
+    t = float(special.stdtrit(df, q)) if se > 0 else 0.0
+    p = float(2 * special.stdtr(df, -abs(diff) / se)) if se > 0 else float(diff == 0)
     warnings = _share_warnings(ma, mo, den - _welch(o, a, confidence)[0])
-    if math.isnan(float(lo)):
-        warnings.append(
-            StatWarning(
-                "ratio_unbounded",
-                "the baseline's net time is not significantly above zero, so the ratio's "
-                "interval is unbounded: do more work per run",
-                {"baseline_net": den},
-            )
-        )
-    return Comparison(
-        method="welch-net",
-        confidence=confidence,
-        n_baseline=int(a.size),
-        n_candidate=int(b.size),
-        baseline_location=den,
-        candidate_location=num,
-        estimate=rho - 1,
-        low=float(lo) - 1,
-        high=float(hi) - 1,
-        p_value=p,
-        warnings=tuple(warnings),
-        statistic="net mean",
-        interval="fieller",
-    )
+    interval = "difference"
+    half_den, _ = _welch(o, a, confidence)
+    near0 = abs(den) <= half_den
+    if den > 0 and num > 0 and not near0:
+        scale = "ratio"
+        est = num / den - 1
+        if se > 0:
+            interval = "fieller"
+            args = (np.array([num]), np.array([den]), vb + vo, va + vo, vo)
+            p = float(component_p_value(*args, df)[0])
+            lo, hi, at_zero, at_inf = fieller_positive(*args, t)
+            if at_zero[0] or at_inf[0]:
+                _, _, l_lo, l_hi = log_ratio(*args, df, t)
+                lo, hi = stand_in(lo, hi, at_zero, at_inf, np.array([num / den]), np.array([p > 1 - confidence]),
+                                  l_lo, l_hi)
+                warnings.append(stand_in_warning(bool(at_zero[0]), bool(at_inf[0]), "net time"))
+            low, high = float(lo[0]) - 1, float(hi[0]) - 1
+        else:
+            low = high = est
+    else:
+        scale = "absolute" if near0 else "relative"
+        div = 1.0 if near0 else abs(den)
+        unit = k if near0 else 1.0
+        est = diff / div * unit
+        low, high = (diff - t * se) / div * unit, (diff + t * se) / div * unit
+        if near0:
+            warnings.append(StatWarning(
+                "absolute_change",
+                "the baseline's net time is within its own noise of zero, so a relative change "
+                "would be meaningless: the change and its interval are in the metric's own unit; "
+                "do more work per run",
+                {"baseline_net": den * k}))
+        else:
+            warnings.append(StatWarning(
+                "net_not_positive",
+                "a net time is not above zero, so its ratio is meaningless: the change is the "
+                "difference over |baseline net time|; do more work per run",
+                {"baseline_net": den * k, "candidate_net": num * k}))
+    iv = reconcile(Intervals(np.array([est]), np.array([low]), np.array([high]), np.array([p]),
+                             np.array([den * k]), np.array([num * k]), np.array([scale], dtype=object),
+                             np.array([interval], dtype=object)), confidence)
+    return iv.comparison(0, method="welch-net", confidence=confidence, n_baseline=int(a.size),
+                         n_candidate=int(b.size), statistic="net mean",
+                         warnings=tuple(warnings) + tuple(note_warnings(iv, 0)))

@@ -53,6 +53,10 @@ def _cvs(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[float, 
     b = as_sample(candidate)
     if a.size < 2 or b.size < 2:
         raise ValueError("need ≥ 2 runs per variant to estimate the noise")
+    # coefficients of variation are scale-free: compute them on rescaled runs (1e-300…1e300)
+    top = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    k = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 else 1.0
+    a, b = a / k, b / k
     m = abs(float(a.mean()))
     if m == 0:
         raise ValueError("baseline mean is zero: relative changes are undefined")
@@ -104,7 +108,13 @@ def detectable_change(
     if cva == 0 and cvb == 0:
         return 0.0
     f = lambda d: float(welch_power(n, cva, cvb, d, confidence)) - power  # noqa: E731
-    hi = 10 * math.sqrt((cva**2 + cvb**2) / n)
+    scale = math.sqrt((cva**2 + cvb**2) / n)
+    hi = 10 * scale
     while f(hi) < 0:
         hi *= 2
-    return float(optimize.brentq(f, 1e-12, hi, xtol=1e-10))
+    lo = scale * 1e-6  # far below any detectable change; bracket on both sides, any magnitude
+    while f(lo) >= 0 and lo > 0:
+        lo /= 1e3
+    if not lo > 0:
+        return 0.0
+    return float(optimize.brentq(f, lo, hi, xtol=scale * 1e-9, rtol=1e-12))

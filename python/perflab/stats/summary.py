@@ -101,14 +101,23 @@ def as_sample(values: Sequence[float]) -> np.ndarray:
     return arr
 
 
+def scaled(x: np.ndarray) -> tuple[float, np.ndarray]:
+    """(k, x/k) with k a power of two near max|x| (1 if all zero): exact, and keeps sums of
+    squares of values from 1e-300 to 1e300 away from overflow and underflow."""
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    k = math.ldexp(1.0, math.frexp(top)[1]) if top > 0 else 1.0
+    return k, x / k
+
+
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     """Summary of a sample; warns when it has too few runs for an interval."""
     x = as_sample(values)
     n = int(x.size)
-    mean = float(np.mean(x))
+    k, xs = scaled(x)
+    mean = k * float(np.mean(xs))
     warnings: list[StatWarning] = []
     if n >= 2:
-        sd = float(np.std(x, ddof=1))
+        sd = k * float(np.std(xs, ddof=1))
         # scipy.special directly: the same functions scipy.stats wraps, ~50x cheaper per call
         z = float(special.ndtri(0.5 + confidence / 2))
         t = float(special.stdtrit(n - 1, 0.5 + confidence / 2))

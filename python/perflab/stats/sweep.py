@@ -21,7 +21,7 @@ import numpy as np
 from scipy import special
 
 from perflab.stats.intervals import check_confidence
-from perflab.stats.summary import as_sample
+from perflab.stats.summary import as_sample, scaled
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class SweepSummary:
     cell_ratios:       per-cell ratios of means, in input order.
     q_statistic, i_squared: Cochran's Q and I² ∈ [0, 1) of between-cell heterogeneity.
     df:                degrees of freedom of the interval.
+    p_value:           two-sided p-value in [0, 1] of "no change on average" (geometric-mean
+                       ratio 1) by the t statistic the interval is built from, so that the
+                       interval excludes ratio 1 ⇔ p_value ≤ 1 − confidence, at every level.
+
+    The change is a ratio (positive means only), so low > 0 and change_low > −1 always.
     """
 
     cells: int
@@ -45,6 +50,7 @@ class SweepSummary:
     q_statistic: float
     i_squared: float
     df: float
+    p_value: float = math.nan
 
     @property
     def change(self) -> float:
@@ -72,6 +78,7 @@ class SweepSummary:
             "q_statistic": self.q_statistic,
             "i_squared": self.i_squared,
             "df": self.df,
+            "p_value": self.p_value,
         }
 
 
@@ -88,7 +95,10 @@ def sweep_summary(
         a, b = as_sample(base), as_sample(cand)
         if a.size < 2 or b.size < 2:
             raise ValueError(f"cell {i}: need ≥ 2 runs per variant")
-        moments.append((a.size, float(a.mean()), float(a.std(ddof=1)), b.size, float(b.mean()), float(b.std(ddof=1))))
+        ka, xa = scaled(a)
+        kb, xb = scaled(b)
+        moments.append((a.size, ka * float(xa.mean()), ka * float(xa.std(ddof=1)),
+                        b.size, kb * float(xb.mean()), kb * float(xb.std(ddof=1))))
     return sweep_summary_of_moments(moments, confidence)
 
 
@@ -111,9 +121,10 @@ def sweep_summary_of_moments(
         raise ValueError(f"cell {int(bad[0])}: a ratio of means needs positive means")
     if not np.all(np.isfinite(arr)):
         raise ValueError("means and standard deviations must be finite")
-    wa = sa * sa / (na * ma * ma)
-    wb = sb * sb / (nb * mb * mb)
-    r_arr = np.log(mb / ma)
+    # relative variances as (sd/mean)²: no overflow or underflow for any magnitude
+    wa = (sa / ma) ** 2 / na
+    wb = (sb / mb) ** 2 / nb
+    r_arr = np.log(mb) - np.log(ma)
     v_arr = wa + wb
     terms = wa * wa / (na - 1) + wb * wb / (nb - 1)
     k = int(r_arr.size)
@@ -124,6 +135,10 @@ def sweep_summary_of_moments(
     # scipy.special directly: the function scipy.stats.t.ppf wraps, far cheaper per call
     t = float(special.stdtrit(df, 0.5 + confidence / 2)) if tot > 0 else 0.0
     half = t * math.sqrt(var)
+    if tot > 0:
+        p = float(2 * special.stdtr(df, -abs(mean_log) / math.sqrt(var)))
+    else:  # every run of every cell identical: the ratio is known exactly
+        p = 1.0 if mean_log == 0 else 0.0
     if k > 1 and np.all(v_arr > 0):
         w = 1 / v_arr
         pooled = float(np.sum(w * r_arr) / w.sum())
@@ -141,4 +156,5 @@ def sweep_summary_of_moments(
         q_statistic=q,
         i_squared=i2,
         df=df,
+        p_value=p,
     )

@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from perflab.stats.warnings import StatWarning
 
 
+#: What a Comparison's numbers are: see `Comparison`.
+SCALES = ("ratio", "relative", "absolute")
+
+
 class Verdict(str, enum.Enum):
     """What a comparison means for a metric whose better direction is known."""
 
@@ -21,22 +25,36 @@ class Verdict(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Comparison:
-    """Change of a candidate against a baseline, relative to the baseline.
+    """Change of a candidate against a baseline, defined once for every method.
 
-    All relative quantities are fractions (0.143 means +14.3%) of the baseline's
-    location statistic (the mean, for Welch).
+    ``scale`` says what the numbers are (see `intervals.py`):
 
-    estimate:   point estimate of the relative change (candidate/baseline − 1).
-    low, high:  the ``confidence`` interval of the relative change; low ≤ estimate ≤ high.
-                NaN when it cannot be computed (fewer than 2 runs on a side).
-    p_value:    two-sided p-value of "no change" for the method's test, in [0, 1]; NaN if
-                undefined. After a multiple-comparison correction it is the adjusted p-value.
+    - ``"ratio"`` (every run of both variants is positive): estimate/low/high are the ratio
+      of the locations minus one, as fractions (0.143 means +14.3%), and the interval is
+      built on the ratio: low > −1 always (nothing positive falls by 100% or more).
+    - ``"relative"`` (some run ≤ 0, baseline location clearly away from zero): the
+      difference of the locations over |baseline location|, as fractions, estimate and
+      interval alike — a rise is positive whatever the sign of the values.
+    - ``"absolute"`` (some run ≤ 0 and the baseline location is within its own noise of
+      zero, its interval containing 0): the difference in the metric's own unit; a warning
+      (``absolute_change``) says why, so that a report can footnote it.
+
+    estimate:   point estimate of the change (see ``scale``); always low ≤ estimate ≤ high.
+    low, high:  the ``confidence`` interval of the change; NaN when it cannot be computed
+                (too few runs), with a warning saying why.
+    p_value:    two-sided p-value in [0, 1] of "no change" by the test the interval inverts,
+                so that ``significant`` ⇔ p_value ≤ 1 − (family) confidence; NaN if
+                undefined. After a multiple-comparison correction it is the adjusted
+                p-value (``correction`` names it) and ``p_raw`` keeps the unadjusted one.
+    p_raw:      the unadjusted p-value, in [0, 1] (equal to p_value without a correction).
+    correction: ``"none"`` or the correction that adjusted p_value and the interval.
     method:     name of the method that produced it (e.g. ``"welch"``).
     confidence: level of [low, high], in (0, 1); after a correction, the widened level.
     statistic:  what is compared: ``"mean"``, ``"median"``, ``"p99"``, ``"hl-shift"``
                 (Hodges–Lehmann shift over the baseline median), ``"hl-ratio"``…
     interval:   how [low, high] was built: ``"difference"`` (CI of the difference over the
-                baseline location), ``"fieller"`` (CI of the ratio), ``"bca"``, ``"exact"``…
+                baseline location), ``"fieller"`` (CI of the ratio), ``"log-ratio"``,
+                ``"bca"``, ``"exact"``…
     """
 
     method: str
@@ -52,10 +70,24 @@ class Comparison:
     warnings: tuple[StatWarning, ...] = field(default=())
     statistic: str = "mean"
     interval: str = "difference"
+    scale: str = "ratio"
+    p_raw: float = math.nan
+    correction: str = "none"
+
+    def __post_init__(self):
+        if self.scale not in SCALES:
+            raise ValueError(f"scale must be one of {', '.join(SCALES)}, not {self.scale!r}")
+        if math.isnan(self.p_raw) and self.correction == "none":
+            object.__setattr__(self, "p_raw", self.p_value)
+
+    @property
+    def relative(self) -> bool:
+        """True when estimate/low/high are fractions (``ratio`` or ``relative`` scale)."""
+        return self.scale != "absolute"
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width, as a fraction of the baseline (0.01 = ±1%); NaN if undefined."""
+        """Half the interval's width, in the unit of ``scale`` (0.01 = ±1%); NaN if undefined."""
         return (self.high - self.low) / 2 if self.defined else math.nan
 
     @property
@@ -82,6 +114,9 @@ class Comparison:
             "significant": self.significant,
             "statistic": self.statistic,
             "interval": self.interval,
+            "scale": self.scale,
+            "p_raw": self.p_raw,
+            "correction": self.correction,
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
@@ -93,6 +128,9 @@ def classify(c: Comparison, better: str, threshold: float = 0.0) -> Verdict:
     declared (BETTER/WORSE) only when the whole interval lies beyond ±threshold. An
     interval containing zero is NOT_SIGNIFICANT; one that excludes zero but reaches
     inside ±threshold is WITHIN_NOISE: real, perhaps, but not shown to matter.
+    On the ``absolute`` scale the threshold does not apply (the baseline is within noise of
+    zero, so any real change is unboundedly large relative to it): a significant change is
+    BETTER or WORSE.
     """
     if better not in ("higher", "lower"):
         raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
@@ -102,7 +140,7 @@ def classify(c: Comparison, better: str, threshold: float = 0.0) -> Verdict:
         return Verdict.UNDEFINED
     if not c.significant:
         return Verdict.NOT_SIGNIFICANT
-    if threshold > 0 and not (c.low > threshold or c.high < -threshold):
+    if threshold > 0 and c.relative and not (c.low > threshold or c.high < -threshold):
         return Verdict.WITHIN_NOISE
     increased = c.low > 0
     return Verdict.BETTER if increased == (better == "higher") else Verdict.WORSE

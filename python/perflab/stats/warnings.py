@@ -1,6 +1,12 @@
 """Typed statistical warnings: data attached to results, printed only by reporters.
 
-Each warning says what to do about it (e.g. how many runs are needed).
+Each warning says what to do about it (e.g. how many runs are needed). Codes a report
+may want to footnote on a comparison: ``absolute_change`` (the change is in the metric's
+unit: the baseline is within its noise of zero), ``ratio_unbounded`` (a bound of the
+ratio's interval is a stand-in for −100% or +∞ at this level), ``interval_replaced`` (the
+requested interval would have reached −100% or needs positive runs: another, agreeing with
+the same test, is shown), ``baseline_uncertainty``, ``ties``, ``too_few_runs``.
+Sentences never contain "inf" or "nan".
 """
 
 from __future__ import annotations

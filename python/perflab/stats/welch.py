@@ -1,4 +1,5 @@
-"""Welch's t interval for the difference of means, relative to the baseline mean.
+"""Welch's test of the difference of means, with an interval of the relative change that
+always agrees with it.
 
 Assumption: each sample's mean is approximately normal (runs independent, n not
 tiny or the runs themselves near-normal); variances may differ. Chosen as the
@@ -7,34 +8,78 @@ error rates hold for every run distribution simulated (normal, log-normal, t3,
 bimodal; n = 5…30), it has the most power of the methods here, and it is what
 seed 000's TLDR uses: CI(μ_b − μ_a) / mean(a).
 
-Option ``interval="fieller"``: Fieller's interval for the ratio μ_b/μ_a, which also
-accounts for the uncertainty of the baseline mean (the denominator); it matters when
-the baseline is noisy relative to the change. Same p-value as the plain interval.
+The p-value is always Welch's t-test of μ_b = μ_a (scipy's ``ttest_ind(equal_var=False)``).
+Every interval below inverts that same test, at every level — so whichever is shown,
+significant ⇔ the interval excludes 0 ⇔ p ≤ α, also after a correction recomputes it at
+another level. The change is defined as in `intervals.py` (``ratio`` for all-positive
+runs, else ``relative`` or ``absolute``):
 
-Default ``interval="auto"``: the difference interval, unless its implied coverage
-(`implied_coverage`) falls more than COVERAGE_LOSS below the level — large changes
-next to a noisy baseline, where it would under-cover (≈ 89% at +100%) and can even
-reach below −100% — then Fieller's (when bounded). ``Comparison.interval`` says which.
+- ``difference``: CI(μ_b − μ_a)/|mean(a)| (in the unit for ``absolute``). It ignores
+  that the baseline mean is estimated, so for large changes next to a noisy baseline it
+  covers less than its level (`implied_coverage`: ≈ 89% at +100%) and, for positive
+  runs, can even reach below −100% — impossible for a ratio of positive means.
+- ``fieller``: Fieller's interval of the ratio μ_b/μ_a, the set of ratios ρ for which
+  Welch's test of μ_b = ρ·μ_a (with Welch's degrees of freedom) does not reject; at ρ = 1
+  it is Welch's test itself. For positive runs it is taken on ρ > 0 (`fieller.py`): never
+  below −100%; where it reaches −100% or +∞ at this level (a mean not clearly above zero),
+  a finite stand-in bound (the log-ratio interval's) is shown and a warning says so.
+  Only for positive runs (a ratio of means of mixed sign says nothing useful).
+- ``auto`` (default): for positive runs, the difference interval unless it would reach
+  −100% or below, or its implied coverage falls more than COVERAGE_LOSS below the level —
+  then Fieller's; otherwise the difference interval. ``Comparison.interval`` says which.
+
+Welch is scale-free: values are rescaled by a power of two before any arithmetic, so the
+same intervals come out for runs of 1e-300 and of 1e300.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 from scipy import special
 
-from perflab.stats.fieller import fieller_ratio, unbounded_warning
-from perflab.stats.intervals import Intervals, as_batch, check_confidence
+from perflab.stats.fieller import fieller_positive, log_ratio, stand_in, stand_in_warning
+from perflab.stats.intervals import (
+    ABSOLUTE,
+    RATIO,
+    RELATIVE,
+    Intervals,
+    add_note,
+    as_batch,
+    check_levels,
+    finite_or_reason,
+    note_warnings,
+    positive_rows,
+    pow2_scale,
+    reconcile,
+    scale_warning,
+)
 from perflab.stats.summary import Summary, as_sample, summarize
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 
 INTERVALS = ("auto", "difference", "fieller")
 
-#: Warn when the difference interval's implied coverage falls this far below its level.
+#: Use Fieller's interval (auto) / warn (difference) when the difference interval's
+#: implied coverage falls this far below its level.
 COVERAGE_LOSS = 0.01
+
+
+def _welch_df(va, vb, na, nb):
+    tot = va + vb
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = tot * tot / (va * va / (na - 1) + vb * vb / (nb - 1))
+    return np.where(np.isfinite(df) & (df > 0), df, float(na + nb - 2))
+
+
+def _implied(ma, mb, va, vb, df, t):
+    """Implied coverage of the difference interval for the ratio (see `implied_coverage`)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = mb / ma
+        f = np.sqrt((vb + rho * rho * va) / (va + vb))
+        cov = 2 * special.stdtr(df, t / f) - 1
+    return np.where(np.isfinite(cov), cov, 1.0)
 
 
 def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: float) -> float:
@@ -44,73 +89,118 @@ def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: fl
     estimated: the relative change's variance is (v_b + ρ²·v_a)/m_a², not
     (v_a + v_b)/m_a². With f² their ratio, the interval's t quantile is effectively t/f.
     (Simulated: a +10% change with equal noise gives f = 1.05 and ≈ 94% coverage; +100%
-    gives ≈ 89%; Fieller's interval stays at 95%.)
+    gives ≈ 89%; Fieller's interval stays at 95%.) Any magnitude of values.
     """
-    a, b = baseline, candidate
-    va = float(a.var(ddof=1)) / a.size
-    vb = float(b.var(ddof=1)) / b.size
-    if va + vb == 0 or a.mean() == 0:
+    a = as_batch(baseline, "baseline")
+    b = as_batch(candidate, "candidate")
+    if a.shape[1] < 2 or b.shape[1] < 2:
         return confidence
-    rho = float(b.mean() / a.mean())
-    f = math.sqrt((vb + rho * rho * va) / (va + vb))
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    t = float(special.stdtrit(df, 0.5 + confidence / 2))
-    return float(2 * special.stdtr(df, t / f) - 1)
+    s = pow2_scale(a, b)
+    x, y = a / s[:, None], b / s[:, None]
+    ma, mb = x.mean(axis=1), y.mean(axis=1)
+    va, vb = x.var(axis=1, ddof=1) / x.shape[1], y.var(axis=1, ddof=1) / y.shape[1]
+    if float(va[0] + vb[0]) == 0 or float(ma[0]) == 0:
+        return confidence
+    df = _welch_df(va, vb, x.shape[1], y.shape[1])
+    t = special.stdtrit(df, 0.5 + confidence / 2)
+    return float(_implied(ma, mb, va, vb, df, t)[0])
 
 
 def welch_batch(
     baseline: np.ndarray,
     candidate: np.ndarray,
     confidence: float = 0.95,
-    interval: str = "difference",
+    interval: str = "auto",
 ) -> Intervals:
     """Welch intervals for E comparisons: ``baseline`` (E, n_a), ``candidate`` (E, n_b).
 
+    confidence: one level, or an (E,) array of one per row.
+
     Needs n_a, n_b ≥ 2 (NaN intervals otherwise). Where both samples are constant the
-    difference is known exactly (zero-width interval).
+    difference is known exactly (zero-width interval, p = 0 or 1).
     """
     if interval not in INTERVALS:
         raise ValueError(f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})")
-    confidence = check_confidence(confidence)
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
     na, nb = a.shape[1], b.shape[1]
-    ma, mb = a.mean(axis=1), b.mean(axis=1)
-    if np.any(ma == 0):
-        raise ValueError("baseline mean is zero: a relative change is undefined")
-    est = mb / ma - 1.0
-    nan = np.full_like(ma, np.nan)
-    if na < 2 or nb < 2:
-        return Intervals(est, nan, nan.copy(), nan.copy(), ma, mb)
-    va = a.var(axis=1, ddof=1) / na
-    vb = b.var(axis=1, ddof=1) / nb
+    e = a.shape[0]
+    confidence = check_levels(confidence, e)
+    positive = positive_rows(a, b)
+    s = pow2_scale(a, b)
+    x, y = a / s[:, None], b / s[:, None]
+    ma, mb = x.mean(axis=1), y.mean(axis=1)
     diff = mb - ma
+    absm = np.abs(ma)
+    scale = np.where(positive, RATIO, RELATIVE).astype(object)
+    kind = np.full(e, "difference", dtype=object)
+    note = np.full(e, "", dtype=object)
     q = 0.5 + confidence / 2
+    if na < 2 or nb < 2:
+        near0 = ~positive & (ma == 0)
+        scale[near0] = ABSOLUTE
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = np.where(near0, diff * s, diff / absm)
+        nan = np.full(e, np.nan)
+        kind[:] = ""
+        return Intervals(est, nan, nan.copy(), nan.copy(), ma * s, mb * s, scale, kind, note)
+
+    va = x.var(axis=1, ddof=1) / na
+    vb = y.var(axis=1, ddof=1) / nb
+    tot = va + vb
+    exact = tot == 0
+    df = _welch_df(va, vb, na, nb)
+    se = np.sqrt(tot)
+    t = special.stdtrit(df, q)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if interval == "difference":
-            se = np.sqrt(va + vb)
-            df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-            t = special.stdtrit(df, q)
-            low = (diff - t * se) / np.abs(ma)
-            high = (diff + t * se) / np.abs(ma)
-        else:
-            rho = mb / ma
-            # Satterthwaite degrees of freedom of mb − ρ·ma at the estimated ratio.
-            df = (vb + rho**2 * va) ** 2 / (vb**2 / (nb - 1) + rho**4 * va**2 / (na - 1))
-            t = special.stdtrit(df, q)
-            r_low, r_high = fieller_ratio(mb, ma, vb, va, 0.0, t)
-            low, high = r_low - 1.0, r_high - 1.0
-            se = np.sqrt(va + vb)
-        p = 2 * special.stdtr(df, -np.abs(diff) / se)
-    exact = (va + vb) == 0  # both samples constant
-    low = np.where(exact, est, low)
-    high = np.where(exact, est, high)
-    p = np.where(exact, np.where(diff == 0, 1.0, 0.0), p)
-    return Intervals(est, low, high, p, ma, mb)
+        p = np.where(exact, np.where(diff == 0, 1.0, 0.0), 2 * special.stdtr(df, -np.abs(diff) / se))
+        # The baseline mean within its own noise of zero: its t interval contains 0.
+        near0 = ~positive & (absm <= special.stdtrit(na - 1, q) * np.sqrt(va))
+        scale[near0] = ABSOLUTE
+        div = np.where(near0, 1.0, absm)
+        est = diff / div
+        low = np.where(exact, diff, diff - t * se) / div
+        high = np.where(exact, diff, diff + t * se) / div
+
+    # Where the difference interval covers visibly less than its level (noted on every
+    # row), and for ratio rows where it will not do at all, Fieller's (same test).
+    short = ~near0 & ~exact & (_implied(ma, mb, va, vb, df, t) < confidence - COVERAGE_LOSS)
+    note = add_note(note, short, "coverage_short")
+    need = np.zeros(e, bool)
+    if interval == "fieller":
+        need = positive.copy()
+    else:
+        with np.errstate(invalid="ignore"):
+            below = positive & (low <= -1)
+        note = add_note(note, below, "below_minus_100")
+        need = below
+        if interval == "auto":
+            need = need | (positive & short)
+    need &= ~exact
+    if need.any():
+        i = np.flatnonzero(need)
+        r_lo, r_hi, at_zero, at_inf = fieller_positive(mb[i], ma[i], vb[i], va[i], 0.0, t[i])
+        if (at_zero | at_inf).any():
+            wa, wb = va[i] / ma[i] ** 2, vb[i] / mb[i] ** 2
+            df_l = _welch_df(wa, wb, na, nb)
+            _, _, l_lo, l_hi = log_ratio(mb[i], ma[i], vb[i], va[i], 0.0, df_l, special.stdtrit(df_l, q[i]))
+            rho = mb[i] / ma[i]
+            r_lo, r_hi = stand_in(r_lo, r_hi, at_zero, at_inf, rho, p[i] > 1 - confidence[i], l_lo, l_hi)
+            note = add_note(note, need & np.isin(np.arange(e), i[at_zero]), "lower_unbounded")
+            note = add_note(note, need & np.isin(np.arange(e), i[at_inf]), "upper_unbounded")
+        low[i], high[i] = r_lo - 1.0, r_hi - 1.0
+        kind[i] = "fieller"
+    if interval == "fieller":
+        note = add_note(note, ~positive, "fieller_needs_positive")
+    kind[exact] = "exact"
+
+    unit = np.where(near0, s, 1.0)
+    iv = Intervals(est * unit, low * unit, high * unit, p, ma * s, mb * s, scale, kind, note)
+    return reconcile(finite_or_reason(iv), confidence)
 
 
 class Welch:
-    """Welch's t interval (or Fieller's ratio interval) of the relative change of means."""
+    """Welch's t-test, with the difference interval or Fieller's ratio interval of the change."""
 
     name = "welch"
     description = "Welch's t interval of the difference of means, over the baseline mean"
@@ -132,17 +222,9 @@ class Welch:
     ) -> Comparison:
         a = as_sample(baseline)
         b = as_sample(candidate)
-        interval = self.interval
-        if interval == "auto":
-            # The difference interval unless the baseline mean's own uncertainty makes it
-            # cover visibly less than its level; then Fieller's, which does not (if bounded).
-            interval = "difference"
-            if a.size >= 2 and b.size >= 2 and \
-                    implied_coverage(a, b, confidence) < confidence - COVERAGE_LOSS:
-                fl = welch_batch(a, b, confidence, "fieller")
-                if not math.isnan(float(fl.low[0])):
-                    interval = "fieller"
-        res = welch_batch(a, b, confidence, interval)
+        res = welch_batch(a, b, confidence, self.interval)
+        notes = res.notes(0)
+        scale = str(res.scale[0])
         warnings: list[StatWarning] = []
         if a.size < 2 or b.size < 2:
             warnings.append(
@@ -152,26 +234,29 @@ class Welch:
                     {"n_baseline": int(a.size), "n_candidate": int(b.size)},
                 )
             )
-        elif interval == "difference" and res.low[0] != res.high[0]:
-            cov = implied_coverage(a, b, confidence)
-            if cov < confidence - COVERAGE_LOSS:
-                fl = welch_batch(a, b, confidence, "fieller")
-                fieller = (f"Fieller's ratio interval, [{float(fl.low[0]):+.2%}, {float(fl.high[0]):+.2%}], "
-                           "accounts for it (interval = fieller)") if not math.isnan(float(fl.low[0])) else \
-                    ("Fieller's ratio interval, which accounts for it, is unbounded here: the baseline "
-                     "mean is not clearly away from zero; add runs or reduce its noise")
-                warnings.append(
-                    StatWarning(
-                        "baseline_uncertainty",
-                        f"the change is large next to the baseline mean's own uncertainty, which "
-                        f"this interval ignores: its real coverage is about {cov:.1%}, not "
-                        f"{confidence:.0%}; {fieller}",
-                        {"implied_coverage": cov, "fieller_low": float(fl.low[0]),
-                         "fieller_high": float(fl.high[0])},
-                    )
-                )
-        elif interval == "fieller" and math.isnan(float(res.low[0])):
-            warnings.append(unbounded_warning(res.baseline[0], "add runs or use interval='difference'"))
+        else:
+            if "below_minus_100" in notes and self.interval == "difference":
+                warnings.append(StatWarning(
+                    "interval_replaced",
+                    "the difference interval would reach −100% or below, impossible for a ratio of "
+                    "positive means: Fieller's ratio interval (the same test) is shown",
+                    {}))
+            if "lower_unbounded" in notes or "upper_unbounded" in notes:
+                warnings.append(stand_in_warning("lower_unbounded" in notes, "upper_unbounded" in notes))
+            if "fieller_needs_positive" in notes:
+                warnings.append(StatWarning(
+                    "interval_replaced",
+                    "Fieller's ratio interval needs runs that are all positive: the difference "
+                    f"interval ({'in the metric unit' if scale == ABSOLUTE else 'over |baseline mean|'}) "
+                    "is shown, with the same test",
+                    {}))
+            if res.kind[0] == "difference" and "coverage_short" in notes:
+                cov = implied_coverage(a, b, confidence)
+                warnings.append(self._coverage_warning(a, b, confidence, cov, scale))
+            w = scale_warning(scale, "mean", {"baseline_mean": float(res.baseline[0])})
+            if w is not None:
+                warnings.append(w)
+            warnings += note_warnings(res, 0)
         return res.comparison(
             0,
             method=self.name,
@@ -179,6 +264,24 @@ class Welch:
             n_baseline=int(a.size),
             n_candidate=int(b.size),
             statistic="mean",
-            interval=interval,
             warnings=tuple(warnings),
+        )
+
+    @staticmethod
+    def _coverage_warning(a, b, confidence, cov, scale) -> StatWarning:
+        details: dict = {"implied_coverage": cov}
+        if scale == RATIO:
+            fl = welch_batch(a, b, confidence, "fieller")
+            lo, hi = float(fl.low[0]), float(fl.high[0])
+            details.update(fieller_low=lo, fieller_high=hi)
+            remedy = (f"Fieller's ratio interval, [{lo:+.2%}, {hi:+.2%}], accounts for it "
+                      "(interval = fieller or auto)")
+        else:
+            remedy = ("Fieller's ratio interval, which would account for it, needs positive runs; "
+                      "add runs to narrow the baseline mean")
+        return StatWarning(
+            "baseline_uncertainty",
+            f"the change is large next to the baseline mean's own uncertainty, which this "
+            f"interval ignores: its real coverage is about {cov:.1%}, not {confidence:.0%}; {remedy}",
+            details,
         )
