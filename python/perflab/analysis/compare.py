@@ -115,11 +115,19 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
     summaries: list[SummarizedCell] = []
     notes: list[Note] = []
     pending: list[tuple[str, dict, str, MetricDef, Comparison | None]] = []
+    # Summaries: all at once where the method can (one vectorized pass per sample size).
+    keys = [(k, v, m.name) for k, _ in data.cells for m in data.metrics for v in data.variants]
+    present = [key for key in keys if data.sample(*key)]
+    if hasattr(impl, "summary_many"):
+        made = impl.summary_many([data.sample(*key) for key in present], confidence)
+    else:
+        made = [impl.summary(data.sample(*key), confidence) for key in present]
+    by_key = dict(zip(present, made))
     for cell_key, labels in data.cells:
         for metric in data.metrics:
             for variant in data.variants:
                 values = data.sample(cell_key, variant, metric.name)
-                summary = impl.summary(values, confidence) if values else None
+                summary = by_key.get((cell_key, variant, metric.name))
                 summaries.append(SummarizedCell(cell_key, labels, variant, metric, summary))
                 if summary is not None:
                     notes += [Note(w, cell_key, variant, metric.name) for w in summary.warnings]
@@ -129,21 +137,31 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
                     if diagnostics and len(values) >= 3:
                         d = diagnose_sample(values, in_order=True, better=metric.better)
                         notes += [Note(w, cell_key, variant, metric.name) for w in d.warnings]
-            base = data.sample(cell_key, data.baseline, metric.name)
             for variant in data.variants:
-                if variant == data.baseline:
-                    continue
-                cand = data.sample(cell_key, variant, metric.name)
-                comp = None
-                if base and cand:  # a zero baseline is compared on the absolute scale
-                    comp = run_compare(cell_key, variant, metric.name, confidence)
-                    notes += [Note(w, cell_key, variant, metric.name) for w in comp.warnings
-                              if w.code != "too_few_runs"]  # already said by the summary
-                    if diagnostics and len(base) >= 2 and len(cand) >= 2:
-                        notes += [Note(w, cell_key, variant, metric.name) for w in
-                                  diagnose_comparison(base, cand, comp, resolve=threshold or 0.01,
-                                                      confidence=confidence)]
-                pending.append((cell_key, labels, variant, metric, comp))
+                if variant != data.baseline:
+                    pending.append((cell_key, labels, variant, metric, None))
+    # The comparisons: all at once where the method can (Welch: one vectorized call per
+    # sample size), else one by one. A zero baseline is compared on the absolute scale.
+    todo = [i for i, (k, _, v, m, _) in enumerate(pending)
+            if data.sample(k, data.baseline, m.name) and data.sample(k, v, m.name)]
+    if hasattr(impl, "compare_many") and not paired:
+        try:
+            computed = impl.compare_many([(data.sample(pending[i][0], data.baseline, pending[i][3].name),
+                                           data.sample(pending[i][0], pending[i][2], pending[i][3].name))
+                                          for i in todo], confidence)
+        except ValueError as e:
+            raise InputError(f"{method}: {e}") from None
+    else:
+        computed = [run_compare(pending[i][0], pending[i][2], pending[i][3].name, confidence) for i in todo]
+    for i, comp in zip(todo, computed):
+        cell_key, labels, variant, metric, _ = pending[i]
+        pending[i] = (cell_key, labels, variant, metric, comp)
+        notes += [Note(w, cell_key, variant, metric.name) for w in comp.warnings
+                  if w.code != "too_few_runs"]  # already said by the summary
+        base, cand = data.sample(cell_key, data.baseline, metric.name), data.sample(cell_key, variant, metric.name)
+        if diagnostics and len(base) >= 2 and len(cand) >= 2:
+            notes += [Note(w, cell_key, variant, metric.name) for w in
+                      diagnose_comparison(base, cand, comp, resolve=threshold or 0.01, confidence=confidence)]
     statement = ""
     defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
     if defined:  # "none" too: the statement says what an uncorrected table risks

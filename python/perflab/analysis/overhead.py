@@ -12,7 +12,7 @@ a comparison should not make silently, so it stays an API function, not the defa
 from __future__ import annotations
 
 from perflab.analysis.dataset import Dataset
-from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
+from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.stats import StatWarning, subtract_overhead
 
 

@@ -1,5 +1,21 @@
-"""The experiment file: schema, loading with file:line errors, validation, templating."""
+"""The experiment file: schema, loading with file:line errors, validation, templating.
 
-from perflab.spec.load import Spec, load_spec, parse_spec
+Names load on first use (PEP 562): modules that need only a light part of the package
+(`perflab.spec.durations`, `perflab.spec.suffixes`) do not pay for pydantic and the schema.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perflab.spec.load import Spec, load_spec, parse_spec
 
 __all__ = ["Spec", "load_spec", "parse_spec"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'perflab.spec' has no attribute {name!r}")
+    return getattr(importlib.import_module("perflab.spec.load"), name)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 
 from perflab.spec.durations import parse_duration
+from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX, OVERHEAD_SUFFIXES  # noqa: F401 (re-exported)
 from perflab.spec.types import (Bool, Command, Cores, Env, Label, OverheadCommand, Scalar, Short, Text,
                                 count, real)
 
@@ -54,9 +55,6 @@ HARNESS_METRICS = {
     "max_rss": "KiB",  # peak resident set size of the largest process
 }
 
-#: Per-run values recorded beside a metric that has an overhead; the metric itself is net.
-GROSS_SUFFIX, OVERHEAD_SUFFIX = ".gross", ".overhead"
-OVERHEAD_SUFFIXES = (GROSS_SUFFIX, OVERHEAD_SUFFIX)
 
 
 class _Strict(BaseModel):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Hashable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from perflab.stats.intervals import check_confidence
 from perflab.stats.summary import as_sample
@@ -103,7 +103,7 @@ def relative_half_width(
     if candidate is None:
         if a.size < 2:
             return math.nan
-        return float(sps.t.ppf(q, a.size - 1)) * float(a.std(ddof=1)) / math.sqrt(a.size) / m
+        return float(special.stdtrit(a.size - 1, q)) * float(a.std(ddof=1)) / math.sqrt(a.size) / m
     b = b / k
     if a.size < 2 or b.size < 2:
         return math.nan
@@ -112,7 +112,7 @@ def relative_half_width(
     if va + vb == 0:
         return 0.0
     df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    return float(sps.t.ppf(q, df)) * math.sqrt(va + vb) / m
+    return float(special.stdtrit(df, q)) * math.sqrt(va + vb) / m
 
 
 def decide(

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from perflab.stats.power import DEFAULT_POWER, detectable_change, runs_needed
 from perflab.stats.summary import as_sample
@@ -50,6 +49,13 @@ BIMODAL_FALSE_ALARM = 0.005
 FIRST_RUN_Z = 3.5
 FIRST_RUN_MIN = 0.02
 SD_RATIO = 3.0
+
+
+def _scipy_stats():
+    """scipy.stats on use: it costs ~0.3 s to import, and most comparisons never need it."""
+    from scipy import stats
+
+    return stats
 
 
 def _robust_scale(x: np.ndarray) -> float:
@@ -128,8 +134,8 @@ def trend(values_in_order: Sequence[float]) -> Trend:
     if n < 3 or np.all(x == x[0]):
         return Trend(0.0, 1.0, 0.0, 0.0)
     order = np.arange(n)
-    kt = sps.kendalltau(order, x)
-    slope = float(sps.theilslopes(x, order).slope)
+    kt = _scipy_stats().kendalltau(order, x)
+    slope = float(_scipy_stats().theilslopes(x, order).slope)
     med = abs(float(np.median(x)))
     drift = slope * (n - 1) / med if med > 0 else math.nan
     return Trend(float(kt.statistic), float(kt.pvalue), slope, drift)
@@ -238,7 +244,7 @@ def unequal_variance_warning(baseline: Sequence[float], candidate: Sequence[floa
     lo, hi = min(sa, sb), max(sa, sb)
     if hi == 0 or (lo > 0 and hi / lo < SD_RATIO):
         return None
-    p = float(sps.levene(a_, b_, center="median").pvalue) if lo > 0 else 0.0
+    p = float(_scipy_stats().levene(a_, b_, center="median").pvalue) if lo > 0 else 0.0
     if not p < 0.05:
         return None
     noisier = "candidate" if sb > sa else "baseline"

@@ -47,7 +47,6 @@ from typing import Sequence
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -306,7 +305,7 @@ def median_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
     s = np.sort(x)
     n = s.size
     alpha = 1 - confidence
-    cdf = sps.binom.cdf(np.arange(n + 1), n, 0.5)
+    cdf = special.bdtr(np.arange(n + 1), n, 0.5)  # binomial CDF
     j = int(np.searchsorted(cdf, alpha / 2 * (1 + 1e-12), side="right"))  # largest j: P(B ≤ j−1) ≤ α/2
     if j < 1:
         return math.nan, math.nan

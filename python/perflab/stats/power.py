@@ -12,7 +12,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize
 from scipy import special
 
 from perflab.stats.intervals import check_confidence
@@ -117,4 +116,6 @@ def detectable_change(
         lo /= 1e3
     if not lo > 0:
         return 0.0
+    from scipy import optimize  # on use: ~0.1 s to import
+
     return float(optimize.brentq(f, lo, hi, xtol=scale * 1e-9, rtol=1e-12))

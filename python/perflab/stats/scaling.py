@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sps
+from scipy import special
 
 from perflab.stats.intervals import check_confidence
 from perflab.stats.warnings import StatWarning
@@ -90,7 +89,7 @@ class ScalingFit:
         """Per-unit cost b·n^(k−1) at size ``n`` (default: the largest size), metric unit per unit."""
         n = float(n if n is not None else self.sizes[-1])
         lp, se = self._log_per_unit(n)
-        t = float(sps.t.ppf(0.5 + self.confidence / 2, self.df))
+        t = float(special.stdtrit(self.df, 0.5 + self.confidence / 2))
         return Estimate(math.exp(lp), math.exp(lp - t * se), math.exp(lp + t * se))
 
     def to_dict(self) -> dict:
@@ -171,6 +170,8 @@ def fit_scaling(
 
         p0, lower, upper = [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
     try:
+        from scipy import optimize  # on use: ~0.1 s to import
+
         popt, pcov = optimize.curve_fit(
             f, n, m, p0=p0, sigma=se, absolute_sigma=True, bounds=(lower, upper), method="trf",
             max_nfev=20_000,
@@ -195,7 +196,7 @@ def fit_scaling(
                 {"size_term": float(size_term[-1])},
             )
         )
-    misfit_p = float(sps.chi2.sf(chi2 * dof, dof))
+    misfit_p = float(special.chdtrc(dof, chi2 * dof))
     if misfit_p < MISFIT_ALPHA:
         pcov = pcov * chi2
         df = float(dof)
@@ -213,7 +214,7 @@ def fit_scaling(
         df = float(np.sum(counts - 1))
     cov = np.zeros((3, 3))
     cov[:p, :p] = pcov
-    t = float(sps.t.ppf(0.5 + confidence / 2, df))
+    t = float(special.stdtrit(df, 0.5 + confidence / 2))
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
     sd = [float(x) for x in sd]
     a, lb = float(popt[0]), float(popt[1])
@@ -281,7 +282,7 @@ def compare_scaling(baseline: ScalingFit, candidate: ScalingFit, at: float | Non
     lb, sb = candidate._log_per_unit(at)
     va, vb = sa * sa, sb * sb
     df = (va + vb) ** 2 / (va * va / baseline.df + vb * vb / candidate.df) if va + vb > 0 else math.inf
-    t = float(sps.t.ppf(0.5 + baseline.confidence / 2, df))
+    t = float(special.stdtrit(df, 0.5 + baseline.confidence / 2))
     d = lb - la
     half = t * math.sqrt(va + vb)
     return ScalingComparison(

@@ -149,3 +149,36 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
         warnings=tuple(warnings),
         location=Location("mean", mean, lo, hi, confidence, "t"),
     )
+
+
+def summarize_many(samples: Sequence[Sequence[float]], confidence: float = 0.95) -> list[Summary]:
+    """`summarize` of many samples, the same results: samples of equal size are summarized
+    in one vectorized pass (thousands of cells cost milliseconds, not a call each)."""
+    arrays = [as_sample(v) for v in samples]
+    out: list[Summary | None] = [None] * len(arrays)
+    groups: dict[int, list[int]] = {}
+    for i, x in enumerate(arrays):
+        groups.setdefault(x.size, []).append(i)
+    q = 0.5 + confidence / 2
+    z = float(special.ndtri(q))
+    for n, rows in groups.items():
+        if n < MIN_RUNS_FOR_INTERVAL:  # rare: the warning and NaNs are summarize's business
+            for i in rows:
+                out[i] = summarize(arrays[i], confidence)
+            continue
+        x = np.stack([arrays[i] for i in rows])
+        top = np.max(np.abs(x), axis=1)
+        k = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+        xs = x / k[:, None]
+        mean = k * np.mean(xs, axis=1)
+        sd = k * np.std(xs, axis=1, ddof=1)
+        t = float(special.stdtrit(n - 1, q))
+        moe, half = z * sd / math.sqrt(n), t * sd / math.sqrt(n)
+        med, lo_x, hi_x = np.median(x, axis=1), np.min(x, axis=1), np.max(x, axis=1)
+        for j, i in enumerate(rows):
+            m, h = float(mean[j]), float(half[j])
+            out[i] = Summary(n=n, mean=m, median=float(med[j]), stddev=float(sd[j]), min=float(lo_x[j]),
+                             max=float(hi_x[j]), margin_of_error=float(moe[j]), ci_low=m - h, ci_high=m + h,
+                             confidence=confidence, warnings=(),
+                             location=Location("mean", m, m - h, m + h, confidence, "t"))
+    return [s for s in out if s is not None]
