@@ -1,5 +1,4 @@
-"""Checks shared by test_validation.py (the original four families) and
-test_validation_families.py (the families added for never-impossible verdicts).
+"""Checks of test_validation.py, one per (method, family, n).
 
 Error rates and invariants of every method, by simulation (seeded: deterministic).
 
