@@ -42,3 +42,19 @@ def test_compare_many_equals_compare():
     for interval in ("auto", "difference", "fieller"):
         w = Welch(interval)
         assert repr(w.compare_many(pairs, 0.95)) == repr([w.compare(a, b, 0.95) for a, b in pairs])
+
+
+def test_compare_many_with_a_level_per_pair_and_in_a_correction():
+    from perflab.stats.correction import correct
+
+    rng = np.random.default_rng(7)
+    pairs = [(rng.normal(100, 5, 10), rng.normal(100 + 4 * (i % 3 == 0), 5, 10)) for i in range(300)]
+    w = Welch()
+    levels = [float(x) for x in rng.uniform(0.8, 0.999, len(pairs))]
+    assert repr(w.compare_many(pairs, levels)) == repr([w.compare(a, b, lv) for (a, b), lv in zip(pairs, levels)])
+    comps = w.compare_many(pairs, 0.95)
+    for correction in ("holm", "bonferroni", "bh"):
+        one = correct(comps, correction, lambda i, lv: w.compare(*pairs[i], lv), holm_intervals="nominal")
+        many = correct(comps, correction, None, holm_intervals="nominal",
+                       recompute_many=lambda js, lvs: w.compare_many([pairs[j] for j in js], lvs))
+        assert repr(one.comparisons) == repr(many.comparisons)

@@ -169,7 +169,15 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
             cell_key, _, variant, metric, _ = pending[defined[j]]
             return run_compare(cell_key, variant, metric.name, level)
 
-        family = correct([pending[i][4] for i in defined], correction, recompute, holm_intervals="nominal")
+        recompute_many = None
+        if hasattr(impl, "compare_many") and not paired:
+            def recompute_many(js: list[int], levels: list[float]) -> list[Comparison]:
+                rows = [pending[defined[j]] for j in js]
+                return impl.compare_many([(data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
+                                          for k, _, v, m, _ in rows], levels)
+
+        family = correct([pending[i][4] for i in defined], correction, recompute, holm_intervals="nominal",
+                         recompute_many=recompute_many)
         statement = family.statement
         for j, i in enumerate(defined):
             cell_key, labels, variant, metric, _ = pending[i]

@@ -199,6 +199,7 @@ def correct(
     correction: str = DEFAULT_CORRECTION,
     recompute: Callable[[int, float], Comparison] | None = None,
     holm_intervals: str = "stepped",
+    recompute_many: Callable[[list[int], list[float]], list[Comparison]] | None = None,
 ) -> FamilyResult:
     """Apply ``correction`` to a family of comparisons made at one confidence level.
 
@@ -210,6 +211,7 @@ def correct(
     Every returned comparison obeys the agreement rule with the family's α = 1 −
     confidence: significant ⇔ its interval excludes 0 ⇔ its adjusted ``p_value`` ≤ α.
     ``p_raw`` keeps the unadjusted p-value and ``correction`` names the correction.
+    recompute_many(indices, levels): the same as ``recompute`` for many at once (preferred).
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
@@ -223,6 +225,10 @@ def correct(
     p = np.array([c.p_value for c in comps])
     p_adj = adjust_p_values(p, correction)
     levels = interval_levels(p, correction, confidence, holm_intervals)
+    redo = [i for i in range(len(comps)) if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)]
+    if recompute_many is not None and redo:
+        batch = dict(zip(redo, recompute_many(redo, [float(levels[i]) for i in redo])))
+        recompute = lambda i, lv: batch[i]  # noqa: E731 (the batch's answers, by index)
     out = []
     for i, c in enumerate(comps):
         if np.isnan(levels[i]):

@@ -228,23 +228,24 @@ class Welch:
         return self._comparison(welch_batch(a, b, confidence, self.interval), 0, a, b, confidence)
 
     def compare_many(
-        self, pairs: Sequence[tuple[Sequence[float], Sequence[float]]], confidence: float = 0.95
+        self, pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+        confidence: float | Sequence[float] = 0.95,
     ) -> list[Comparison]:
         """`compare` of many (baseline, candidate) pairs, the same results: pairs of equal
         sizes go through one vectorized `welch_batch` (a table of thousands of cells costs
-        milliseconds instead of a call each)."""
+        milliseconds instead of a call each). ``confidence``: one level, or one per pair
+        (e.g. the levels a multiple-comparison correction asks for)."""
         samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
+        levels = [float(confidence)] * len(samples) if np.isscalar(confidence) else [float(c) for c in confidence]
         groups: dict[tuple[int, int], list[int]] = {}
         for i, (a, b) in enumerate(samples):
             groups.setdefault((a.size, b.size), []).append(i)
         out: list[Comparison | None] = [None] * len(samples)
-        for (na, nb), rows in groups.items():
-            if na == 0 or nb == 0:
-                raise ValueError("empty sample")
+        for rows in groups.values():
             res = welch_batch(np.stack([samples[i][0] for i in rows]), np.stack([samples[i][1] for i in rows]),
-                              confidence, self.interval)
+                              np.array([levels[i] for i in rows]), self.interval)
             for j, i in enumerate(rows):
-                out[i] = self._comparison(res, j, samples[i][0], samples[i][1], confidence)
+                out[i] = self._comparison(res, j, samples[i][0], samples[i][1], levels[i])
         return [c for c in out if c is not None]
 
     def _comparison(self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float) -> Comparison:
