@@ -235,7 +235,9 @@ class Browser:
             params["captureBeyondViewport"] = True
         data = base64.b64decode(self.call("Page.captureScreenshot", params, session=True, timeout=120)["data"])
         if path is not None:
-            _write_image(Path(path), data)
+            from perflab.report.writable import write_atomically
+
+            write_atomically(Path(path), data, "screenshot")
         return data
 
     # ----- lifetime ---------------------------------------------------------------------------
@@ -265,20 +267,6 @@ class Browser:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _write_image(path: Path, data: bytes) -> None:
-    """Write a screenshot whole or not at all (a temporary name, then renamed)."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise PerflabError(f"cannot write screenshot {path}: {e.strerror or e}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def screenshot_file(html: str | Path, png: str | Path, *, width: int = 1280, max_height: int | None = None) -> PageLoad:

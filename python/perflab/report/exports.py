@@ -3,14 +3,12 @@ replaced atomically, so an export rewritten after every run is never half-writte
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 from perflab.analysis.compare import CompareResult
 from perflab.errors import InputError
-from perflab.report.writable import check_writable
+from perflab.report.writable import check_writable, write_atomically
 
 
 def _renderer(path: Path) -> Callable[[CompareResult], str]:
@@ -36,21 +34,7 @@ class ExportManager:
 
     def write(self, result: CompareResult) -> None:
         for path, render in self.targets:
-            text = render(result)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            except OSError as e:
-                raise InputError(f"cannot write export {path}: {e.strerror or e}") from None
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                os.replace(tmp, path)
-            except BaseException as e:
-                os.unlink(tmp)
-                if isinstance(e, OSError):
-                    raise InputError(f"cannot write export {path}: {e.strerror or e}") from None
-                raise
+            write_atomically(path, render(result), "export")
 
 
 class ExportingObserver:

@@ -17,7 +17,7 @@ from perflab.errors import InputError
 from perflab.report import plots as plots_mod
 from perflab.report.blocks import Plot
 from perflab.report.document import Report
-from perflab.report.writable import check_writable
+from perflab.report.writable import check_writable, write_atomically
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
 
@@ -64,16 +64,6 @@ def image_dir_for(path: Path) -> Path:
     return path.with_name(path.stem + "_files")
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
                  image_format: str = "png") -> list[Path]:
     """Write ``report`` to ``path`` (format from its suffix unless ``fmt``); returns the
@@ -92,11 +82,11 @@ def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if kind == "json":
-            _write(path, render_report_json(report).encode())
+            write_atomically(path, render_report_json(report).encode())
             return [path]
         if kind == "html":
             images = render_plots(report.plots(), "svg")
-            _write(path, render_html(report, images=images).encode())
+            write_atomically(path, render_html(report, images=images).encode())
             return [path]
         if kind != "markdown":
             raise InputError(f"unknown report format {kind!r}: use html, markdown or json")
@@ -110,9 +100,9 @@ def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
         written = []
         for key, data in render_plots(report.plots(), image_format).items():
             p = out_dir / f"{key}.{image_format}"
-            _write(p, data)
+            write_atomically(p, data)
             written.append(p)
-        _write(path, render_report_md(report, out_dir.name, image_format).encode())
+        write_atomically(path, render_report_md(report, out_dir.name, image_format).encode())
         return written + [path]
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -1,6 +1,7 @@
-"""Can a file be written at PATH? Asked before the work that produces it, so that a report,
-export or screenshot aimed at a folder that cannot take it fails at once, in one line, with
-nothing written — not after minutes of analysis, and not half-way through its files.
+"""Writing report files: can a file be written at PATH (asked before the work that produces
+it, so a report, export or screenshot aimed at a folder that cannot take it fails at once,
+in one line, with nothing written), and the one atomic writer every report file goes through
+(a reader never sees half a file; a crash or a full disk leaves the previous one intact).
 """
 
 from __future__ import annotations
@@ -50,3 +51,22 @@ def check_writable(path: str | Path, what: str = "") -> Path:
         raise InputError(f"cannot write {label}: {e.strerror or e}") from None
     except ValueError as e:  # a NUL character in the name
         raise InputError(f"cannot write {what + ' ' if what else ''}{str(path)!r}: {e}") from None
+
+
+def write_atomically(path: Path, data: bytes | str, what: str = "") -> None:
+    """Replace ``path`` with ``data`` whole or not at all (a temporary file beside it, then
+    renamed); InputError naming the file when it cannot be written."""
+    payload = data.encode() if isinstance(data, str) else data
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise InputError(f"cannot write {what + ' ' if what else ''}{path}: {e.strerror or e}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
