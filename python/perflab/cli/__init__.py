@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except SystemExit as e:  # --help, --version
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     except UsageError as e:
-        io.error(one_line(f"{e.message} (see {e.prog} --help)"))
+        io.error(f"{e.message} (see {e.prog} --help)")  # io.error escapes control characters
         return EXIT_USAGE
     except PerflabError as e:  # an argument's type check with more to say than argparse's
-        io.error(one_line(e.one_line()))
+        io.error(e.one_line())
         return EXIT_USAGE
     try:
         from perflab.cli.common import check_output_paths
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         check_output_paths(args)  # before any work: nothing computed in vain, nothing half-written
         return int(args.handler(args, io) or 0)
     except PerflabError as e:
-        io.error(one_line(e.one_line()))
+        io.error(e.one_line())
         return EXIT_USAGE
     except UnicodeDecodeError as e:  # a reader that did not say which file: still bad input, one line
         io.error(f"an input file is not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at offset {e.start})")
@@ -96,13 +96,6 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `perflab compare 1 | head`
         return EXIT_OK
-
-
-def one_line(text: str) -> str:
-    """``text`` with control characters (a newline in a file name, a key) escaped."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 if __name__ == "__main__":  # pragma: no cover
