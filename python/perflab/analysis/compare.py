@@ -6,7 +6,6 @@ CSV, JSON, HTML); reporters never recompute statistics.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from perflab.analysis.dataset import Dataset
@@ -142,17 +141,19 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
                     pending.append((cell_key, labels, variant, metric, None))
     # The comparisons: all at once where the method can (Welch: one vectorized call per
     # sample size), else one by one. A zero baseline is compared on the absolute scale.
+    def compare_rows(rows: list, levels: list[float]) -> list[Comparison]:
+        """The comparisons of ``rows`` of ``pending``, each at its level."""
+        if hasattr(impl, "compare_many") and not paired:
+            try:
+                return impl.compare_many([(data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
+                                          for k, _, v, m, _ in rows], levels)
+            except ValueError as e:
+                raise InputError(f"{method}: {e}") from None
+        return [run_compare(k, v, m.name, level) for (k, _, v, m, _), level in zip(rows, levels)]
+
     todo = [i for i, (k, _, v, m, _) in enumerate(pending)
             if data.sample(k, data.baseline, m.name) and data.sample(k, v, m.name)]
-    if hasattr(impl, "compare_many") and not paired:
-        try:
-            computed = impl.compare_many([(data.sample(pending[i][0], data.baseline, pending[i][3].name),
-                                           data.sample(pending[i][0], pending[i][2], pending[i][3].name))
-                                          for i in todo], confidence)
-        except ValueError as e:
-            raise InputError(f"{method}: {e}") from None
-    else:
-        computed = [run_compare(pending[i][0], pending[i][2], pending[i][3].name, confidence) for i in todo]
+    computed = compare_rows([pending[i] for i in todo], [confidence] * len(todo))
     for i, comp in zip(todo, computed):
         cell_key, labels, variant, metric, _ = pending[i]
         pending[i] = (cell_key, labels, variant, metric, comp)
@@ -165,19 +166,8 @@ def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dic
     statement = ""
     defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
     if defined:  # "none" too: the statement says what an uncorrected table risks
-        def recompute(j: int, level: float) -> Comparison:
-            cell_key, _, variant, metric, _ = pending[defined[j]]
-            return run_compare(cell_key, variant, metric.name, level)
-
-        recompute_many = None
-        if hasattr(impl, "compare_many") and not paired:
-            def recompute_many(js: list[int], levels: list[float]) -> list[Comparison]:
-                rows = [pending[defined[j]] for j in js]
-                return impl.compare_many([(data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
-                                          for k, _, v, m, _ in rows], levels)
-
-        family = correct([pending[i][4] for i in defined], correction, recompute, holm_intervals="nominal",
-                         recompute_many=recompute_many)
+        family = correct([pending[i][4] for i in defined], correction, holm_intervals="nominal",
+                         recompute_many=lambda js, levels: compare_rows([pending[defined[j]] for j in js], levels))
         statement = family.statement
         for j, i in enumerate(defined):
             cell_key, labels, variant, metric, _ = pending[i]
@@ -238,10 +228,6 @@ def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:
         if worse_by * 100 > pct:
             out.append(c)
     return out
-
-
-def _mean(values: list[float]) -> float:
-    return math.fsum(values) / len(values)
 
 
 def dedupe_notes(notes: list[Note]) -> list[Note]:
