@@ -102,7 +102,7 @@ class Runner:
         scratch = make_scratch()
         try:
             return self._run(scratch)
-        finally:
+        finally:  # whatever ended the experiment, what its steps left running goes now
             for held in (self._held, self._experiment_held):
                 stop_all(held)
             self._restore_signals(previous)
@@ -138,8 +138,6 @@ class Runner:
                               self._env(None, None), scratch, None, stoppable=False)
             if not step.ok:
                 self.observer.message(f"after_all failed: {step.failure()}")
-        stop_all(self._held)
-        stop_all(self._experiment_held)
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
             status = "interrupted"
         self.store.set_status(self.eid, status)
