@@ -29,8 +29,14 @@ def perflab(*argv: str) -> CliResult:
 
 def perflab_process(*argv: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.Popen([sys.executable, "-m", "perflab", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "perflab", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **kw,
+    )
 
 
 def write_spec(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:

@@ -16,7 +16,7 @@ _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="perflab-tests-hypothesis-")
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
-from servers import start_memcached, start_redis
+from servers import start_memcached, start_redis  # noqa: E402 -- after the hypothesis home is set
 
 
 @pytest.fixture

@@ -41,7 +41,9 @@ def free_port() -> int:
 class Server:
     """A server process on 127.0.0.1:`port`."""
 
-    def __init__(self, name: str, argv: list[str], port: int, probe: bytes, expect: bytes, workdir: Path):
+    def __init__(
+        self, name: str, argv: list[str], port: int, probe: bytes, expect: bytes, workdir: Path
+    ):
         self.name = name
         self.port = port
         self.workdir = workdir
@@ -65,7 +67,9 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive():
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode} at start: {self.log()[-500:]}")
+                raise RuntimeError(
+                    f"{self.name} exited with {self.proc.returncode} at start: {self.log()[-500:]}"
+                )
             try:
                 with socket.create_connection((LOOPBACK, self.port), timeout=1.0) as s:
                     s.sendall(self._probe)
@@ -108,8 +112,11 @@ class Server:
     def stats(self) -> dict[str, str]:
         """memcached's `stats` (name → value)."""
         text = _exchange(self.port, b"stats\r\n", b"END\r\n").decode()
-        return {parts[1]: parts[2] for line in text.splitlines()
-                if len(parts := line.split(" ", 2)) == 3 and parts[0] == "STAT"}
+        return {
+            parts[1]: parts[2]
+            for line in text.splitlines()
+            if len(parts := line.split(" ", 2)) == 3 and parts[0] == "STAT"
+        }
 
     def __enter__(self) -> Server:
         return self
@@ -121,8 +128,10 @@ class Server:
 def _require(binary: str) -> str:
     path = shutil.which(binary)
     if path is None:
-        raise RuntimeError(f"{binary} is not installed: run scripts/setup (Debian package "
-                           f"{'memcached' if binary == 'memcached' else 'redis-server'})")
+        raise RuntimeError(
+            f"{binary} is not installed: run scripts/setup (Debian package "
+            f"{'memcached' if binary == 'memcached' else 'redis-server'})"
+        )
     return path
 
 
@@ -141,14 +150,29 @@ def _start(make_argv, name: str, probe: bytes, expect: bytes) -> Server:
     raise RuntimeError(f"could not start {name}: {last}")
 
 
-def start_memcached(memory_mb: int = 64, threads: int = 2, max_connections: int = 4096,
-                    extra: tuple[str, ...] = ()) -> Server:
+def start_memcached(
+    memory_mb: int = 64, threads: int = 2, max_connections: int = 4096, extra: tuple[str, ...] = ()
+) -> Server:
     """memcached on 127.0.0.1 (UDP off)."""
     binary = _require("memcached")
 
     def argv(port: int, workdir: Path) -> list[str]:
-        cmd = [binary, "-l", LOOPBACK, "-p", str(port), "-U", "0", "-m", str(memory_mb),
-               "-t", str(threads), "-c", str(max_connections), *extra]
+        cmd = [
+            binary,
+            "-l",
+            LOOPBACK,
+            "-p",
+            str(port),
+            "-U",
+            "0",
+            "-m",
+            str(memory_mb),
+            "-t",
+            str(threads),
+            "-c",
+            str(max_connections),
+            *extra,
+        ]
         if os.geteuid() == 0:
             cmd += ["-u", "root"]  # memcached refuses to run as root without -u
         return cmd
@@ -161,13 +185,26 @@ def start_redis(extra: tuple[str, ...] = ()) -> Server:
     binary = _require("redis-server")
 
     def argv(port: int, workdir: Path) -> list[str]:
-        return [binary, "--port", str(port), "--bind", LOOPBACK, "--save", "", "--appendonly", "no",
-                "--dir", str(workdir), *extra]
+        return [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            LOOPBACK,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+            *extra,
+        ]
 
     return _start(argv, "redis", b"PING\r\n", b"+PONG")
 
 
 # ----- independent readers ------------------------------------------------------------
+
 
 def _exchange(port: int, request: bytes, until: bytes, timeout: float = 10.0) -> bytes:
     with socket.create_connection((LOOPBACK, port), timeout=timeout) as s:
@@ -185,13 +222,15 @@ def memcache_get_many(port: int, keys: list[str], batch: int = 100) -> dict[str,
     """Values of `keys` present on a memcached (text-protocol multi-get)."""
     out: dict[str, bytes] = {}
     for i in range(0, len(keys), batch):
-        data = _exchange(port, b"get " + " ".join(keys[i:i + batch]).encode() + b"\r\n", b"END\r\n")
+        data = _exchange(
+            port, b"get " + " ".join(keys[i : i + batch]).encode() + b"\r\n", b"END\r\n"
+        )
         pos = 0
         while not data.startswith(b"END\r\n", pos):
             eol = data.index(b"\r\n", pos)
             _, key, _flags, size = data[pos:eol].split(b" ")[:4]
             start = eol + 2
-            out[key.decode()] = data[start:start + int(size)]
+            out[key.decode()] = data[start : start + int(size)]
             pos = start + int(size) + 2
     return out
 
@@ -202,7 +241,7 @@ def redis_get_many(port: int, keys: list[str], batch: int = 100) -> dict[str, by
     with socket.create_connection((LOOPBACK, port), timeout=10) as s:
         reader = s.makefile("rb")
         for i in range(0, len(keys), batch):
-            chunk = keys[i:i + batch]
+            chunk = keys[i : i + batch]
             cmd = [b"MGET", *[k.encode() for k in chunk]]
             s.sendall(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in cmd))
             header = reader.readline()

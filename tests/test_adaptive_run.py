@@ -10,7 +10,6 @@ import signal
 import sqlite3
 
 import pytest
-
 from cli_helpers import perflab, perflab_process, write_spec
 from perflab.stats import relative_half_width
 
@@ -60,8 +59,10 @@ better = "lower"
 def make(tmp_path, *, min=3, max=20, target="2%", noise=0.015, pause=0.0, extra=""):
     gen = tmp_path / "gen.py"
     gen.write_text(GEN)
-    return write_spec(tmp_path, SPEC.format(min=min, max=max, target=target, gen=gen, noise=noise,
-                                            pause=pause) + extra)
+    return write_spec(
+        tmp_path,
+        SPEC.format(min=min, max=max, target=target, gen=gen, noise=noise, pause=pause) + extra,
+    )
 
 
 def rows(db, sql, *args):
@@ -78,16 +79,22 @@ def settings(db) -> dict:
 
 def values(db, block_limit: int) -> dict:
     out: dict = {}
-    for cell, variant, value in rows(db, "SELECT r.cell_key, r.variant, m.value FROM runs r JOIN metrics m "
-                                         "ON m.run_id = r.id WHERE m.name='t' AND r.block < ? "
-                                         "ORDER BY r.order_index", block_limit):
+    for cell, variant, value in rows(
+        db,
+        "SELECT r.cell_key, r.variant, m.value FROM runs r JOIN metrics m "
+        "ON m.run_id = r.id WHERE m.name='t' AND r.block < ? "
+        "ORDER BY r.order_index",
+        block_limit,
+    ):
         out.setdefault((cell, variant), []).append(value)
     return out
 
 
 def widest(db, blocks: int) -> float:
     v = values(db, blocks)
-    return max(relative_half_width(v[(c, "a")], v[(c, "b")], 0.95) for c in ("size=small", "size=big"))
+    return max(
+        relative_half_width(v[(c, "a")], v[(c, "b")], 0.95) for c in ("size=small", "size=big")
+    )
 
 
 def test_stops_at_the_first_block_where_every_interval_is_within_target(tmp_path):
@@ -102,9 +109,13 @@ def test_stops_at_the_first_block_where_every_interval_is_within_target(tmp_path
     # the stop is exactly the rule: every interval within ±2% now, not one block earlier
     assert widest(db, blocks) <= 0.02 < widest(db, blocks - 1)
     # whole blocks, one run of each (cell, variant) per block, numbered contiguously
-    assert rows(db, "SELECT count(*), count(DISTINCT block), min(order_index), max(order_index) FROM runs") \
-        == [(4 * blocks, blocks, 0, 4 * blocks - 1)]
-    assert rows(db, "SELECT count(*) FROM runs GROUP BY cell_key, variant, block HAVING count(*) != 1") == []
+    assert rows(
+        db, "SELECT count(*), count(DISTINCT block), min(order_index), max(order_index) FROM runs"
+    ) == [(4 * blocks, blocks, 0, 4 * blocks - 1)]
+    assert (
+        rows(db, "SELECT count(*) FROM runs GROUP BY cell_key, variant, block HAVING count(*) != 1")
+        == []
+    )
     assert rows(db, "SELECT DISTINCT status FROM runs") == [("ok",)]
     assert record["saved_blocks"] == 20 - blocks and record["saved_seconds"] > 0
     assert f"every interval is within ±2.00% after {blocks} blocks" in r.err
@@ -130,8 +141,11 @@ def test_stops_at_max_and_says_which_intervals_are_still_wide(tmp_path):
 def test_only_the_named_metrics_must_reach_the_target(tmp_path):
     # wall_time of a python process is far noisier than 2%; tracking only t ignores it
     extra = '[[metric]]\nname = "wall_time"\nunit = "s"\nbetter = "lower"\n'
-    spec = make(tmp_path, max=30, extra=extra).read_text().replace(
-        'target_ci = "2%" }', 'target_ci = "2%", metrics = ["t"] }')
+    spec = (
+        make(tmp_path, max=30, extra=extra)
+        .read_text()
+        .replace('target_ci = "2%" }', 'target_ci = "2%", metrics = ["t"] }')
+    )
     path = write_spec(tmp_path, spec, "tracked.toml")
     db = tmp_path / "p.db"
     assert perflab("run", str(path), "--store", str(db), "--no-compare").code == 0
@@ -145,8 +159,13 @@ def test_killed_adaptive_experiment_resumes_without_losing_or_repeating_a_run(tm
     db = tmp_path / "p.db"
     p = perflab_process("run", str(spec), "--store", str(db), "--no-compare")
     try:
-        _wait(db, lambda: rows(db, "SELECT count(*) FROM runs WHERE status='ok' AND block >= 3")[0][0] >= 1
-              and rows(db, "SELECT count(*) FROM runs WHERE status='running'")[0][0] == 1)
+        _wait(
+            db,
+            lambda: (
+                rows(db, "SELECT count(*) FROM runs WHERE status='ok' AND block >= 3")[0][0] >= 1
+                and rows(db, "SELECT count(*) FROM runs WHERE status='running'")[0][0] == 1
+            ),
+        )
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=10)
@@ -158,26 +177,36 @@ def test_killed_adaptive_experiment_resumes_without_losing_or_repeating_a_run(tm
     record = settings(db)["adaptive"]
     blocks = record["blocks"]
     assert record["reason"] == "target_reached"
-    assert rows(db, "SELECT count(*), count(DISTINCT order_index), max(order_index) FROM runs") \
-        == [(4 * blocks, 4 * blocks, 4 * blocks - 1)]
+    assert rows(db, "SELECT count(*), count(DISTINCT order_index), max(order_index) FROM runs") == [
+        (4 * blocks, 4 * blocks, 4 * blocks - 1)
+    ]
     assert rows(db, "SELECT DISTINCT status FROM runs") == [("ok",)]
     # runs finished before the kill were kept, not redone; only the one in flight ran twice
     assert rows(db, "SELECT count(*) FROM runs WHERE attempts > 1") == [(1,)]
-    assert all(rows(db, "SELECT attempts FROM runs WHERE order_index=?", o)[0][0] == 1 for o in done_before)
+    assert all(
+        rows(db, "SELECT attempts FROM runs WHERE order_index=?", o)[0][0] == 1 for o in done_before
+    )
     assert widest(db, blocks) <= 0.02 < widest(db, blocks - 1)
 
 
-@pytest.mark.parametrize("change, message", [
-    ('max = 20', 'repetitions: max (2) is below min (3)'),
-    ('target_ci = "2%"', 'repetitions.target_ci: expected a percentage between 0% and 100%'),
-    ("seed = 7", 'adaptive repetitions add whole blocks, so they need order = "interleaved"'),
-    ('target_ci = "2%" }', "repetitions.metrics names unknown metric 'x'"),
-    ("min = 3", "repetitions.min: Input should be greater than or equal to 2"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("max = 20", "repetitions: max (2) is below min (3)"),
+        ('target_ci = "2%"', "repetitions.target_ci: expected a percentage between 0% and 100%"),
+        ("seed = 7", 'adaptive repetitions add whole blocks, so they need order = "interleaved"'),
+        ('target_ci = "2%" }', "repetitions.metrics names unknown metric 'x'"),
+        ("min = 3", "repetitions.min: Input should be greater than or equal to 2"),
+    ],
+)
 def test_bad_adaptive_designs_are_one_line_errors(tmp_path, change, message):
-    replacement = {"max = 20": "max = 2", 'target_ci = "2%"': "target_ci = 2",
-                   "seed = 7": 'seed = 7\norder = "sequential"',
-                   'target_ci = "2%" }': 'target_ci = "2%", metrics = ["x"] }', "min = 3": "min = 1"}[change]
+    replacement = {
+        "max = 20": "max = 2",
+        'target_ci = "2%"': "target_ci = 2",
+        "seed = 7": 'seed = 7\norder = "sequential"',
+        'target_ci = "2%" }': 'target_ci = "2%", metrics = ["x"] }',
+        "min = 3": "min = 1",
+    }[change]
     text = make(tmp_path).read_text().replace(change, replacement, 1)
     spec = write_spec(tmp_path, text, "bad.toml")
     r = perflab("run", str(spec), "--store", str(tmp_path / "p.db"))

@@ -9,13 +9,27 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["numpy", "scipy", "pandas", "matplotlib", "rich", "pydantic", "sqlite3", "importlib.metadata",
-         "perflab._native", "perflab.store.db", "perflab.workloads.kv", "perflab.stats", "perflab.spec.schema"]
+HEAVY = [
+    "numpy",
+    "scipy",
+    "pandas",
+    "matplotlib",
+    "rich",
+    "pydantic",
+    "sqlite3",
+    "importlib.metadata",
+    "perflab._native",
+    "perflab.store.db",
+    "perflab.workloads.kv",
+    "perflab.stats",
+    "perflab.spec.schema",
+]
 
 
 def _loaded_after(code: str) -> list[str]:
-    probe = (f"import sys, json\n{code}\n"
-             f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    probe = (
+        f"import sys, json\n{code}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1])
@@ -26,16 +40,22 @@ def test_building_the_parser_imports_nothing_heavy():
 
 
 def test_help_imports_nothing_heavy_and_lists_every_command():
-    code = ("import io, contextlib\nfrom perflab.cli import main, COMMANDS\nout = io.StringIO()\n"
-            "assert main(['--help'], stdout=out, stderr=io.StringIO()) == 0\n"
-            "text = out.getvalue()\n"
-            "assert all(c.replace('import_csv', 'import') in text for c in COMMANDS), text")
+    code = (
+        "import io, contextlib\nfrom perflab.cli import main, COMMANDS\nout = io.StringIO()\n"
+        "assert main(['--help'], stdout=out, stderr=io.StringIO()) == 0\n"
+        "text = out.getvalue()\n"
+        "assert all(c.replace('import_csv', 'import') in text for c in COMMANDS), text"
+    )
     assert _loaded_after(code) == []
 
 
 def test_version_is_read_when_asked():
-    p = subprocess.run([sys.executable, "-m", "perflab", "--version"], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0 and p.stdout.startswith("perflab ") and p.stdout.split()[1][0].isdigit()
+    p = subprocess.run(
+        [sys.executable, "-m", "perflab", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        p.returncode == 0 and p.stdout.startswith("perflab ") and p.stdout.split()[1][0].isdigit()
+    )
     import perflab
 
     assert perflab.__version__ == p.stdout.split()[1]

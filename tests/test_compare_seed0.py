@@ -9,12 +9,21 @@ import json
 import re
 
 import pytest
-
 from cli_helpers import perflab
-
 from testdata import MGLRU_RUNS as SEED0
-IMPORT = ["--variant", "variant", "--param", "ram_utilization_pct", "--metric", "ops_per_sec:higher",
-          "--metric", "p99_latency_ms:lower", "--baseline", "baseline"]
+
+IMPORT = [
+    "--variant",
+    "variant",
+    "--param",
+    "ram_utilization_pct",
+    "--metric",
+    "ops_per_sec:higher",
+    "--metric",
+    "p99_latency_ms:lower",
+    "--baseline",
+    "baseline",
+]
 
 
 @pytest.fixture
@@ -31,9 +40,11 @@ def test_terminal_tldr_matches_seed0(seed0):
     db, eid = seed0
     r = perflab("compare", eid, "--store", str(db), "--no-summary")
     assert r.code == 0, r.err
-    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
-            for line in r.out.splitlines() if line.startswith("│")
-            and line.split("│")[1].strip() in ("90", "110")}
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
+        for line in r.out.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip() in ("90", "110")
+    }
     # DESIGN.md: 90% NS / NS; 110% throughput +[12.2, 16.2]% (Fieller's, chosen by the default
     # interval="auto" for this large change) and p99 -[20.0, 23.0]% (Welch's difference interval)
     assert rows["90"] == ["NS", "NS"]
@@ -48,34 +59,53 @@ def test_json_export_parses_back(seed0):
     assert doc["experiment"]["baseline"] == "baseline"
     got = {(c["labels"]["ram_utilization_pct"], c["metric"]): c for c in doc["comparisons"]}
     ops, p99 = got[("110", "ops_per_sec")], got[("110", "p99_latency_ms")]
-    assert ops["low"] == pytest.approx(0.12220, abs=1e-4) and ops["high"] == pytest.approx(0.16207, abs=1e-4)
+    assert ops["low"] == pytest.approx(0.12220, abs=1e-4) and ops["high"] == pytest.approx(
+        0.16207, abs=1e-4
+    )
     assert ops["interval"] == "fieller" and p99["interval"] == "difference"
-    assert p99["low"] == pytest.approx(-0.22963, abs=1e-4) and p99["high"] == pytest.approx(-0.20032, abs=1e-4)
+    assert p99["low"] == pytest.approx(-0.22963, abs=1e-4) and p99["high"] == pytest.approx(
+        -0.20032, abs=1e-4
+    )
     assert (ops["verdict"], p99["verdict"]) == ("better", "better")
-    assert got[("90", "ops_per_sec")]["verdict"] == "ns" and got[("90", "p99_latency_ms")]["verdict"] == "ns"
+    assert (
+        got[("90", "ops_per_sec")]["verdict"] == "ns"
+        and got[("90", "p99_latency_ms")]["verdict"] == "ns"
+    )
     assert ops["p_value"] < 1e-6
-    s = {(x["labels"]["ram_utilization_pct"], x["variant"], x["metric"]): x for x in doc["summaries"]}
+    s = {
+        (x["labels"]["ram_utilization_pct"], x["variant"], x["metric"]): x for x in doc["summaries"]
+    }
     base = s[("110", "baseline", "ops_per_sec")]
     assert base["n"] == 10
     assert base["mean"] == pytest.approx(20011.512, abs=1e-3)
     assert base["min"] == 19250.96 and base["max"] == 20615.90
-    assert base["margin_of_error"] == pytest.approx(1.959964 * base["stddev"] / 10 ** 0.5)
+    assert base["margin_of_error"] == pytest.approx(1.959964 * base["stddev"] / 10**0.5)
 
 
 def test_markdown_export_parses_back(seed0):
     db, eid = seed0
     md = perflab("compare", eid, "--store", str(db), "--format", "markdown").out
-    table = [l for l in md.splitlines() if l.startswith("| 110 |")][0]
+    table = next(l for l in md.splitlines() if l.startswith("| 110 |"))
     cells = [c.strip() for c in table.strip("|").split("|")]
     assert cells == ["110", "+[12.2, 16.2]%† ✅", "-[20.0, 23.0]% ✅"]
-    assert re.search(r"^\| ram_utilization_pct \| ops_per_sec \(/s\) ↑ \| p99_latency_ms \(ms\) ↓ \|$", md, re.M)
+    assert re.search(
+        r"^\| ram_utilization_pct \| ops_per_sec \(/s\) ↑ \| p99_latency_ms \(ms\) ↓ \|$", md, re.M
+    )
 
 
 def test_csv_export_parses_back(seed0):
     db, eid = seed0
-    rows = list(csv.DictReader(io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)))
-    assert [x["cell"] for x in rows if x["method"] == "sweep"] == ["all 2 cells (geometric mean)"] * 2
-    rows = [x for x in rows if x["method"] != "sweep"]  # the sweep rows are tested in test_sweep_compare.py
+    rows = list(
+        csv.DictReader(
+            io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)
+        )
+    )
+    assert [x["cell"] for x in rows if x["method"] == "sweep"] == [
+        "all 2 cells (geometric mean)"
+    ] * 2
+    rows = [
+        x for x in rows if x["method"] != "sweep"
+    ]  # the sweep rows are tested in test_sweep_compare.py
     assert len(rows) == 4
     r = next(x for x in rows if x["ram_utilization_pct"] == "110" and x["metric"] == "ops_per_sec")
     assert float(r["ci_low_pct"]) == pytest.approx(12.220, abs=1e-2)
@@ -97,18 +127,31 @@ def test_fail_if_worse_gates_regressions(seed0, tmp_path):
 
 def test_threshold_turns_small_changes_into_within_noise(seed0):
     db, eid = seed0
-    doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", "--threshold", "15%").out)
-    v = {(c["labels"]["ram_utilization_pct"], c["metric"]): c["verdict"] for c in doc["comparisons"]}
+    doc = json.loads(
+        perflab("compare", eid, "--store", str(db), "--json", "--threshold", "15%").out
+    )
+    v = {
+        (c["labels"]["ram_utilization_pct"], c["metric"]): c["verdict"] for c in doc["comparisons"]
+    }
     assert v[("110", "ops_per_sec")] == "within_noise"  # [12.2, 16.2] is not wholly beyond 15%
     assert v[("110", "p99_latency_ms")] == "better"  # [-23.0, -20.0] is
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--variant", "kernel"], "no column 'kernel'"),
-    (["--baseline", "stock"], "baseline 'stock' is not a value of column 'variant' (values: baseline, mglru)"),
-    (["--metric", "ops_per_sec:up"], "--metric 'ops_per_sec:up': expected COLUMN:higher or COLUMN:lower[:UNIT]"),
-    (["--metric", "variant:higher"], "column 'variant' is not a number: 'baseline'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--variant", "kernel"], "no column 'kernel'"),
+        (
+            ["--baseline", "stock"],
+            "baseline 'stock' is not a value of column 'variant' (values: baseline, mglru)",
+        ),
+        (
+            ["--metric", "ops_per_sec:up"],
+            "--metric 'ops_per_sec:up': expected COLUMN:higher or COLUMN:lower[:UNIT]",
+        ),
+        (["--metric", "variant:higher"], "column 'variant' is not a number: 'baseline'"),
+    ],
+)
 def test_import_bad_input_is_one_line(tmp_path, args, message):
     base = dict(zip(IMPORT[::2], IMPORT[1::2]))
     argv = ["import", str(SEED0), "--store", str(tmp_path / "db")]
@@ -124,23 +167,32 @@ def test_import_bad_input_is_one_line(tmp_path, args, message):
 
 def test_unknown_experiment_and_bad_store(tmp_path):
     r = perflab("compare", "42", "--store", str(tmp_path / "db"))
-    assert r.code == 2 and r.err.strip().startswith(f"perflab: error: no store at {tmp_path / 'db'}")
+    assert r.code == 2 and r.err.strip().startswith(
+        f"perflab: error: no store at {tmp_path / 'db'}"
+    )
     assert not (tmp_path / "db").exists()
     r = perflab("import", str(SEED0), "--store", str(tmp_path / "db"), *IMPORT)
     r = perflab("compare", "42", "--store", str(tmp_path / "db"))
-    assert r.code == 2 and r.err.strip() == f"perflab: error: no experiment '42' in {tmp_path / 'db'} (see `perflab ls`)"
+    assert (
+        r.code == 2
+        and r.err.strip()
+        == f"perflab: error: no experiment '42' in {tmp_path / 'db'} (see `perflab ls`)"
+    )
     junk = tmp_path / "junk.db"
     junk.write_text("hello")
     r = perflab("ls", "--store", str(junk))
     assert r.code == 2 and "not a perflab store" in r.err
 
 
-@pytest.mark.parametrize("args, ops_110", [
-    ([], "+[12.2, 16.2]%†"),
-    (["--interval", "difference"], "+[12.4, 16.0]%"),
-    (["--method", "mannwhitney"], "+[12.0, 16.4]%"),
-    (["--method", "bootstrap"], "+[12.1, 16.4]%"),
-])
+@pytest.mark.parametrize(
+    "args, ops_110",
+    [
+        ([], "+[12.2, 16.2]%†"),
+        (["--interval", "difference"], "+[12.4, 16.0]%"),
+        (["--method", "mannwhitney"], "+[12.0, 16.4]%"),
+        (["--method", "bootstrap"], "+[12.1, 16.4]%"),
+    ],
+)
 def test_every_method_gives_seed0_verdicts(seed0, args, ops_110):
     db, eid = seed0
     doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", *args).out)
@@ -156,7 +208,9 @@ def test_holm_is_the_default_and_keeps_the_published_intervals(seed0):
     db, eid = seed0
     r = perflab("compare", eid, "--store", str(db), "--no-summary")
     assert "+[12.2, 16.2]%† better" in r.out and "-[20.0, 23.0]% better" in r.out
-    assert "Holm over 4 comparisons" in r.out and "the 2 changes found are shown at 95% each" in r.out
+    assert (
+        "Holm over 4 comparisons" in r.out and "the 2 changes found are shown at 95% each" in r.out
+    )
     doc = json.loads(perflab("compare", eid, "--store", str(db), "--json").out)
     assert doc["correction"] == "holm" and "family-wise" in doc["correction_statement"]
     none = perflab("compare", eid, "--store", str(db), "--no-summary", "--correction", "none")
@@ -179,8 +233,17 @@ def test_advice_knows_the_design(tmp_path):
     from perflab.stats import StatWarning
 
     slow = Note(StatWarning("slow_first_run", "a cold start; add warmup = 1 to the spec"))
-    drift = Note(StatWarning("drift", 'drifts; interleave variants (order = "interleaved") and use --method paired'))
+    drift = Note(
+        StatWarning(
+            "drift", 'drifts; interleave variants (order = "interleaved") and use --method paired'
+        )
+    )
     design = {"warmup": 2, "order": "interleaved"}
-    assert _fit_advice(slow, design).warning.message.endswith("the spec already has warmup = 2: raise it")
+    assert _fit_advice(slow, design).warning.message.endswith(
+        "the spec already has warmup = 2: raise it"
+    )
     assert "interleaved already" in _fit_advice(drift, design).warning.message
-    assert _fit_advice(slow, {"warmup": 0}) is slow and _fit_advice(drift, {"order": "sequential"}) is drift
+    assert (
+        _fit_advice(slow, {"warmup": 0}) is slow
+        and _fit_advice(drift, {"order": "sequential"}) is drift
+    )

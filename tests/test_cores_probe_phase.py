@@ -56,17 +56,39 @@ def test_cores_pin_command_phases_and_probes_run_as_phases(tmp_path):
     r = perflab("run", str(write_spec(tmp_path, SPEC)), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
     con = sqlite3.connect(db)
-    assert con.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall() == [("ok", 4)], \
-        con.execute("SELECT reason FROM runs").fetchall()
-    assert {v for (v,) in con.execute("SELECT value FROM metrics WHERE name='pinned_cpu'")} == {float(expected)}
-    rates = [v for (v,) in con.execute("SELECT value FROM metrics WHERE name='memmove_small_no_miss_mib_per_sec'")]
+    assert con.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall() == [
+        ("ok", 4)
+    ], con.execute("SELECT reason FROM runs").fetchall()
+    assert {v for (v,) in con.execute("SELECT value FROM metrics WHERE name='pinned_cpu'")} == {
+        float(expected)
+    }
+    rates = [
+        v
+        for (v,) in con.execute(
+            "SELECT value FROM metrics WHERE name='memmove_small_no_miss_mib_per_sec'"
+        )
+    ]
     assert len(rates) == 4 and min(rates) > 10  # MiB/s: far above anything a broken copy would give
-    out = __import__("zlib").decompress(con.execute(
-        "SELECT data FROM artifacts WHERE name='stdout:phase:affinity' LIMIT 1").fetchone()[0]).decode()
+    out = (
+        __import__("zlib")
+        .decompress(
+            con.execute(
+                "SELECT data FROM artifacts WHERE name='stdout:phase:affinity' LIMIT 1"
+            ).fetchone()[0]
+        )
+        .decode()
+    )
     assert f"picked={expected}" in out and f"env={expected}" in out
     # the unpinned phase keeps the runner's own affinity
-    unpinned = __import__("zlib").decompress(con.execute(
-        "SELECT data FROM artifacts WHERE name='stdout:phase:unpinned' LIMIT 1").fetchone()[0]).decode()
+    unpinned = (
+        __import__("zlib")
+        .decompress(
+            con.execute(
+                "SELECT data FROM artifacts WHERE name='stdout:phase:unpinned' LIMIT 1"
+            ).fetchone()[0]
+        )
+        .decode()
+    )
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) > 1:
         assert unpinned.split(":")[1].strip() != str(expected)
@@ -81,5 +103,7 @@ def test_probe_and_cores_spec_errors(tmp_path):
     assert r.code == 2 and ":18: probe phase 'memmove': name = 'memmov' is not a probe" in r.err
     too_many = SPEC.replace("cores = 1\ncommand", "cores = 4096\ncommand")
     r = perflab("run", str(write_spec(tmp_path, too_many)), "--store", str(tmp_path / "db"))
-    assert r.code == 2 and r.err.strip().splitlines()[-1].startswith("perflab: error: cores = 4096:"), r.err
+    assert r.code == 2 and r.err.strip().splitlines()[-1].startswith(
+        "perflab: error: cores = 4096:"
+    ), r.err
     assert "Traceback" not in r.err

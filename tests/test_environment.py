@@ -12,10 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from perflab.report.environment import VOLATILE_KEYS, diff_environments, environment_rows
 from perflab.run.environment import (
-    Environment, HostAccess, LocalHost, capture, command_tools, format_cpu_list, parse_cpu_list,
+    Environment,
+    HostAccess,
+    LocalHost,
+    capture,
+    command_tools,
+    format_cpu_list,
+    parse_cpu_list,
     tool_version,
 )
 
@@ -23,8 +28,11 @@ from perflab.run.environment import (
 class FakeHost:
     """A host made of a dict of files and a dict of command outputs; records what was run."""
 
-    def __init__(self, files: dict[str, str | bytes] | None = None,
-                 commands: dict[tuple[str, ...], tuple[int, str]] | None = None):
+    def __init__(
+        self,
+        files: dict[str, str | bytes] | None = None,
+        commands: dict[tuple[str, ...], tuple[int, str]] | None = None,
+    ):
         self.files = {k: v.encode() if isinstance(v, str) else v for k, v in (files or {}).items()}
         self.commands = commands or {}
         self.ran: list[list[str]] = []
@@ -70,8 +78,10 @@ MemAvailable:    1896856 kB
 SwapTotal:        995324 kB
 SwapFree:         995324 kB
 """
-SEED0_SWAPS = ("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
-               "/dev/zram0                              partition\t995324\t\t0\t\t100\n")
+SEED0_SWAPS = (
+    "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+    "/dev/zram0                              partition\t995324\t\t0\t\t100\n"
+)
 SEED0_OPENWRT = """DISTRIB_ID='OpenWrt'
 DISTRIB_RELEASE='22.03.0-rc6'
 DISTRIB_REVISION='r19590-042d558536'
@@ -83,13 +93,24 @@ SEED0_UNAME = "Linux OpenWrt 6.0.0-rc3+ #0 SMP Sun Jul 31 15:12:47 2022 mips64 G
 
 def seed0_host() -> FakeHost:
     return FakeHost(
-        files={"/proc/cpuinfo": SEED0_CPUINFO, "/proc/meminfo": SEED0_MEMINFO,
-               "/proc/swaps": SEED0_SWAPS, "/etc/openwrt_release": SEED0_OPENWRT,
-               "/proc/cmdline": "console=ttyS0,115200\n", "/proc/sys/kernel/hostname": "OpenWrt\n"},
-        commands={("uname", "-a"): (0, SEED0_UNAME + "\n"), ("uname", "-m"): (0, "mips64\n"),
-                  ("memcached", "-V"): (0, "memcached 1.6.9\n"),
-                  ("memtier_benchmark/memtier_benchmark", "--version"): (
-                      0, "memtier_benchmark 1.3.0\nCopyright (C) 2011-2022 Redis Ltd.\n")})
+        files={
+            "/proc/cpuinfo": SEED0_CPUINFO,
+            "/proc/meminfo": SEED0_MEMINFO,
+            "/proc/swaps": SEED0_SWAPS,
+            "/etc/openwrt_release": SEED0_OPENWRT,
+            "/proc/cmdline": "console=ttyS0,115200\n",
+            "/proc/sys/kernel/hostname": "OpenWrt\n",
+        },
+        commands={
+            ("uname", "-a"): (0, SEED0_UNAME + "\n"),
+            ("uname", "-m"): (0, "mips64\n"),
+            ("memcached", "-V"): (0, "memcached 1.6.9\n"),
+            ("memtier_benchmark/memtier_benchmark", "--version"): (
+                0,
+                "memtier_benchmark 1.3.0\nCopyright (C) 2011-2022 Redis Ltd.\n",
+            ),
+        },
+    )
 
 
 def test_seed0_router_through_a_fake_host():
@@ -99,26 +120,57 @@ def test_seed0_router_through_a_fake_host():
     info = env.info
     assert info["hostname"] == "OpenWrt" and info["architecture"] == "mips64"
     assert info["cpu_model"] == "Cavium Octeon II V0.1"
-    assert (info["sockets"], info["physical_cores"], info["logical_cpus"], info["threads_per_core"]) == (1, 2, 2, 1)
+    assert (
+        info["sockets"],
+        info["physical_cores"],
+        info["logical_cpus"],
+        info["threads_per_core"],
+    ) == (1, 2, 2, 1)
     assert info["cpu_topology"] == "1 socket x 2 cores x 1 thread = 2 CPUs"
     assert info["smt_siblings"] == ["0", "1"]
     assert info["memory_total_bytes"] == 1991964 * 1024
     assert info["memory_available_bytes"] == 1896856 * 1024
     assert info["swap_total_bytes"] == 995324 * 1024
-    assert info["swap_devices"] == [{"name": "/dev/zram0", "type": "partition", "size_bytes": 995324 * 1024,
-                                     "used_bytes": 0, "priority": 100}]
+    assert info["swap_devices"] == [
+        {
+            "name": "/dev/zram0",
+            "type": "partition",
+            "size_bytes": 995324 * 1024,
+            "used_bytes": 0,
+            "priority": 100,
+        }
+    ]
     assert info["kernel"] == SEED0_UNAME
     assert info["os"] == "OpenWrt 22.03.0-rc6 r19590-042d558536"
     assert info["boot_cmdline"] == "console=ttyS0,115200"
-    assert info["tools"] == {"memcached": "memcached 1.6.9",
-                             "memtier_benchmark/memtier_benchmark": "memtier_benchmark 1.3.0",
-                             "redis-server": None}
+    assert info["tools"] == {
+        "memcached": "memcached 1.6.9",
+        "memtier_benchmark/memtier_benchmark": "memtier_benchmark 1.3.0",
+        "redis-server": None,
+    }
     # What the router does not expose is unknown, not guessed.
-    for key in ("caches", "numa_nodes", "cpu_governors", "turbo", "smt_control", "transparent_hugepages",
-                "hypervisor", "container", "virtualization", "clocksource", "mglru"):
+    for key in (
+        "caches",
+        "numa_nodes",
+        "cpu_governors",
+        "turbo",
+        "smt_control",
+        "transparent_hugepages",
+        "hypervisor",
+        "container",
+        "virtualization",
+        "clocksource",
+        "mglru",
+    ):
         assert info[key] is None, key
-    assert set(env.artifacts) == {"/proc/cpuinfo", "/proc/meminfo", "/proc/swaps", "/proc/cmdline",
-                                  "/etc/openwrt_release", "uname -a"}
+    assert set(env.artifacts) == {
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/proc/swaps",
+        "/proc/cmdline",
+        "/etc/openwrt_release",
+        "uname -a",
+    }
     assert env.artifacts["/proc/cpuinfo"] == SEED0_CPUINFO.encode()
     assert ["memcached", "-V"] in host.ran  # memcached's own version flag, not --version
 
@@ -128,42 +180,69 @@ def _server_files() -> dict[str, str]:
     blocks = []
     for cpu in range(8):
         core = cpu % 4
-        blocks.append(f"processor\t: {cpu}\nvendor_id\t: GenuineIntel\n"
-                      f"model name\t: Intel(R) Xeon(R) Gold 6138 CPU @ 2.00GHz\n"
-                      f"physical id\t: {core // 2}\ncore id\t\t: {core % 2}\n"
-                      f"flags\t\t: fpu vme de pse tsc msr ht\n")
-    files = {"/proc/cpuinfo": "\n".join(blocks) + "\n",
-             "/proc/meminfo": "MemTotal:       196608000 kB\nMemAvailable:   190000000 kB\n"
-                              "SwapTotal:             0 kB\nHugePages_Total:      16\nHugepagesize:       2048 kB\n",
-             "/proc/swaps": "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
-             "/etc/os-release": '# comment\nNAME="Ubuntu"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\n',
-             "/sys/devices/system/cpu/online": "0-7\n",
-             "/sys/devices/system/node/online": "0-1\n",
-             "/sys/devices/system/cpu/intel_pstate/no_turbo": "1\n",
-             "/sys/devices/system/cpu/smt/control": "on\n",
-             "/sys/devices/system/cpu/smt/active": "1\n",
-             "/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver": "intel_pstate\n",
-             "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq": "1000000\n",
-             "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": "3700000\n",
-             "/sys/kernel/mm/transparent_hugepage/enabled": "[always] madvise never\n",
-             "/sys/kernel/mm/transparent_hugepage/defrag": "always defer defer+madvise [madvise] never\n",
-             "/sys/kernel/mm/lru_gen/enabled": "0x0007\n",
-             "/proc/loadavg": "0.50 0.40 0.30 1/200 1234\n"}
+        blocks.append(
+            f"processor\t: {cpu}\nvendor_id\t: GenuineIntel\n"
+            f"model name\t: Intel(R) Xeon(R) Gold 6138 CPU @ 2.00GHz\n"
+            f"physical id\t: {core // 2}\ncore id\t\t: {core % 2}\n"
+            f"flags\t\t: fpu vme de pse tsc msr ht\n"
+        )
+    files = {
+        "/proc/cpuinfo": "\n".join(blocks) + "\n",
+        "/proc/meminfo": "MemTotal:       196608000 kB\nMemAvailable:   190000000 kB\n"
+        "SwapTotal:             0 kB\nHugePages_Total:      16\nHugepagesize:       2048 kB\n",
+        "/proc/swaps": "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+        "/etc/os-release": '# comment\nNAME="Ubuntu"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\n',
+        "/sys/devices/system/cpu/online": "0-7\n",
+        "/sys/devices/system/node/online": "0-1\n",
+        "/sys/devices/system/cpu/intel_pstate/no_turbo": "1\n",
+        "/sys/devices/system/cpu/smt/control": "on\n",
+        "/sys/devices/system/cpu/smt/active": "1\n",
+        "/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver": "intel_pstate\n",
+        "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq": "1000000\n",
+        "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": "3700000\n",
+        "/sys/kernel/mm/transparent_hugepage/enabled": "[always] madvise never\n",
+        "/sys/kernel/mm/transparent_hugepage/defrag": "always defer defer+madvise [madvise] never\n",
+        "/sys/kernel/mm/lru_gen/enabled": "0x0007\n",
+        "/proc/loadavg": "0.50 0.40 0.30 1/200 1234\n",
+    }
     for cpu in range(8):
-        files[f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"] = \
+        files[f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"] = (
             "performance\n" if cpu < 4 else "powersave\n"
-    for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (1, "Instruction", "32K"),
-                                                 (2, "Unified", "1024K"), (3, "Unified", "28160K")]):
+        )
+    for index, (level, kind, size) in enumerate(
+        [
+            (1, "Data", "32K"),
+            (1, "Instruction", "32K"),
+            (2, "Unified", "1024K"),
+            (3, "Unified", "28160K"),
+        ]
+    ):
         base = f"/sys/devices/system/cpu/cpu0/cache/index{index}"
-        files.update({f"{base}/level": f"{level}\n", f"{base}/type": f"{kind}\n", f"{base}/size": f"{size}\n"})
+        files.update(
+            {
+                f"{base}/level": f"{level}\n",
+                f"{base}/type": f"{kind}\n",
+                f"{base}/size": f"{size}\n",
+            }
+        )
     return files
 
 
 def test_two_socket_smt_server():
-    host = FakeHost(_server_files(), {("systemd-detect-virt", "--vm"): (1, "none\n"),
-                                      ("systemd-detect-virt", "--container"): (1, "none\n")})
+    host = FakeHost(
+        _server_files(),
+        {
+            ("systemd-detect-virt", "--vm"): (1, "none\n"),
+            ("systemd-detect-virt", "--container"): (1, "none\n"),
+        },
+    )
     info = capture(host).info
-    assert (info["sockets"], info["physical_cores"], info["logical_cpus"], info["threads_per_core"]) == (2, 4, 8, 2)
+    assert (
+        info["sockets"],
+        info["physical_cores"],
+        info["logical_cpus"],
+        info["threads_per_core"],
+    ) == (2, 4, 8, 2)
     assert info["cpu_topology"] == "2 sockets x 2 cores x 2 threads = 8 CPUs"
     assert info["smt_siblings"] == ["0,4", "1,5", "2,6", "3,7"]
     assert info["cpu_vendor"] == "GenuineIntel"
@@ -179,16 +258,23 @@ def test_two_socket_smt_server():
     assert info["swap_devices"] == [] and info["swap_total_bytes"] == 0
     assert info["os"] == "Ubuntu 22.04.4 LTS"
     assert info["mglru"] == "0x0007"
-    assert (info["hypervisor"], info["container"], info["virtualization"]) == ("none", "none", "none")
+    assert (info["hypervisor"], info["container"], info["virtualization"]) == (
+        "none",
+        "none",
+        "none",
+    )
     assert info["loadavg"] == [0.5, 0.4, 0.3]
     assert info["kernel"] is None and "uname -a" not in capture(host).artifacts
 
 
 def test_topology_from_sysfs_when_cpuinfo_has_no_ids():
     """arm64's /proc/cpuinfo has no physical/core ids; lscpu gives the model name."""
-    files = {"/proc/cpuinfo": "".join(f"processor\t: {c}\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n"
-                                      for c in range(4)),
-             "/sys/devices/system/cpu/online": "0-3"}
+    files = {
+        "/proc/cpuinfo": "".join(
+            f"processor\t: {c}\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n" for c in range(4)
+        ),
+        "/sys/devices/system/cpu/online": "0-3",
+    }
     for cpu in range(4):
         files[f"/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"] = "0\n"
         files[f"/sys/devices/system/cpu/cpu{cpu}/topology/core_id"] = f"{cpu}\n"
@@ -200,10 +286,17 @@ def test_topology_from_sysfs_when_cpuinfo_has_no_ids():
 
 
 def test_lscpu_alone_gives_the_counts():
-    lscpu = ("CPU(s):              16\nThread(s) per core:  2\nCore(s) per socket:  4\nSocket(s):           2\n"
-             "NUMA node(s):        2\nModel name:          Some CPU\nHypervisor vendor:   VMware\n")
+    lscpu = (
+        "CPU(s):              16\nThread(s) per core:  2\nCore(s) per socket:  4\nSocket(s):           2\n"
+        "NUMA node(s):        2\nModel name:          Some CPU\nHypervisor vendor:   VMware\n"
+    )
     info = capture(FakeHost({}, {("lscpu",): (0, lscpu)})).info
-    assert (info["sockets"], info["physical_cores"], info["logical_cpus"], info["threads_per_core"]) == (2, 8, 16, 2)
+    assert (
+        info["sockets"],
+        info["physical_cores"],
+        info["logical_cpus"],
+        info["threads_per_core"],
+    ) == (2, 8, 16, 2)
     assert info["numa_nodes"] == 2 and info["hypervisor"] == "vmware"
 
 
@@ -219,16 +312,27 @@ def test_nothing_readable_is_all_unknown_and_never_raises():
     assert rows["memcached"] == "not found"
 
 
-@pytest.mark.parametrize("files", [
-    {"/proc/cpuinfo": b"", "/proc/meminfo": b"", "/proc/swaps": b""},
-    {"/proc/cpuinfo": b"\xff\xfe garbage without colons\n\n\n", "/proc/meminfo": b"MemTotal: lots kB\nMemAvailable:\n",
-     "/proc/swaps": b"Filename Type\n/dev/sda2 partition notanumber\n",
-     "/sys/devices/system/cpu/online": b"zero-seven", "/proc/loadavg": b"high\n",
-     "/sys/kernel/mm/transparent_hugepage/enabled": b"\n", "/etc/os-release": b'PRETTY_NAME="unterminated\n',
-     "/sys/devices/system/cpu/cpu0/cache/index0/level": b"1"},
-    {"/proc/cpuinfo": "processor : x\nprocessor : 1\nphysical id : 0\n", "/sys/devices/system/cpu/online": "0,2-",
-     "/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 100 x -2\n"},
-])
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"/proc/cpuinfo": b"", "/proc/meminfo": b"", "/proc/swaps": b""},
+        {
+            "/proc/cpuinfo": b"\xff\xfe garbage without colons\n\n\n",
+            "/proc/meminfo": b"MemTotal: lots kB\nMemAvailable:\n",
+            "/proc/swaps": b"Filename Type\n/dev/sda2 partition notanumber\n",
+            "/sys/devices/system/cpu/online": b"zero-seven",
+            "/proc/loadavg": b"high\n",
+            "/sys/kernel/mm/transparent_hugepage/enabled": b"\n",
+            "/etc/os-release": b'PRETTY_NAME="unterminated\n',
+            "/sys/devices/system/cpu/cpu0/cache/index0/level": b"1",
+        },
+        {
+            "/proc/cpuinfo": "processor : x\nprocessor : 1\nphysical id : 0\n",
+            "/sys/devices/system/cpu/online": "0,2-",
+            "/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 100 x -2\n",
+        },
+    ],
+)
 def test_odd_files_do_not_break_the_capture(files):
     info = capture(FakeHost(files)).info
     json.dumps(info)  # still plain JSON
@@ -240,7 +344,14 @@ def test_odd_files_do_not_break_the_capture(files):
 def test_swap_rows_keep_what_parses():
     files = {"/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 100 x -2\n"}
     assert capture(FakeHost(files)).info["swap_devices"] == [
-        {"name": "/swapfile", "type": "file", "size_bytes": 102400, "used_bytes": None, "priority": -2}]
+        {
+            "name": "/swapfile",
+            "type": "file",
+            "size_bytes": 102400,
+            "used_bytes": None,
+            "priority": -2,
+        }
+    ]
 
 
 def test_os_release_fallback_order():
@@ -251,20 +362,45 @@ def test_os_release_fallback_order():
 
 # --- tool versions --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("tool", "argv", "answer", "expected"), [
-    ("memcached", ["memcached", "-V"], (0, "memcached 1.6.21\n"), "memcached 1.6.21"),
-    ("gcc", ["gcc", "--version"], (0, "gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022\n"),
-     "gcc (Debian 12.2.0-14) 12.2.0"),
-    ("java", ["java", "-version"], (0, 'openjdk version "17.0.2" 2022-01-18\nOpenJDK Runtime\n'),
-     'openjdk version "17.0.2" 2022-01-18'),
-    ("wrk", ["wrk", "-v"], (1, "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\nUsage: wrk <options> <url>\n"),
-     "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"),
-    ("mytool", ["mytool", "--version"], (2, "mytool: unknown option --version (try -h) 1.0\n"), None),
-    ("mytool", ["mytool", "--version"], (0, "\n\n"), None),
-    ("mytool", ["mytool", "--version"], (0, "\nmytool version 3\n"), "mytool version 3"),
-    ("/opt/bin/redis-server", ["/opt/bin/redis-server", "--version"], (0, "Redis server v=7.2.4 sha=0\n"),
-     "Redis server v=7.2.4 sha=0"),
-])
+
+@pytest.mark.parametrize(
+    ("tool", "argv", "answer", "expected"),
+    [
+        ("memcached", ["memcached", "-V"], (0, "memcached 1.6.21\n"), "memcached 1.6.21"),
+        (
+            "gcc",
+            ["gcc", "--version"],
+            (0, "gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022\n"),
+            "gcc (Debian 12.2.0-14) 12.2.0",
+        ),
+        (
+            "java",
+            ["java", "-version"],
+            (0, 'openjdk version "17.0.2" 2022-01-18\nOpenJDK Runtime\n'),
+            'openjdk version "17.0.2" 2022-01-18',
+        ),
+        (
+            "wrk",
+            ["wrk", "-v"],
+            (1, "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\nUsage: wrk <options> <url>\n"),
+            "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer",
+        ),
+        (
+            "mytool",
+            ["mytool", "--version"],
+            (2, "mytool: unknown option --version (try -h) 1.0\n"),
+            None,
+        ),
+        ("mytool", ["mytool", "--version"], (0, "\n\n"), None),
+        ("mytool", ["mytool", "--version"], (0, "\nmytool version 3\n"), "mytool version 3"),
+        (
+            "/opt/bin/redis-server",
+            ["/opt/bin/redis-server", "--version"],
+            (0, "Redis server v=7.2.4 sha=0\n"),
+            "Redis server v=7.2.4 sha=0",
+        ),
+    ],
+)
 def test_tool_version_flags_and_answers(tool, argv, answer, expected):
     host = FakeHost(commands={tuple(argv): answer})
     assert tool_version(host, tool) == expected
@@ -311,9 +447,19 @@ def test_local_host_missing_things():
 
 # --- the real machine -----------------------------------------------------------------
 
+
 def test_capture_this_machine():
-    env = capture(LocalHost(), tools=["memcached", "redis-server", "hyperfine", "gcc", "python3",
-                                      "perflab-no-such-tool-xyz"])
+    env = capture(
+        LocalHost(),
+        tools=[
+            "memcached",
+            "redis-server",
+            "hyperfine",
+            "gcc",
+            "python3",
+            "perflab-no-such-tool-xyz",
+        ],
+    )
     info = env.info
     assert isinstance(env, Environment)
     assert json.loads(json.dumps(info)) == info
@@ -350,16 +496,26 @@ def test_two_captures_of_this_machine_differ_only_in_volatile_keys():
     a = capture(LocalHost(), tools=["memcached"]).info
     b = capture(LocalHost(), tools=["memcached"]).info
     assert diff_environments(a, b) == []
-    assert all(key.split(".")[0] in VOLATILE_KEYS for key, _, _ in diff_environments(a, b, include_volatile=True))
+    assert all(
+        key.split(".")[0] in VOLATILE_KEYS
+        for key, _, _ in diff_environments(a, b, include_volatile=True)
+    )
 
 
 # --- display and diff -----------------------------------------------------------------
+
 
 def test_environment_rows_show_units_and_order():
     info = capture(seed0_host(), tools=["memcached"]).info
     rows = environment_rows(info)
     shown = dict(rows)
-    assert [label for label, _ in rows][:5] == ["Host", "Captured", "CPU", "Vendor / arch", "Topology"]
+    assert [label for label, _ in rows][:5] == [
+        "Host",
+        "Captured",
+        "CPU",
+        "Vendor / arch",
+        "Topology",
+    ]
     assert shown["CPU"] == "Cavium Octeon II V0.1"
     assert shown["Memory"] == "1.9 GiB total, 1.8 GiB available at capture"
     assert shown["Swap"] == "/dev/zram0 (partition, 972.0 MiB, priority 100)"
@@ -375,10 +531,20 @@ def test_environment_rows_show_units_and_order():
 
 
 def test_diff_environments():
-    a = {"cpu_model": "A", "tools": {"memcached": "memcached 1.6.9", "gcc": "gcc 12"},
-         "caches": {"L2": "1 MiB"}, "captured_at": "t1", "swap_devices": []}
-    b = {"cpu_model": "A", "tools": {"memcached": "memcached 1.6.18", "redis-server": "Redis 7"},
-         "captured_at": "t2", "swap_devices": [{"name": "/dev/zram0"}], "mglru": "0x0007"}
+    a = {
+        "cpu_model": "A",
+        "tools": {"memcached": "memcached 1.6.9", "gcc": "gcc 12"},
+        "caches": {"L2": "1 MiB"},
+        "captured_at": "t1",
+        "swap_devices": [],
+    }
+    b = {
+        "cpu_model": "A",
+        "tools": {"memcached": "memcached 1.6.18", "redis-server": "Redis 7"},
+        "captured_at": "t2",
+        "swap_devices": [{"name": "/dev/zram0"}],
+        "mglru": "0x0007",
+    }
     assert diff_environments(a, b) == [
         ("tools.memcached", "memcached 1.6.9", "memcached 1.6.18"),
         ("tools.gcc", "gcc 12", None),
@@ -393,8 +559,11 @@ def test_diff_environments():
 
 # --- helpers --------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "cpus"), [("0-3,8,10-11", [0, 1, 2, 3, 8, 10, 11]), ("0", [0]),
-                                            ("", None), ("a-b", None), (None, None)])
+
+@pytest.mark.parametrize(
+    ("text", "cpus"),
+    [("0-3,8,10-11", [0, 1, 2, 3, 8, 10, 11]), ("0", [0]), ("", None), ("a-b", None), (None, None)],
+)
 def test_cpu_lists(text, cpus):
     assert parse_cpu_list(text) == cpus
     if cpus:
@@ -402,12 +571,14 @@ def test_cpu_lists(text, cpus):
 
 
 def test_command_tools():
-    assert command_tools([
-        "FOO=1 memcached -p {port} -U 0 &",
-        "sudo taskset -c 1 ./bin/x --y | tee out && echo done; redis-server --port 1 >/dev/null 2>&1",
-        "cd /tmp && make -j2",
-        "if true; then hyperfine x; fi",
-        "$HOME/bin/tool; {bin} --x",
-        'echo "unterminated',
-        "memcached -V",
-    ]) == ["memcached", "taskset", "tee", "redis-server", "make", "hyperfine"]
+    assert command_tools(
+        [
+            "FOO=1 memcached -p {port} -U 0 &",
+            "sudo taskset -c 1 ./bin/x --y | tee out && echo done; redis-server --port 1 >/dev/null 2>&1",
+            "cd /tmp && make -j2",
+            "if true; then hyperfine x; fi",
+            "$HOME/bin/tool; {bin} --x",
+            'echo "unterminated',
+            "memcached -V",
+        ]
+    ) == ["memcached", "taskset", "tee", "redis-server", "make", "hyperfine"]

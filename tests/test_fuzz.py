@@ -24,7 +24,6 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from perflab.cli import build_parser, main
 from perflab.csv_import import MetricColumn, read_runs_csv
 from perflab.errors import PerflabError
@@ -36,8 +35,15 @@ REPO = Path(__file__).resolve().parents[1]
 SEED0, PLATFORMS = MGLRU_RUNS, ROUTER_PLATFORMS
 
 #: Examples per test (the sum is what the fuzzing covers).
-EXAMPLES = {"spec_documents": 1500, "spec_text": 700, "spec_bytes": 300, "csv_text": 900, "csv_bytes": 300,
-            "csv_cli": 150, "cli": 1000}
+EXAMPLES = {
+    "spec_documents": 1500,
+    "spec_text": 700,
+    "spec_bytes": 300,
+    "csv_text": 900,
+    "csv_bytes": 300,
+    "csv_cli": 150,
+    "cli": 1000,
+}
 
 
 #: PERFLAB_FUZZ_EXPLORE=N: random (not derandomized) inputs, N times as many — to look for new
@@ -46,8 +52,14 @@ EXPLORE = int(os.environ.get("PERFLAB_FUZZ_EXPLORE") or 0)
 
 
 def fuzz_settings(name: str):
-    return settings(max_examples=EXAMPLES[name] * max(EXPLORE, 1), derandomize=not EXPLORE, database=None,
-                    deadline=None, suppress_health_check=list(HealthCheck), print_blob=True)
+    return settings(
+        max_examples=EXAMPLES[name] * max(EXPLORE, 1),
+        derandomize=not EXPLORE,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+    )
 
 
 def assert_one_line(e: PerflabError) -> None:
@@ -56,68 +68,217 @@ def assert_one_line(e: PerflabError) -> None:
     assert text.isprintable(), repr(text)
 
 
-WORK = Path(tempfile.mkdtemp(prefix="perflab-fuzz-"))  # hypothesis reruns a test body: no per-test tmp_path
+WORK = Path(
+    tempfile.mkdtemp(prefix="perflab-fuzz-")
+)  # hypothesis reruns a test body: no per-test tmp_path
 atexit.register(shutil.rmtree, WORK, True)
 
 
 # ============================================================================ experiment files
 
 GOOD = {
-    "name": "demo", "baseline": "a", "repetitions": 3, "timeout": "30s",
+    "name": "demo",
+    "baseline": "a",
+    "repetitions": 3,
+    "timeout": "30s",
     "params": {"port": 11211, "label": "x"},
     "matrix": {"size": [1, 2], "keys": {"90%": 1600, "110%": 2000}},
-    "variant": [{"name": "a", "setup": "true"}, {"name": "b", "params": {"extra": 1}, "env": {"X": "1"}}],
-    "phase": [{"name": "prep", "measure": False, "command": "echo {port}"},
-              {"name": "work", "command": "echo {size} {keys}", "parser": "hyperfine", "timeout": "10s"}],
-    "metric": [{"name": "mean_s", "better": "lower", "unit": "s"},
-               {"name": "wall_time", "better": "lower", "harness": "wall_time"},
-               {"name": "r", "better": "higher", "regex": "r=(?P<value>[0-9.]+)", "overhead": "true"}],
+    "variant": [
+        {"name": "a", "setup": "true"},
+        {"name": "b", "params": {"extra": 1}, "env": {"X": "1"}},
+    ],
+    "phase": [
+        {"name": "prep", "measure": False, "command": "echo {port}"},
+        {"name": "work", "command": "echo {size} {keys}", "parser": "hyperfine", "timeout": "10s"},
+    ],
+    "metric": [
+        {"name": "mean_s", "better": "lower", "unit": "s"},
+        {"name": "wall_time", "better": "lower", "harness": "wall_time"},
+        {"name": "r", "better": "higher", "regex": "r=(?P<value>[0-9.]+)", "overhead": "true"},
+    ],
 }
 KV = {
-    "name": "kv", "baseline": "a", "repetitions": {"min": 2, "max": 4, "target_ci": "5%"},
+    "name": "kv",
+    "baseline": "a",
+    "repetitions": {"min": 2, "max": 4, "target_ci": "5%"},
     "matrix": {"clients": [1, 2]},
     "variant": [{"name": "a"}, {"name": "b"}],
-    "phase": [{"name": "load", "kv": {"server": "127.0.0.1:1", "protocol": "memcache_text", "test_time": "1s",
-                                      "ratio": "1:1", "clients": "{clients}", "threads": 1}}],
-    "metric": [{"name": "ops_per_sec", "better": "higher"}, {"name": "hit_ratio", "better": "higher"},
-               {"name": "p99", "better": "lower", "field": "p99_latency_ms"}],
+    "phase": [
+        {
+            "name": "load",
+            "kv": {
+                "server": "127.0.0.1:1",
+                "protocol": "memcache_text",
+                "test_time": "1s",
+                "ratio": "1:1",
+                "clients": "{clients}",
+                "threads": 1,
+            },
+        }
+    ],
+    "metric": [
+        {"name": "ops_per_sec", "better": "higher"},
+        {"name": "hit_ratio", "better": "higher"},
+        {"name": "p99", "better": "lower", "field": "p99_latency_ms"},
+    ],
 }
 PROBE = {
-    "name": "probe", "baseline": "a", "warmup": 1,
+    "name": "probe",
+    "baseline": "a",
+    "warmup": 1,
     "variant": [{"name": "a"}, {"name": "b"}],
-    "phase": [{"name": "cpu", "cores": 1, "probe": {"name": "cpu", "duration": 0.01}},
-              {"name": "mm", "probe": {"name": "memmove", "case": "small_tlbmiss", "duration": 0.01}}],
-    "metric": [{"name": "cpu_iter_per_sec", "better": "higher", "phase": "cpu"},
-               {"name": "memmove_mib_per_sec", "better": "higher", "phase": "mm"}],
+    "phase": [
+        {"name": "cpu", "cores": 1, "probe": {"name": "cpu", "duration": 0.01}},
+        {"name": "mm", "probe": {"name": "memmove", "case": "small_tlbmiss", "duration": 0.01}},
+    ],
+    "metric": [
+        {"name": "cpu_iter_per_sec", "better": "higher", "phase": "cpu"},
+        {"name": "memmove_mib_per_sec", "better": "higher", "phase": "mm"},
+    ],
 }
 BASES = [GOOD, KV, PROBE]
 
 #: Strings that mean something somewhere in a spec, and strings that break things.
-WORDS = ["", " ", "a", "b", "c", "work", "prep", "load", "demo", "size", "keys", "port", "clients", "{size}",
-         "{nope}", "{variant}", "{{x}}", "${HOME}", "10s", "0s", "-1s", "1e9h", "500ms", "1%", "0%", "100%",
-         "true", "false", "nan", "inf", "higher", "lower", "hyperfine", "memtier", "memtier_json", "wall_time",
-         "ops_per_sec", "ops_per_sce", "p99_latency_ms", "cpu", "memmove", "latency", "interleaved",
-         "sequential", "continue", "abort", "stdout", "stderr", "a.b[0].c", "(unclosed", "x=(?P<value>1)",
-         "a\nb", "tab\there", "nul\x00", "\u202e", "é", "🙂", "A=B", "x" * 5000, "y" * 70000, "1:0", "0:1",
-         "G:G", "allkeys", "127.0.0.1:1", "memcache_binary", "redis", "P:P"]
-KEYS = ["name", "baseline", "repetitions", "warmup", "order", "seed", "timeout", "on_failure", "confidence",
-        "workdir", "before_all", "after_each", "env", "params", "tools", "matrix", "variant", "phase",
-        "metric", "description", "command", "measure", "shell", "parser", "cores", "kv", "probe", "field",
-        "json", "regex", "harness", "scale", "overhead", "overhead_phase", "setup", "teardown", "min", "max",
-        "target_ci", "metrics", "better", "unit", "stream", "max_failures", "kill_grace", "repetitons",
-        "Size", "bad-key", "a b", "\n", ""]
+WORDS = [
+    "",
+    " ",
+    "a",
+    "b",
+    "c",
+    "work",
+    "prep",
+    "load",
+    "demo",
+    "size",
+    "keys",
+    "port",
+    "clients",
+    "{size}",
+    "{nope}",
+    "{variant}",
+    "{{x}}",
+    "${HOME}",
+    "10s",
+    "0s",
+    "-1s",
+    "1e9h",
+    "500ms",
+    "1%",
+    "0%",
+    "100%",
+    "true",
+    "false",
+    "nan",
+    "inf",
+    "higher",
+    "lower",
+    "hyperfine",
+    "memtier",
+    "memtier_json",
+    "wall_time",
+    "ops_per_sec",
+    "ops_per_sce",
+    "p99_latency_ms",
+    "cpu",
+    "memmove",
+    "latency",
+    "interleaved",
+    "sequential",
+    "continue",
+    "abort",
+    "stdout",
+    "stderr",
+    "a.b[0].c",
+    "(unclosed",
+    "x=(?P<value>1)",
+    "a\nb",
+    "tab\there",
+    "nul\x00",
+    "\u202e",
+    "é",
+    "🙂",
+    "A=B",
+    "x" * 5000,
+    "y" * 70000,
+    "1:0",
+    "0:1",
+    "G:G",
+    "allkeys",
+    "127.0.0.1:1",
+    "memcache_binary",
+    "redis",
+    "P:P",
+]
+KEYS = [
+    "name",
+    "baseline",
+    "repetitions",
+    "warmup",
+    "order",
+    "seed",
+    "timeout",
+    "on_failure",
+    "confidence",
+    "workdir",
+    "before_all",
+    "after_each",
+    "env",
+    "params",
+    "tools",
+    "matrix",
+    "variant",
+    "phase",
+    "metric",
+    "description",
+    "command",
+    "measure",
+    "shell",
+    "parser",
+    "cores",
+    "kv",
+    "probe",
+    "field",
+    "json",
+    "regex",
+    "harness",
+    "scale",
+    "overhead",
+    "overhead_phase",
+    "setup",
+    "teardown",
+    "min",
+    "max",
+    "target_ci",
+    "metrics",
+    "better",
+    "unit",
+    "stream",
+    "max_failures",
+    "kill_grace",
+    "repetitons",
+    "Size",
+    "bad-key",
+    "a b",
+    "\n",
+    "",
+]
 
 scalars = st.one_of(
     st.booleans(),
     st.integers(min_value=-3, max_value=40),
-    st.sampled_from([0, -1, 2**31, 2**63, -2**63, 2**63 - 1, 10**30, 100_000, 100_001, 4097]),
+    st.sampled_from([0, -1, 2**31, 2**63, -(2**63), 2**63 - 1, 10**30, 100_000, 100_001, 4097]),
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from(WORDS),
     st.text(max_size=12),
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), inner, max_size=3),
-                      max_leaves=8)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(doc, prefix=()):
@@ -224,12 +385,18 @@ def mutated_text(draw):
         i = draw(st.integers(0, len(text)))
         op = draw(st.sampled_from(["insert", "delete", "replace", "lines"]))
         if op == "insert":
-            text = text[:i] + draw(st.sampled_from(["[", "]", "{", "}", '"', "'", "=", "\n", ",", "#", "\\", "."])
-                                   | st.text(max_size=4)) + text[i:]
+            text = (
+                text[:i]
+                + draw(
+                    st.sampled_from(["[", "]", "{", "}", '"', "'", "=", "\n", ",", "#", "\\", "."])
+                    | st.text(max_size=4)
+                )
+                + text[i:]
+            )
         elif op == "delete":
-            text = text[:i] + text[i + draw(st.integers(1, 20)):]
+            text = text[:i] + text[i + draw(st.integers(1, 20)) :]
         elif op == "replace":
-            text = text[:i] + draw(st.sampled_from(WORDS)) + text[i + 1:]
+            text = text[:i] + draw(st.sampled_from(WORDS)) + text[i + 1 :]
         else:
             lines = text.splitlines(keepends=True)
             text = "".join(draw(st.permutations(lines)))
@@ -255,8 +422,32 @@ def test_fuzz_spec_bytes(data):
 
 # ============================================================================ CSV import
 
-CELLS = ["a", "b", "1", "2", "0", "-1", "1.5", "1e3", "1e999", "nan", "inf", "", " ", '"', '""', ",", "\n",
-         "\r\n", "#", "\x00", "\ufeff", "é", "x" * 300, "9" * 70000]
+CELLS = [
+    "a",
+    "b",
+    "1",
+    "2",
+    "0",
+    "-1",
+    "1.5",
+    "1e3",
+    "1e999",
+    "nan",
+    "inf",
+    "",
+    " ",
+    '"',
+    '""',
+    ",",
+    "\n",
+    "\r\n",
+    "#",
+    "\x00",
+    "\ufeff",
+    "é",
+    "x" * 300,
+    "9" * 70000,
+]
 COLUMNS = ["variant", "n", "t", "x", "", " t", "variant ", "t"]
 
 
@@ -265,8 +456,16 @@ def csv_texts(draw):
     header = draw(st.lists(st.sampled_from(COLUMNS) | st.text(max_size=4), max_size=5))
     if draw(st.booleans()):
         header = ["variant", "n", "t"] + header[:1]
-    rows = draw(st.lists(st.lists(st.sampled_from(CELLS) | st.text(max_size=5)
-                                  | st.floats().map(repr), min_size=0, max_size=5), max_size=6))
+    rows = draw(
+        st.lists(
+            st.lists(
+                st.sampled_from(CELLS) | st.text(max_size=5) | st.floats().map(repr),
+                min_size=0,
+                max_size=5,
+            ),
+            max_size=6,
+        )
+    )
     out = io.StringIO()
     if draw(st.booleans()):
         w = csv.writer(out)
@@ -275,14 +474,23 @@ def csv_texts(draw):
         text = out.getvalue()
     else:  # hand-joined: quotes, commas and newlines break it in any way they like
         text = "\n".join(",".join(r) for r in [header, *rows])
-    prefix = draw(st.sampled_from(["", "\ufeff", "# source: seed 000, table 2\n", "#\n#\n", "\n", "\ufeff# c\n"]))
+    prefix = draw(
+        st.sampled_from(
+            ["", "\ufeff", "# source: seed 000, table 2\n", "#\n#\n", "\n", "\ufeff# c\n"]
+        )
+    )
     return prefix + text
 
 
 def check_csv(path: Path) -> None:
     try:
-        read_runs_csv(path, variant_col="variant", param_cols=["n"], metrics=[MetricColumn("t", "lower")],
-                      baseline="a")
+        read_runs_csv(
+            path,
+            variant_col="variant",
+            param_cols=["n"],
+            metrics=[MetricColumn("t", "lower")],
+            baseline="a",
+        )
     except PerflabError as e:
         assert_one_line(e)
 
@@ -304,21 +512,44 @@ def test_fuzz_csv_bytes(data):
 
 
 @fuzz_settings("csv_cli")
-@given(csv_texts(), st.sampled_from([[], ["--param", "n"], ["--param", "n", "--param", "n"]]),
-       st.sampled_from([["--metric", "t:lower"], ["--metric", "t:higher:ms"], ["--metric", "t"],
-                        ["--metric", "variant:higher"], ["--metric", "n:lower", "--metric", "t:lower"]]))
+@given(
+    csv_texts(),
+    st.sampled_from([[], ["--param", "n"], ["--param", "n", "--param", "n"]]),
+    st.sampled_from(
+        [
+            ["--metric", "t:lower"],
+            ["--metric", "t:higher:ms"],
+            ["--metric", "t"],
+            ["--metric", "variant:higher"],
+            ["--metric", "n:lower", "--metric", "t:lower"],
+        ]
+    ),
+)
 def test_fuzz_csv_through_the_cli(text, params, metrics):
     path = WORK / "cli.csv"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     db = WORK / "csv-cli.db"
     if db.exists():
         db.unlink()
-    code, err = check_cli(["import", str(path), "--store", str(db), "--variant", "variant", *params, *metrics,
-                           "--baseline", "a"])
+    code, _err = check_cli(
+        [
+            "import",
+            str(path),
+            "--store",
+            str(db),
+            "--variant",
+            "variant",
+            *params,
+            *metrics,
+            "--baseline",
+            "a",
+        ]
+    )
     assert (code == 0) == db.exists()  # a bad CSV creates no store
 
 
 # ============================================================================ command lines
+
 
 def check_cli(argv: list[str]) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -350,27 +581,125 @@ KV_SPEC.write_text(to_toml(KV, top=True))
 BAD_SPEC = CLI / "bad.toml"
 BAD_SPEC.write_text("a = " + "[" * 100 + "]" * 100 + "\n")
 TREND = CLI / "trend.csv"
-TREND.write_text("variant,n,t\n" + "".join(f"{v},{n},{base * (1 + 0.1 * i) * (1 + 0.01 * r)}\n"
-                                             for i, n in enumerate([10, 20, 40, 80])
-                                             for v, base in (("a", 100), ("b", 100 + 30 * i)) for r in range(3)))
+TREND.write_text(
+    "variant,n,t\n"
+    + "".join(
+        f"{v},{n},{base * (1 + 0.1 * i) * (1 + 0.01 * r)}\n"
+        for i, n in enumerate([10, 20, 40, 80])
+        for v, base in (("a", 100), ("b", 100 + 30 * i))
+        for r in range(3)
+    )
+)
 
 FILES = [str(p) for p in (SEED0, PLATFORMS, GOOD_SPEC, KV_SPEC, BAD_SPEC, TREND, A_FILE, CLI)] + [
-    str(CLI / "missing.csv"), "-", "", "/sys/x", str(A_FILE / "x"), "/dev/null"]
-OUTPUTS = [str(CLI / "out" / n) for n in ("r.html", "r.md", "r.json", "r.csv", "e.json", "plot.svg", "r.txt")] + [
-    "-", "/sys/x.html", str(A_FILE / "r.html"), str(CLI), "", "/sys/no/dir/r.md"]
-EXPERIMENTS = ["1", "2", "last", "0", "-1", "99", "nope", "", "seed0-mglru-memcached", "trend", "1.5", "1e3"]
-TEXT = ["abc", "", "-", "-1", "0", "1", "2", "4", "10M", "1e7", "1%", "nan", "inf", "-inf", "1e308", "0.95",
-        "welch", "bootstrap", "mannwhitney", "paired", "nope", "mean", "median", "p90", "p200", "auto",
-        "ratio", "shift", "ram_utilization_pct", "n", "t", "ops_per_sec", "baseline", "mglru", "a", "b",
-        "baseline=mglru", "a=b", "=", "x=", "1:10", "0:0", "allkeys", "P:P", "G:G", "Z:Z", "100-10", "1-2",
-        "memcache_text", "redis", "5s", "1ms", "0s", "10h", "0,1", "1-3", "50,99", "é", "a\nb", "\x00",
-        "x" * 3000]
+    str(CLI / "missing.csv"),
+    "-",
+    "",
+    "/sys/x",
+    str(A_FILE / "x"),
+    "/dev/null",
+]
+OUTPUTS = [
+    str(CLI / "out" / n)
+    for n in ("r.html", "r.md", "r.json", "r.csv", "e.json", "plot.svg", "r.txt")
+] + ["-", "/sys/x.html", str(A_FILE / "r.html"), str(CLI), "", "/sys/no/dir/r.md"]
+EXPERIMENTS = [
+    "1",
+    "2",
+    "last",
+    "0",
+    "-1",
+    "99",
+    "nope",
+    "",
+    "seed0-mglru-memcached",
+    "trend",
+    "1.5",
+    "1e3",
+]
+TEXT = [
+    "abc",
+    "",
+    "-",
+    "-1",
+    "0",
+    "1",
+    "2",
+    "4",
+    "10M",
+    "1e7",
+    "1%",
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "0.95",
+    "welch",
+    "bootstrap",
+    "mannwhitney",
+    "paired",
+    "nope",
+    "mean",
+    "median",
+    "p90",
+    "p200",
+    "auto",
+    "ratio",
+    "shift",
+    "ram_utilization_pct",
+    "n",
+    "t",
+    "ops_per_sec",
+    "baseline",
+    "mglru",
+    "a",
+    "b",
+    "baseline=mglru",
+    "a=b",
+    "=",
+    "x=",
+    "1:10",
+    "0:0",
+    "allkeys",
+    "P:P",
+    "G:G",
+    "Z:Z",
+    "100-10",
+    "1-2",
+    "memcache_text",
+    "redis",
+    "5s",
+    "1ms",
+    "0s",
+    "10h",
+    "0,1",
+    "1-3",
+    "50,99",
+    "é",
+    "a\nb",
+    "\x00",
+    "x" * 3000,
+]
 INTS = ["-5", "-1", "0", "1", "2", "3", "10", "64", "abc", "1.5", "", "1e3"]
 HUGE = ["2147483648", "9223372036854775808", "-9223372036854775809", "1" + "0" * 40]
 #: Options whose values cost time or memory when large: small values only.
-SMALL_ONLY = {"--resamples", "--bootstrap", "--clients", "--threads", "--pipeline", "--repeat",
-              "--points-per-octave", "--requests", "--test-time", "--warmup", "--rate", "--connect-timeout",
-              "--response-timeout", "--data-size", "--data-size-range"}
+SMALL_ONLY = {
+    "--resamples",
+    "--bootstrap",
+    "--clients",
+    "--threads",
+    "--pipeline",
+    "--repeat",
+    "--points-per-octave",
+    "--requests",
+    "--test-time",
+    "--warmup",
+    "--rate",
+    "--connect-timeout",
+    "--response-timeout",
+    "--data-size",
+    "--data-size-range",
+}
 #: Options left out: where the load goes (it must stay a closed local port), a real browser.
 LEFT_OUT = {"--server", "--port", "--source-address", "--help", "--version", "--store"}
 STORES = [str(STORE)] * 12 + [str(A_FILE), str(CLI), "/sys/x.db", str(CLI / "new.db"), "abc", ""]
@@ -396,14 +725,20 @@ def _commands():
                 walk(sub, path + (name,))
             return
         positionals = [a for a in parser._actions if not a.option_strings]
-        optionals = [a for a in parser._actions if a.option_strings and not (set(a.option_strings) & LEFT_OUT)]
+        optionals = [
+            a
+            for a in parser._actions
+            if a.option_strings and not (set(a.option_strings) & LEFT_OUT)
+        ]
         out[path] = (positionals, optionals)
 
     walk(build_parser(), ())
     return out
 
 
-COMMANDS = {path: acts for path, acts in _commands().items() if path[0] != "probe"}  # probes run for real
+COMMANDS = {
+    path: acts for path, acts in _commands().items() if path[0] != "probe"
+}  # probes run for real
 
 
 def _value_for(draw, action) -> str | None:
@@ -415,7 +750,10 @@ def _value_for(draw, action) -> str | None:
     if option in ("--output", "--export", "--plot"):
         return draw(st.sampled_from(OUTPUTS))
     if option in ("--target", "--from-store", "--target-store", "--resume") or action.dest in (
-            "file", "csv", "spec"):
+        "file",
+        "csv",
+        "spec",
+    ):
         return draw(st.sampled_from(FILES + EXPERIMENTS[:3] + [f"{STORE};name=x", str(STORE)]))
     if action.dest == "experiment":
         return draw(st.sampled_from(["1", "2", "last"]) | st.sampled_from(EXPERIMENTS))
@@ -453,14 +791,32 @@ def command_lines(draw):
         argv.append("--dry-run")  # plans are printed, nothing is executed
     if path[0] == "load":
         argv += ["-s", f"127.0.0.1:{_closed_port()}", "--connect-timeout", "1s"]
-    if path[0] == "model" and draw(st.booleans()):  # the seed's columns (README), so that models get fitted
-        argv += ["--cpu", "coremark_per_core", "--memmove", "memmove_gbit_per_sec_as_used_in_seed",
-                 "--memmove-unit", "Gbit/s", "--length", "packet_len_bytes", "--rate", "rate_pkts_per_sec"]
+    if path[0] == "model" and draw(
+        st.booleans()
+    ):  # the seed's columns (README), so that models get fitted
+        argv += [
+            "--cpu",
+            "coremark_per_core",
+            "--memmove",
+            "memmove_gbit_per_sec_as_used_in_seed",
+            "--memmove-unit",
+            "Gbit/s",
+            "--length",
+            "packet_len_bytes",
+            "--rate",
+            "rate_pkts_per_sec",
+        ]
     if path[0] == "model" and path[-1] in ("fit", "predict"):
         argv += ["--bootstrap", "20"] if "--bootstrap" not in argv else []
     if path[0] == "import" and draw(st.integers(0, 3)):
-        argv += ["--variant", "variant", "--metric", draw(st.sampled_from(["ops_per_sec:higher", "t:lower"])),
-                 "--baseline", draw(st.sampled_from(["baseline", "a"]))]
+        argv += [
+            "--variant",
+            "variant",
+            "--metric",
+            draw(st.sampled_from(["ops_per_sec:higher", "t:lower"])),
+            "--baseline",
+            draw(st.sampled_from(["baseline", "a"])),
+        ]
     if path[0] in ("ls", "show", "compare", "report", "import", "run"):
         argv += ["--store", draw(st.sampled_from(STORES))]
     return argv
@@ -470,10 +826,26 @@ def _prepare_store():
     if STORE.exists():
         return
     for csv_path, variant, params, metric, baseline in (
-            (SEED0, "variant", ["--param", "ram_utilization_pct"], "ops_per_sec:higher", "baseline"),
-            (TREND, "variant", ["--param", "n"], "t:lower", "a")):
-        code, err = check_cli(["import", str(csv_path), "--store", str(STORE), "--variant", variant, *params,
-                               "--metric", metric, "--baseline", baseline, "--name", csv_path.stem])
+        (SEED0, "variant", ["--param", "ram_utilization_pct"], "ops_per_sec:higher", "baseline"),
+        (TREND, "variant", ["--param", "n"], "t:lower", "a"),
+    ):
+        code, err = check_cli(
+            [
+                "import",
+                str(csv_path),
+                "--store",
+                str(STORE),
+                "--variant",
+                variant,
+                *params,
+                "--metric",
+                metric,
+                "--baseline",
+                baseline,
+                "--name",
+                csv_path.stem,
+            ]
+        )
         assert code == 0, err
 
 
@@ -485,11 +857,20 @@ def test_fuzz_command_lines(argv):
         check_cli(argv)
 
 
-
 # ============================================================================ what fuzzing found
 
-MODEL_COLUMNS = ["--cpu", "coremark_per_core", "--memmove", "memmove_gbit_per_sec_as_used_in_seed",
-                 "--memmove-unit", "Gbit/s", "--length", "packet_len_bytes", "--rate", "rate_pkts_per_sec"]
+MODEL_COLUMNS = [
+    "--cpu",
+    "coremark_per_core",
+    "--memmove",
+    "memmove_gbit_per_sec_as_used_in_seed",
+    "--memmove-unit",
+    "Gbit/s",
+    "--length",
+    "packet_len_bytes",
+    "--rate",
+    "rate_pkts_per_sec",
+]
 
 
 def test_found_model_predict_then_fit_in_one_process():
@@ -498,7 +879,9 @@ def test_found_model_predict_then_fit_in_one_process():
     target = ["--target-cpu", "20000", "--target-memmove", "40", "--target-length", "172"]
     code, err = check_cli(["model", "predict", str(PLATFORMS), *MODEL_COLUMNS, "--N", "0", *target])
     assert code == 0, err
-    code, err = check_cli(["model", "fit", str(PLATFORMS), *MODEL_COLUMNS, "--N", "0", "--bootstrap", "20"])
+    code, err = check_cli(
+        ["model", "fit", str(PLATFORMS), *MODEL_COLUMNS, "--N", "0", "--bootstrap", "20"]
+    )
     assert code == 0, err
 
 

@@ -80,18 +80,27 @@ def test_kv_phases_populate_then_measure(tmp_path):
     assert r.code == 0, r.err
     assert "TLDR — two-threads vs one-thread" in r.out
     con = sqlite3.connect(db)
-    assert con.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall() == [("ok", 8)], \
-        con.execute("SELECT reason FROM runs").fetchall()
+    assert con.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall() == [
+        ("ok", 8)
+    ], con.execute("SELECT reason FROM runs").fetchall()
     ops = [v for (v,) in con.execute("SELECT value FROM metrics WHERE name='ops_per_sec'")]
     assert len(ops) == 8 and min(ops) > 100
     # every key was written by the populate phase: the Gaussian reads never miss
     assert {v for (v,) in con.execute("SELECT value FROM metrics WHERE name='misses'")} == {0.0}
-    doc = json.loads(__import__("zlib").decompress(con.execute(
-        "SELECT data FROM artifacts WHERE name='kv:access' LIMIT 1").fetchone()[0]))
+    doc = json.loads(
+        __import__("zlib").decompress(
+            con.execute("SELECT data FROM artifacts WHERE name='kv:access' LIMIT 1").fetchone()[0]
+        )
+    )
     assert doc["status"] == "complete"
-    populate = json.loads(__import__("zlib").decompress(con.execute(
-        "SELECT a.data FROM artifacts a JOIN runs r ON r.id=a.run_id WHERE a.name='kv:populate' "
-        "AND r.cell_key='keys=large' LIMIT 1").fetchone()[0]))
+    populate = json.loads(
+        __import__("zlib").decompress(
+            con.execute(
+                "SELECT a.data FROM artifacts a JOIN runs r ON r.id=a.run_id WHERE a.name='kv:populate' "
+                "AND r.cell_key='keys=large' LIMIT 1"
+            ).fetchone()[0]
+        )
+    )
     assert "histograms" in json.dumps(populate) or "hist" in json.dumps(populate)
     con.close()
 
@@ -107,8 +116,9 @@ def test_kv_phase_bad_option_is_spec_error(tmp_path):
 
 def test_kv_phase_unreachable_server_fails_the_run_not_the_experiment(tmp_path):
     text = SPEC.format(port=free_port()).replace("repetitions = 2", "repetitions = 1")
-    text = "\n".join('setup = "true"' if l.startswith('setup = "memcached') else l
-                     for l in text.splitlines())  # the server is never started
+    text = "\n".join(
+        'setup = "true"' if l.startswith('setup = "memcached') else l for l in text.splitlines()
+    )  # the server is never started
     spec = write_spec(tmp_path, text)
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")

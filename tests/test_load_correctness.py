@@ -10,10 +10,9 @@ import time
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
-from servers import memcache_get_many, redis_get_many, start_memcached
 from perflab.workloads.kv import KvConfig, run_kv
+from scipy import stats as sps
+from servers import memcache_get_many, redis_get_many, start_memcached
 
 
 def expected_value(key: str, size: int) -> bytes:
@@ -23,8 +22,19 @@ def expected_value(key: str, size: int) -> bytes:
 
 def test_allkeys_parallel_writes_every_key_exactly_once(memcached):
     # 6 clients over 20,000 keys: slices of 3333/3334 keys, as seed 000's populate step
-    cfg = KvConfig(server=memcached.address, protocol="memcache_binary", requests="allkeys", ratio="1:0",
-                   key_pattern="P:P", key_min=1, key_max=20_000, threads=2, clients=3, pipeline=8, data_size=100)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_binary",
+        requests="allkeys",
+        ratio="1:0",
+        key_pattern="P:P",
+        key_min=1,
+        key_max=20_000,
+        threads=2,
+        clients=3,
+        pipeline=8,
+        data_size=100,
+    )
     r = run_kv(cfg)
     assert r.status == "complete", r.error
     m = r.metrics()
@@ -40,12 +50,30 @@ def test_allkeys_parallel_writes_every_key_exactly_once(memcached):
 
 
 def test_gaussian_read_after_populate_hits_everything(memcached):
-    common = dict(server=memcached.address, protocol="memcache_binary", key_min=1, key_max=5_000,
-                  threads=2, clients=2, pipeline=8)
-    populate = run_kv(KvConfig(**common, requests="allkeys", ratio="1:0", key_pattern="P:P", data_size=64))
+    common = {
+        "server": memcached.address,
+        "protocol": "memcache_binary",
+        "key_min": 1,
+        "key_max": 5_000,
+        "threads": 2,
+        "clients": 2,
+        "pipeline": 8,
+    }
+    populate = run_kv(
+        KvConfig(**common, requests="allkeys", ratio="1:0", key_pattern="P:P", data_size=64)
+    )
     assert populate.ok
-    read = run_kv(KvConfig(**common, requests=2_500, ratio="0:1", key_pattern="G:G", randomize=True,
-                           distinct_client_seed=True, verify=True))
+    read = run_kv(
+        KvConfig(
+            **common,
+            requests=2_500,
+            ratio="0:1",
+            key_pattern="G:G",
+            randomize=True,
+            distinct_client_seed=True,
+            verify=True,
+        )
+    )
     m = read.metrics()
     assert read.ok and m["requests"] == 10_000
     assert m["hit_ratio"] == 1.0 and m["misses_per_sec"] == 0
@@ -88,8 +116,19 @@ def _monitored_keys(redis, cfg: KvConfig) -> list[int]:
 
 
 def test_gaussian_keys_have_the_configured_mean_and_stddev(redis_server):
-    base = dict(server=redis_server.address, protocol="redis", ratio="0:1", key_pattern="G:G", key_min=1,
-                key_max=20_000, threads=1, clients=4, pipeline=16, requests=5_000, distinct_client_seed=True)
+    base = {
+        "server": redis_server.address,
+        "protocol": "redis",
+        "ratio": "0:1",
+        "key_pattern": "G:G",
+        "key_min": 1,
+        "key_max": 20_000,
+        "threads": 1,
+        "clients": 4,
+        "pipeline": 16,
+        "requests": 5_000,
+        "distinct_client_seed": True,
+    }
     # defaults: median = centre, stddev = range/6, draws outside the range redrawn (truncation at ±3σ)
     keys = np.array(_monitored_keys(redis_server, KvConfig(**base)), dtype=float)
     mu, sigma = (1 + 20_000) / 2, (20_000 - 1) / 6
@@ -101,7 +140,10 @@ def test_gaussian_keys_have_the_configured_mean_and_stddev(redis_server):
     # the whole shape, not just two moments (integer keys: compare with a coarse binning)
     assert sps.kstest(keys, truncated.cdf).statistic < 0.01
     # explicit median and stddev
-    keys = np.array(_monitored_keys(redis_server, KvConfig(**base, key_median=6_000, key_stddev=800)), dtype=float)
+    keys = np.array(
+        _monitored_keys(redis_server, KvConfig(**base, key_median=6_000, key_stddev=800)),
+        dtype=float,
+    )
     assert abs(keys.mean() - 6_000) < 4 * 800 / np.sqrt(len(keys))
     assert abs(keys.std(ddof=1) / 800 - 1) < 0.03
 
@@ -113,9 +155,21 @@ def test_protocols_read_back_exactly_what_was_written(protocol):
     server = start_redis() if protocol == "redis" else start_memcached()
     with server:
         # sizes grow with the key index (pattern S) so a value of the wrong key or length shows
-        cfg = KvConfig(server=server.address, protocol=protocol, requests="allkeys", ratio="1:0",
-                       key_pattern="P:P", key_prefix="rb:", key_min=1, key_max=3_000, threads=2, clients=2,
-                       pipeline=4, data_size="10-700", data_size_pattern="S")
+        cfg = KvConfig(
+            server=server.address,
+            protocol=protocol,
+            requests="allkeys",
+            ratio="1:0",
+            key_pattern="P:P",
+            key_prefix="rb:",
+            key_min=1,
+            key_max=3_000,
+            threads=2,
+            clients=2,
+            pipeline=4,
+            data_size="10-700",
+            data_size_pattern="S",
+        )
         r = run_kv(cfg)
         assert r.ok and r.metrics()["requests"] == 3_000, r.error
         keys = [f"rb:{k}" for k in range(1, 3_001)]
@@ -125,23 +179,38 @@ def test_protocols_read_back_exactly_what_was_written(protocol):
             size = round(10 + (700 - 10) * (k - 1) / (3_000 - 1))
             assert got[f"rb:{k}"] == expected_value(f"rb:{k}", size), k
         # perflab's own check on the way back agrees
-        back = run_kv(cfg.model_copy(update={"requests": 1_000, "ratio": "0:1", "key_pattern": "R:R",
-                                             "verify": True}))
+        back = run_kv(
+            cfg.model_copy(
+                update={"requests": 1_000, "ratio": "0:1", "key_pattern": "R:R", "verify": True}
+            )
+        )
         m = back.metrics()
         assert m["hit_ratio"] == 1.0 and m["verify_failures"] == 0 and m["requests"] == 4_000
 
 
 def test_counts_ratio_and_several_servers():
     with start_memcached() as a, start_memcached() as b:
-        cfg = KvConfig(server=[a.address, b.address], protocol="memcache_text", requests=400, ratio="1:3",
-                       key_pattern="S:S", key_min=1, key_max=1_000, threads=2, clients=3, pipeline=2)
+        cfg = KvConfig(
+            server=[a.address, b.address],
+            protocol="memcache_text",
+            requests=400,
+            ratio="1:3",
+            key_pattern="S:S",
+            key_min=1,
+            key_max=1_000,
+            threads=2,
+            clients=3,
+            pipeline=2,
+        )
         r = run_kv(cfg)
         assert r.ok, r.error
         doc = r.to_json()
         assert doc["sets"]["requests"] == 2 * 3 * 400 // 4  # the cycle sends 1 SET, then 3 GETs
         assert doc["gets"]["requests"] == 2 * 3 * 400 * 3 // 4
         per_server = {s["server"]: s for s in doc["servers"]}
-        assert per_server[a.address]["connections"] == 3 and per_server[b.address]["connections"] == 3
+        assert (
+            per_server[a.address]["connections"] == 3 and per_server[b.address]["connections"] == 3
+        )
         assert per_server[a.address]["requests"] + per_server[b.address]["requests"] == 2_400
         # sequential keys from key_min: each server saw SETs of memtier-1 … memtier-300
         for s in (a, b):
@@ -150,8 +219,15 @@ def test_counts_ratio_and_several_servers():
 
 
 def test_warmup_is_excluded_and_time_limits_hold(memcached):
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", test_time="0.8s", warmup="0.4s",
-                   threads=1, clients=2, key_max=1_000)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        test_time="0.8s",
+        warmup="0.4s",
+        threads=1,
+        clients=2,
+        key_max=1_000,
+    )
     r = run_kv(cfg)
     doc, m = r.to_json(), r.metrics()
     assert r.ok and doc["warmup_requests"] > 0
@@ -168,8 +244,16 @@ def test_open_loop_latency_counts_a_paused_server(memcached):
     from the actual send hides it (coordinated omission), and the requests that waited
     are counted late."""
     pause_s = 0.5
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", rate=2_000, test_time="2.5s",
-                   threads=1, clients=2, key_max=1_000, response_timeout="5s")
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        rate=2_000,
+        test_time="2.5s",
+        threads=1,
+        clients=2,
+        key_max=1_000,
+        response_timeout="5s",
+    )
 
     def pause_then_resume():
         time.sleep(1.0)
@@ -197,8 +281,16 @@ def test_open_loop_latency_counts_a_paused_server(memcached):
 
 def test_open_loop_rate_is_met_with_constant_and_poisson_arrivals(memcached):
     for arrivals in ("constant", "poisson"):
-        cfg = KvConfig(server=memcached.address, protocol="memcache_text", rate=3_000, test_time="1s",
-                       threads=2, clients=4, key_max=1_000, arrivals=arrivals)
+        cfg = KvConfig(
+            server=memcached.address,
+            protocol="memcache_text",
+            rate=3_000,
+            test_time="1s",
+            threads=2,
+            clients=4,
+            key_max=1_000,
+            arrivals=arrivals,
+        )
         r = run_kv(cfg)
         m = r.metrics()
         assert r.ok

@@ -11,11 +11,10 @@ import threading
 import time
 
 import pytest
-from pydantic import ValidationError
-
-from servers import free_port
 from perflab.errors import InputError
 from perflab.workloads.kv import KvConfig, KvConfigError, run_kv
+from pydantic import ValidationError
+from servers import free_port
 
 #: Generous bound on how long a faulted run may take beyond its configured timeouts:
 #: a hang check, not a speed target.
@@ -72,8 +71,15 @@ class FakeRedis(socketserver.ThreadingTCPServer):
 
 def test_unreachable_server_fails_at_once():
     port = free_port()  # nothing listens there
-    r, took = timed_run(KvConfig(server=f"127.0.0.1:{port}", protocol="memcache_text", threads=2, clients=5,
-                                 connect_timeout="2s"))
+    r, took = timed_run(
+        KvConfig(
+            server=f"127.0.0.1:{port}",
+            protocol="memcache_text",
+            threads=2,
+            clients=5,
+            connect_timeout="2s",
+        )
+    )
     assert r.status == "failed"
     assert "cannot connect" in r.error and "refused" in r.error.lower()
     assert r.metrics()["connection_failures"] >= 1 and r.metrics()["requests"] == 0
@@ -94,8 +100,15 @@ def test_server_that_never_accepts_times_out_connecting():
     time.sleep(0.2)
     try:
         port = lst.getsockname()[1]
-        r, took = timed_run(KvConfig(server=f"127.0.0.1:{port}", protocol="redis", threads=1, clients=20,
-                                     connect_timeout="1s"))
+        r, took = timed_run(
+            KvConfig(
+                server=f"127.0.0.1:{port}",
+                protocol="redis",
+                threads=1,
+                clients=20,
+                connect_timeout="1s",
+            )
+        )
         assert r.status == "failed"
         assert "no answer within 1.0 s" in r.error, r.error
         assert took < 1 + SLACK_S
@@ -106,8 +119,15 @@ def test_server_that_never_accepts_times_out_connecting():
 
 
 def test_server_killed_mid_run(memcached):
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", test_time="30s", threads=2, clients=4,
-                   pipeline=4, key_max=1_000)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        test_time="30s",
+        threads=2,
+        clients=4,
+        pipeline=4,
+        key_max=1_000,
+    )
     threading.Timer(0.7, memcached.kill).start()
     r, took = timed_run(cfg)
     assert r.status == "failed"
@@ -120,8 +140,15 @@ def test_server_killed_mid_run(memcached):
 
 
 def test_server_stopped_mid_run_hits_the_response_timeout(memcached):
-    cfg = KvConfig(server=memcached.address, protocol="memcache_binary", test_time="30s", threads=1, clients=3,
-                   key_max=1_000, response_timeout="1s")
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_binary",
+        test_time="30s",
+        threads=1,
+        clients=3,
+        key_max=1_000,
+        response_timeout="1s",
+    )
     threading.Timer(0.5, memcached.pause).start()
     try:
         r, took = timed_run(cfg)
@@ -138,14 +165,23 @@ def test_server_stopped_mid_run_hits_the_response_timeout(memcached):
 def test_server_misbehaving_after_some_replies(mode):
     fake = FakeRedis(good=50, mode=mode)
     try:
-        cfg = KvConfig(server=fake.address, protocol="redis", requests=1_000, threads=1, clients=2, pipeline=1,
-                       key_max=100)
+        cfg = KvConfig(
+            server=fake.address,
+            protocol="redis",
+            requests=1_000,
+            threads=1,
+            clients=2,
+            pipeline=1,
+            key_max=100,
+        )
         r, took = timed_run(cfg)
     finally:
         fake.close()
     assert r.status == "failed"
     if mode == "garbage":
-        assert "invalid redis reply after 50 good ones" in r.error and "HTTP/1.1 400" in r.error, r.error
+        assert "invalid redis reply after 50 good ones" in r.error and "HTTP/1.1 400" in r.error, (
+            r.error
+        )
     else:
         assert "closed the connection (50 replies received on it" in r.error, r.error
     m = r.metrics()
@@ -155,8 +191,14 @@ def test_server_misbehaving_after_some_replies(mode):
 
 def test_stop_event_returns_partial_results_promptly(memcached):
     stop = threading.Event()
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", test_time="60s", threads=2, clients=2,
-                   key_max=1_000)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        test_time="60s",
+        threads=2,
+        clients=2,
+        key_max=1_000,
+    )
     threading.Timer(0.5, stop.set).start()
     r, took = timed_run(cfg, stop=stop)
     assert r.status == "stopped" and r.error is None
@@ -165,8 +207,14 @@ def test_stop_event_returns_partial_results_promptly(memcached):
 
 
 def test_keyboard_interrupt_carries_the_partial_result(memcached):
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", test_time="60s", threads=1, clients=2,
-                   key_max=1_000)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        test_time="60s",
+        threads=1,
+        clients=2,
+        key_max=1_000,
+    )
     seen = []
     threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
     t0 = time.monotonic()
@@ -182,29 +230,42 @@ def test_progress_exceptions_stop_the_run_and_propagate(memcached):
     def boom(p):
         raise RuntimeError("observer broke")
 
-    cfg = KvConfig(server=memcached.address, protocol="memcache_text", test_time="60s", threads=1, clients=1,
-                   key_max=100)
+    cfg = KvConfig(
+        server=memcached.address,
+        protocol="memcache_text",
+        test_time="60s",
+        threads=1,
+        clients=1,
+        key_max=100,
+    )
     with pytest.raises(RuntimeError, match="observer broke") as info:
         run_kv(cfg, progress=boom, progress_interval=0.0)
     assert info.value.partial_result.status == "stopped"
 
 
-@pytest.mark.parametrize("table, field, words", [
-    ({"protocol": "memcache_udp"}, "protocol", "memcache_text"),
-    ({"key_pattern": "Q:G"}, "key_pattern", "unknown key pattern"),
-    ({"ratio": "0:0"}, "ratio", "sends nothing"),
-    ({"ratio": "1-10"}, "ratio", "SET:GET"),
-    ({"key_min": 100, "key_max": 10}, "key_min", "greater than key_max"),
-    ({"requests": "allkeys", "ratio": "1:1"}, "ratio", "N:0"),
-    ({"key_pattern": "P:P", "key_min": 1, "key_max": 10, "threads": 4, "clients": 50}, "key_pattern", "fewer keys"),
-    ({"key_median": 5e7}, "key_median", "outside the key range"),
-    ({"key_zipf_exp": 7}, "key_zipf_exp", "less than 5"),
-    ({"test_time": "soon"}, "test_time", "bad duration"),
-    ({"test_time": "1s", "requests": 10}, "test_time", "not both"),
-    ({"data_size": "500-20"}, "data_size", "min <= max"),
-    ({"server": ["a:1", "b:2", "c:3"], "threads": 1, "clients": 2}, "server", "at least one"),
-    ({"pipelin": 8}, "pipelin", "did you mean 'pipeline'"),
-])
+@pytest.mark.parametrize(
+    "table, field, words",
+    [
+        ({"protocol": "memcache_udp"}, "protocol", "memcache_text"),
+        ({"key_pattern": "Q:G"}, "key_pattern", "unknown key pattern"),
+        ({"ratio": "0:0"}, "ratio", "sends nothing"),
+        ({"ratio": "1-10"}, "ratio", "SET:GET"),
+        ({"key_min": 100, "key_max": 10}, "key_min", "greater than key_max"),
+        ({"requests": "allkeys", "ratio": "1:1"}, "ratio", "N:0"),
+        (
+            {"key_pattern": "P:P", "key_min": 1, "key_max": 10, "threads": 4, "clients": 50},
+            "key_pattern",
+            "fewer keys",
+        ),
+        ({"key_median": 5e7}, "key_median", "outside the key range"),
+        ({"key_zipf_exp": 7}, "key_zipf_exp", "less than 5"),
+        ({"test_time": "soon"}, "test_time", "bad duration"),
+        ({"test_time": "1s", "requests": 10}, "test_time", "not both"),
+        ({"data_size": "500-20"}, "data_size", "min <= max"),
+        ({"server": ["a:1", "b:2", "c:3"], "threads": 1, "clients": 2}, "server", "at least one"),
+        ({"pipelin": 8}, "pipelin", "did you mean 'pipeline'"),
+    ],
+)
 def test_bad_configs_name_the_field(table, field, words):
     with pytest.raises(ValidationError) as info:
         KvConfig.model_validate(table)
@@ -216,5 +277,5 @@ def test_bad_configs_name_the_field(table, field, words):
 
 
 def test_unresolvable_host_is_bad_input():
-    with pytest.raises(InputError, match="server: cannot resolve 'no-such-host.invalid'"):
+    with pytest.raises(InputError, match=r"server: cannot resolve 'no-such-host\.invalid'"):
         run_kv(KvConfig(server="no-such-host.invalid:11211", protocol="memcache_text", requests=1))

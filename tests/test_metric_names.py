@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from perflab.spec.metric_names import parser_names, probe_names
 from perflab.workloads.kv import run_kv
 from perflab.workloads.kv_result import kv_metric_names
@@ -38,12 +37,15 @@ def test_parser_output_names_are_all_known(name, parser, metrics):
     assert [k for k in metrics if not names.matches(k)] == []
 
 
-@pytest.mark.parametrize("parser, typo, expected", [
-    ("hyperfine", "mean_sx", "mean_s"),
-    ("hyperfine", "fast_mean_sx", "fast_mean_s"),
-    ("memtier", "ops_per_sce", "ops_per_sec"),
-    ("memtier_json", "gets_p99_latency", "gets_p99_latency_ms"),
-])
+@pytest.mark.parametrize(
+    "parser, typo, expected",
+    [
+        ("hyperfine", "mean_sx", "mean_s"),
+        ("hyperfine", "fast_mean_sx", "fast_mean_s"),
+        ("memtier", "ops_per_sce", "ops_per_sec"),
+        ("memtier_json", "gets_p99_latency", "gets_p99_latency_ms"),
+    ],
+)
 def test_typos_are_caught_with_a_suggestion(parser, typo, expected):
     names = parser_names(parser)
     assert not names.matches(typo)
@@ -60,16 +62,27 @@ def test_probe_names_follow_the_options():
     assert probe_names({"name": "cpu"}).matches("cpu_iter_per_sec")
     assert probe_names({"name": "cpu", "coremark": "./cm"}).names == {"coremark_per_core"}
     one = probe_names({"name": "memmove", "case": "small_no_miss"})
-    assert one.matches("memmove_small_no_miss_mib_per_sec") and not one.matches("memmove_mib_per_sec")
+    assert one.matches("memmove_small_no_miss_mib_per_sec") and not one.matches(
+        "memmove_mib_per_sec"
+    )
     assert probe_names({"name": "memmove", "case": "small_tlbmiss"}).matches("memmove_mib_per_sec")
     assert probe_names({"name": "latency"}).matches("latency_random_4k_ns")
-    assert probe_names({"name": "memmove", "case": "{case}"}) is None  # decided per cell at run time
+    assert (
+        probe_names({"name": "memmove", "case": "{case}"}) is None
+    )  # decided per cell at run time
 
 
 @pytest.mark.parametrize("open_loop", [False, True])
 def test_kv_metric_names_are_what_a_real_load_reports(memcached, open_loop):
-    table = {"server": memcached.address, "protocol": "memcache_text", "test_time": "0.3s", "ratio": "1:1",
-             "clients": 1, "threads": 1, "key_max": 100}
+    table = {
+        "server": memcached.address,
+        "protocol": "memcache_text",
+        "test_time": "0.3s",
+        "ratio": "1:1",
+        "clients": 1,
+        "threads": 1,
+        "key_max": 100,
+    }
     if open_loop:
         table["rate"] = 2000
     result = run_kv(table)

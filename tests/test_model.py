@@ -11,18 +11,42 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from perflab.cli import main
 from perflab.errors import InputError
-from perflab.model import Columns, Observation, bytes_per_second, fit, from_rows, index_table, predict
-
+from perflab.model import (
+    Columns,
+    Observation,
+    bytes_per_second,
+    fit,
+    from_rows,
+    index_table,
+    predict,
+)
 from testdata import ROUTER_PLATFORMS as SEED1
 from testdata import csv_rows
-SEED_COLS = Columns(platform="platform", cpu="coremark_per_core", memmove="memmove_gbit_per_sec_as_used_in_seed",
-                    length="packet_len_bytes", rate="rate_pkts_per_sec", memmove_unit="Gbit/s")
-SEED_ARGS = ["--platform", "platform", "--cpu", "coremark_per_core", "--memmove",
-             "memmove_gbit_per_sec_as_used_in_seed", "--memmove-unit", "Gbit/s", "--length", "packet_len_bytes",
-             "--rate", "rate_pkts_per_sec"]
+
+SEED_COLS = Columns(
+    platform="platform",
+    cpu="coremark_per_core",
+    memmove="memmove_gbit_per_sec_as_used_in_seed",
+    length="packet_len_bytes",
+    rate="rate_pkts_per_sec",
+    memmove_unit="Gbit/s",
+)
+SEED_ARGS = [
+    "--platform",
+    "platform",
+    "--cpu",
+    "coremark_per_core",
+    "--memmove",
+    "memmove_gbit_per_sec_as_used_in_seed",
+    "--memmove-unit",
+    "Gbit/s",
+    "--length",
+    "packet_len_bytes",
+    "--rate",
+    "rate_pkts_per_sec",
+]
 
 TRUE_M, TRUE_N, TRUE_I = 300.0, 2e-5, 30.0
 
@@ -31,8 +55,9 @@ def seed_observations() -> list[Observation]:
     return from_rows(csv_rows(SEED1), SEED_COLS, source=str(SEED1))
 
 
-def synth(rng: np.random.Generator, n: int, *, M=TRUE_M, N=TRUE_N, I=TRUE_I, sigma=0.05,
-          prefix="p") -> list[Observation]:
+def synth(
+    rng: np.random.Generator, n: int, *, M=TRUE_M, N=TRUE_N, I=TRUE_I, sigma=0.05, prefix="p"
+) -> list[Observation]:
     """Platforms drawn over a wide range of CPU scores, copy bandwidths and lengths; rates
     from the model with log-normal noise of sd ``sigma``."""
     out = []
@@ -54,10 +79,19 @@ def cli(*argv: str) -> tuple[int, str, str]:
 # ----------------------------------------------------------------------------- units
 
 
-@pytest.mark.parametrize("unit,expected", [
-    ("MiB/s", 1048576.0), ("GB/s", 1e9), ("Gbit/s", 1.25e8), ("Gb/s", 1.25e8), ("kB/s", 1e3),
-    ("GiB/s", 2.0**30), ("bit/s", 0.125), ("Gibit/s", 2.0**30 / 8),
-])
+@pytest.mark.parametrize(
+    "unit,expected",
+    [
+        ("MiB/s", 1048576.0),
+        ("GB/s", 1e9),
+        ("Gbit/s", 1.25e8),
+        ("Gb/s", 1.25e8),
+        ("kB/s", 1e3),
+        ("GiB/s", 2.0**30),
+        ("bit/s", 0.125),
+        ("Gibit/s", 2.0**30 / 8),
+    ],
+)
 def test_bandwidth_units(unit, expected):
     assert bytes_per_second(unit) == pytest.approx(expected)
 
@@ -110,8 +144,17 @@ def test_cli_model_index_prints_seed_table():
 def test_index_with_memmove_in_mib_per_sec_matches_gbit_conversion():
     # 248 MiB/s is 2.08 Gbit/s: the seed rounded it to 1.9; with the exact unit the index moves
     # accordingly, which shows the unit is applied (not ignored).
-    obs = from_rows(csv_rows(SEED1), Columns("platform", "coremark_per_core", "memmove_mib_per_sec",
-                                             "packet_len_bytes", "rate_pkts_per_sec", "MiB/s"))
+    obs = from_rows(
+        csv_rows(SEED1),
+        Columns(
+            "platform",
+            "coremark_per_core",
+            "memmove_mib_per_sec",
+            "packet_len_bytes",
+            "rate_pkts_per_sec",
+            "MiB/s",
+        ),
+    )
     apu2 = obs[0]
     assert apu2.memmove == pytest.approx(248 * 1048576)
     expected = 45377 * (1 / 3044 + 400 * 172 / (248 * 1048576))
@@ -125,9 +168,9 @@ def test_fit_recovers_known_constants():
     rng = np.random.default_rng(42)
     obs = synth(rng, 12, sigma=0.02)
     res = fit(obs, bootstrap=300, seed=1)
-    assert res.M == pytest.approx(TRUE_M, rel=0.2)
-    assert res.N == pytest.approx(TRUE_N, rel=0.25)
-    assert res.I == pytest.approx(TRUE_I, rel=0.05)
+    assert pytest.approx(TRUE_M, rel=0.2) == res.M
+    assert pytest.approx(TRUE_N, rel=0.25) == res.N
+    assert pytest.approx(TRUE_I, rel=0.05) == res.I
     for name, truth in (("M", TRUE_M), ("N", TRUE_N), ("I", TRUE_I)):
         lo, hi = res.t_intervals[name]
         assert lo <= truth <= hi, (name, lo, hi)
@@ -144,7 +187,7 @@ def test_fit_with_fixed_n_estimates_m_only():
     obs = synth(rng, 6, N=0.0, sigma=0.01)
     res = fit(obs, N=0.0, bootstrap=0)
     assert res.free == ("I", "M") and res.fixed == {"N": 0.0}
-    assert res.M == pytest.approx(TRUE_M, rel=0.1)
+    assert pytest.approx(TRUE_M, rel=0.1) == res.M
     assert res.N == 0.0
 
 
@@ -153,7 +196,7 @@ def test_interval_coverage_by_simulation():
     rng = np.random.default_rng(2024)
     K = 150
     cover_m = cover_pred = 0
-    for k in range(K):
+    for _k in range(K):
         obs = synth(rng, 8)
         res = fit(obs, bootstrap=0, loo=False)
         lo, hi = res.t_intervals["M"]
@@ -201,7 +244,9 @@ def test_unidentifiable_memmove_weight_is_stated():
     for i in range(6):
         cpu = float(rng.uniform(2e3, 5e4))
         t = 1 / cpu + TRUE_M * 172 / 1e9
-        obs.append(Observation(f"p{i}", cpu, 1e9, 172.0, TRUE_I / t * math.exp(rng.normal(0, 0.03))))
+        obs.append(
+            Observation(f"p{i}", cpu, 1e9, 172.0, TRUE_I / t * math.exp(rng.normal(0, 0.03)))
+        )
     res = fit(obs, bootstrap=50)
     stated = [s for s in res.statements if "cannot identify" in s]
     assert stated and "M and N" in stated[0] and "--M/--N" in stated[0], res.statements
@@ -219,7 +264,7 @@ def test_exactly_determined_fit_says_so():
     res = fit(obs, N=0.0, bootstrap=100)
     assert res.dof == 0
     assert any("exactly determined" in s for s in res.statements)
-    assert res.M == pytest.approx(TRUE_M, rel=1e-4)
+    assert pytest.approx(TRUE_M, rel=1e-4) == res.M
     p = predict(res, synth(rng, 1)[0])
     assert math.isnan(p.low) and "no degrees of freedom" in p.note
 
@@ -251,8 +296,19 @@ def test_fewer_platforms_than_parameters():
 def test_zero_negative_or_missing_rates_are_rejected(tmp_path, rate):
     p = tmp_path / "bad.csv"
     p.write_text("platform,cpu,mem,len,rate\na,3000,248,172,45377\nb,29861,3928,172," + rate + "\n")
-    rc, out, err = cli("model", "fit", str(p), "--cpu", "cpu", "--memmove", "mem", "--length", "len",
-                       "--rate", "rate")
+    rc, _out, err = cli(
+        "model",
+        "fit",
+        str(p),
+        "--cpu",
+        "cpu",
+        "--memmove",
+        "mem",
+        "--length",
+        "len",
+        "--rate",
+        "rate",
+    )
     assert rc == 2
     assert err.startswith("perflab: error: ") and err.count("\n") == 1
     assert f"{p}:3" in err and "'rate'" in err
@@ -289,9 +345,19 @@ def test_cli_model_missing_file_and_bad_time(tmp_path):
 def _write_synth_csv(path: Path, obs: list[Observation]) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["platform", "cpu_iter_per_sec", "memmove_mib_per_sec", "packet_len_bytes", "rate_pkts_per_sec"])
+        w.writerow(
+            [
+                "platform",
+                "cpu_iter_per_sec",
+                "memmove_mib_per_sec",
+                "packet_len_bytes",
+                "rate_pkts_per_sec",
+            ]
+        )
         for o in obs:
-            w.writerow([o.platform, o.cpu, o.memmove / 1048576, o.length, "" if o.rate is None else o.rate])
+            w.writerow(
+                [o.platform, o.cpu, o.memmove / 1048576, o.length, "" if o.rate is None else o.rate]
+            )
 
 
 def test_cli_fit_json_and_plot(tmp_path):
@@ -299,7 +365,9 @@ def test_cli_fit_json_and_plot(tmp_path):
     data = tmp_path / "platforms.csv"
     _write_synth_csv(data, synth(rng, 8, sigma=0.02))
     svg = tmp_path / "fit.svg"
-    rc, out, err = cli("model", "fit", str(data), "--bootstrap", "200", "--plot", str(svg), "--json")
+    rc, out, err = cli(
+        "model", "fit", str(data), "--bootstrap", "200", "--plot", str(svg), "--json"
+    )
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["M"] == pytest.approx(TRUE_M, rel=0.3)
@@ -318,22 +386,37 @@ def test_cli_predict_target_csv_and_flags(tmp_path):
     new = synth(rng, 2, sigma=0.0, prefix="new")
     _write_synth_csv(target, [Observation(o.platform, o.cpu, o.memmove, o.length) for o in new])
     png = tmp_path / "pred.png"
-    rc, out, err = cli("model", "predict", str(data), "--target", str(target), "--json", "--plot", str(png))
+    rc, out, err = cli(
+        "model", "predict", str(data), "--target", str(target), "--json", "--plot", str(png)
+    )
     assert rc == 0, err
     preds = json.loads(out)["predictions"]
     for p, o in zip(preds, new):
         assert p["low"] < p["rate"] < p["high"]
         assert p["rate"] == pytest.approx(o.rate, rel=0.15)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rc, out, err = cli("model", "predict", str(data), "--target-cpu", str(new[0].cpu), "--target-memmove",
-                       str(new[0].memmove / 1048576), "--target-length", "172", "--target-name", "box")
+    rc, out, err = cli(
+        "model",
+        "predict",
+        str(data),
+        "--target-cpu",
+        str(new[0].cpu),
+        "--target-memmove",
+        str(new[0].memmove / 1048576),
+        "--target-length",
+        "172",
+        "--target-name",
+        "box",
+    )
     assert rc == 0, err and "box" in out
     rc, _, err = cli("model", "predict", str(data))
     assert rc == 2 and "nothing to predict" in err
 
 
 def test_plot_rejects_unknown_format(tmp_path):
-    rc, _, err = cli("model", "fit", str(SEED1), *SEED_ARGS, "--N", "0", "--plot", str(tmp_path / "x.gif"))
+    rc, _, err = cli(
+        "model", "fit", str(SEED1), *SEED_ARGS, "--N", "0", "--plot", str(tmp_path / "x.gif")
+    )
     assert rc == 2 and ".svg, .png or .pdf" in err
 
 
@@ -349,40 +432,114 @@ def _store_platform(path: Path, o: Observation, rng: np.random.Generator) -> Non
     host = {"hostname": o.platform, "cpu_model": "synthetic"}
     with Store(path) as st:
         cpu = [o.cpu * math.exp(rng.normal(0, 0.002)) for _ in range(5)]
-        record_probe(st, ProbeResult("cpu", None, 5, {}, {"cpu_iter_per_sec": cpu},
-                                     {"cpu_iter_per_sec": "iterations/s"}, host=host))
+        record_probe(
+            st,
+            ProbeResult(
+                "cpu",
+                None,
+                5,
+                {},
+                {"cpu_iter_per_sec": cpu},
+                {"cpu_iter_per_sec": "iterations/s"},
+                host=host,
+            ),
+        )
         mib = [o.memmove / 2**20 * math.exp(rng.normal(0, 0.002)) for _ in range(5)]
-        record_probe(st, ProbeResult("memmove", None, 5, {}, {"memmove_mib_per_sec": mib},
-                                     {"memmove_mib_per_sec": "MiB/s"}, host=host))
+        record_probe(
+            st,
+            ProbeResult(
+                "memmove",
+                None,
+                5,
+                {},
+                {"memmove_mib_per_sec": mib},
+                {"memmove_mib_per_sec": "MiB/s"},
+                host=host,
+            ),
+        )
         if o.rate is not None:
-            runs = [NewRun(order_index=i, block=i, cell_key="-", cell={}, variant="router", repetition=i + 1,
-                           status="ok", metrics={"pkts_per_sec": o.rate * math.exp(rng.normal(0, 0.002))})
-                    for i in range(5)]
-            st.create_experiment(name="router", description="", source="import", baseline="router",
-                                 metrics=[MetricDef("pkts_per_sec", "pkts/s", "higher")],
-                                 settings={"params": [], "cells": [{"key": "-", "labels": {}}],
-                                           "variants": [{"name": "router", "description": ""}]},
-                                 runs=runs, status="complete")
+            runs = [
+                NewRun(
+                    order_index=i,
+                    block=i,
+                    cell_key="-",
+                    cell={},
+                    variant="router",
+                    repetition=i + 1,
+                    status="ok",
+                    metrics={"pkts_per_sec": o.rate * math.exp(rng.normal(0, 0.002))},
+                )
+                for i in range(5)
+            ]
+            st.create_experiment(
+                name="router",
+                description="",
+                source="import",
+                baseline="router",
+                metrics=[MetricDef("pkts_per_sec", "pkts/s", "higher")],
+                settings={
+                    "params": [],
+                    "cells": [{"key": "-", "labels": {}}],
+                    "variants": [{"name": "router", "description": ""}],
+                },
+                runs=runs,
+                status="complete",
+            )
 
 
 def test_fit_and_predict_from_stores(tmp_path):
     rng = np.random.default_rng(21)
     platforms = synth(rng, 6, N=0.0, sigma=0.01)
     for o in platforms:
-        o = Observation(o.platform, o.cpu, o.memmove, 172.0,
-                        TRUE_I / (1 / o.cpu + TRUE_M * 172 / o.memmove) * math.exp(rng.normal(0, 0.01)))
+        o = Observation(
+            o.platform,
+            o.cpu,
+            o.memmove,
+            172.0,
+            TRUE_I / (1 / o.cpu + TRUE_M * 172 / o.memmove) * math.exp(rng.normal(0, 0.01)),
+        )
         _store_platform(tmp_path / f"{o.platform}.db", o, rng)
     args = [a for o in platforms for a in ("--from-store", str(tmp_path / f"{o.platform}.db"))]
-    rc, out, err = cli("model", "fit", *args, "--length-bytes", "172", "--rate", "pkts_per_sec", "--N", "0",
-                       "--bootstrap", "100", "--json")
+    rc, out, err = cli(
+        "model",
+        "fit",
+        *args,
+        "--length-bytes",
+        "172",
+        "--rate",
+        "pkts_per_sec",
+        "--N",
+        "0",
+        "--bootstrap",
+        "100",
+        "--json",
+    )
     assert rc == 0, err
     doc = json.loads(out)
-    assert [p["platform"] for p in doc["platforms"]] == [o.platform for o in platforms]  # names = hosts
-    assert doc["M"] == pytest.approx(TRUE_M, rel=0.15) and doc["I"] == pytest.approx(TRUE_I, rel=0.05)
+    assert [p["platform"] for p in doc["platforms"]] == [
+        o.platform for o in platforms
+    ]  # names = hosts
+    assert doc["M"] == pytest.approx(TRUE_M, rel=0.15) and doc["I"] == pytest.approx(
+        TRUE_I, rel=0.05
+    )
     new = synth(rng, 1, prefix="new", N=0.0)[0]
-    _store_platform(tmp_path / "new.db", Observation(new.platform, new.cpu, new.memmove, 172.0), rng)
-    rc, out, err = cli("model", "predict", *args, "--length-bytes", "172", "--rate", "pkts_per_sec", "--N", "0",
-                       "--target-store", f"{tmp_path / 'new.db'}=candidate", "--json")
+    _store_platform(
+        tmp_path / "new.db", Observation(new.platform, new.cpu, new.memmove, 172.0), rng
+    )
+    rc, out, err = cli(
+        "model",
+        "predict",
+        *args,
+        "--length-bytes",
+        "172",
+        "--rate",
+        "pkts_per_sec",
+        "--N",
+        "0",
+        "--target-store",
+        f"{tmp_path / 'new.db'}=candidate",
+        "--json",
+    )
     assert rc == 0, err
     pred = json.loads(out)["predictions"][0]
     assert pred["platform"] == "candidate"
@@ -396,11 +553,20 @@ def test_probe_recorded_in_store_reads_back(tmp_path):
     from perflab.platform.stored import observation_from_store
 
     db = tmp_path / "me.db"
-    for probe, extra in (("cpu", ["--duration", "0.05"]), ("memmove", ["--case", "small_tlbmiss", "--duration", "0.02"])):
+    for probe, extra in (
+        ("cpu", ["--duration", "0.05"]),
+        ("memmove", ["--case", "small_tlbmiss", "--duration", "0.02"]),
+    ):
         rc, _, err = cli("probe", probe, "--repeat", "2", "--store", str(db), *extra)
         assert rc == 0 and "stored as experiment" in err, err
-    o = observation_from_store(db, cpu="cpu_iter_per_sec", memmove="memmove_mib_per_sec", memmove_unit="MiB/s",
-                               rate=None, length_bytes=172)
+    o = observation_from_store(
+        db,
+        cpu="cpu_iter_per_sec",
+        memmove="memmove_mib_per_sec",
+        memmove_unit="MiB/s",
+        rate=None,
+        length_bytes=172,
+    )
     assert o.cpu > 0 and o.memmove > 0 and o.rate is None and o.platform
 
 
@@ -416,27 +582,67 @@ def test_one_store_several_configurations(tmp_path):
         for variant, (cpu, mib) in truth.items():
             rate = 10.0 / (1 / cpu + 300 * 172 / (mib * 2**20)) * (2 if cell == "cores=2" else 1)
             for rep in range(3):
-                runs.append(NewRun(order_index=i, block=rep, cell_key=cell, cell={"cores": cell[-1]}, variant=variant,
-                                   repetition=rep + 1, status="ok",
-                                   metrics={"cpu_iter_per_sec": cpu, "memmove_mib_per_sec": mib, "pkts_per_sec": rate}))
+                runs.append(
+                    NewRun(
+                        order_index=i,
+                        block=rep,
+                        cell_key=cell,
+                        cell={"cores": cell[-1]},
+                        variant=variant,
+                        repetition=rep + 1,
+                        status="ok",
+                        metrics={
+                            "cpu_iter_per_sec": cpu,
+                            "memmove_mib_per_sec": mib,
+                            "pkts_per_sec": rate,
+                        },
+                    )
+                )
                 i += 1
     with Store(db) as st:
-        st.create_experiment(name="router-index", description="", source="import", baseline="4k",
-                             metrics=[MetricDef("cpu_iter_per_sec", "iterations/s", "higher"),
-                                      MetricDef("memmove_mib_per_sec", "MiB/s", "higher"),
-                                      MetricDef("pkts_per_sec", "packets/s", "higher")],
-                             settings={"params": ["cores"], "cells": [{"key": "cores=1", "labels": {"cores": "1"}},
-                                                                     {"key": "cores=2", "labels": {"cores": "2"}}],
-                                       "variants": [{"name": "4k"}, {"name": "huge"}]},
-                             runs=runs, status="complete")
-    rc, out, err = cli("model", "index", "--from-store", f"{db};name=vm-4k;variant=4k;cell=cores=1",
-                       "--from-store", f"{db};name=vm-huge;variant=huge;cell=cores=1", "--length-bytes", "172",
-                       "--rate", "pkts_per_sec", "--M", "300", "--json")
+        st.create_experiment(
+            name="router-index",
+            description="",
+            source="import",
+            baseline="4k",
+            metrics=[
+                MetricDef("cpu_iter_per_sec", "iterations/s", "higher"),
+                MetricDef("memmove_mib_per_sec", "MiB/s", "higher"),
+                MetricDef("pkts_per_sec", "packets/s", "higher"),
+            ],
+            settings={
+                "params": ["cores"],
+                "cells": [
+                    {"key": "cores=1", "labels": {"cores": "1"}},
+                    {"key": "cores=2", "labels": {"cores": "2"}},
+                ],
+                "variants": [{"name": "4k"}, {"name": "huge"}],
+            },
+            runs=runs,
+            status="complete",
+        )
+    rc, out, err = cli(
+        "model",
+        "index",
+        "--from-store",
+        f"{db};name=vm-4k;variant=4k;cell=cores=1",
+        "--from-store",
+        f"{db};name=vm-huge;variant=huge;cell=cores=1",
+        "--length-bytes",
+        "172",
+        "--rate",
+        "pkts_per_sec",
+        "--M",
+        "300",
+        "--json",
+    )
     assert rc == 0, err
     doc = json.loads(out)
     assert [p["platform"] for p in doc["platforms"]] == ["vm-4k", "vm-huge"]
     assert [p["index"] for p in doc["platforms"]] == pytest.approx([10.0, 10.0])
-    rc, _, err = cli("model", "index", "--from-store", str(db), "--length-bytes", "172", "--rate", "pkts_per_sec")
+    rc, _, err = cli(
+        "model", "index", "--from-store", str(db), "--length-bytes", "172", "--rate", "pkts_per_sec"
+    )
     assert rc == 2 and "several samples" in err and "--variant/--cell" in err
     rc, _, err = cli("model", "index", "--from-store", f"{db};colour=red", "--length-bytes", "172")
     assert rc == 2 and "store option 'colour=red'" in err
@@ -452,7 +658,9 @@ def test_rates_following_memmove_alone_are_called_out():
         obs.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0, C / 172.0 / 50.0))
     res = fit(obs, N=0.0, bootstrap=50)
     assert "M" in res.unidentified
-    assert any("M grows without limit" in s and "one scale" in s for s in res.statements), res.statements
+    assert any("M grows without limit" in s and "one scale" in s for s in res.statements), (
+        res.statements
+    )
     assert all(math.isnan(v) for v in res.t_intervals["M"] + res.intervals["M"])
     p = predict(res, Observation("x", 1e4, 1e9, 172.0))
     assert math.isnan(p.low) and "cannot identify M" in p.note
@@ -462,7 +670,14 @@ def test_rates_following_memmove_alone_are_called_out():
     noisy = []
     for i in range(6):
         C = float(np.exp(rng.uniform(np.log(2e8), np.log(1e10))))
-        noisy.append(Observation(f"p{i}", float(rng.uniform(2e3, 5e4)), C, 172.0,
-                                 C / 172.0 / 50.0 * math.exp(rng.normal(0, 0.01))))
+        noisy.append(
+            Observation(
+                f"p{i}",
+                float(rng.uniform(2e3, 5e4)),
+                C,
+                172.0,
+                C / 172.0 / 50.0 * math.exp(rng.normal(0, 0.01)),
+            )
+        )
     res = fit(noisy, N=0.0, bootstrap=0)
     assert any(s.startswith("M is poorly determined") for s in res.statements), res.statements

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from perflab.errors import InputError
 from perflab.workloads.parsers import ParseError, available_parsers, get_parser
 from perflab.workloads.parsers.names import percentile_metric, slug
@@ -17,8 +16,14 @@ from perflab.workloads.parsers.names import percentile_metric, slug
 DATA = Path(__file__).parent / "data" / "parsers"
 
 # Seed 000's per-run columns: Ops/sec, Avg. Lat., p50, p99, p99.9, KB/sec.
-SEED0_COLUMNS = ["ops_per_sec", "avg_latency_ms", "p50_latency_ms", "p99_latency_ms",
-                 "p999_latency_ms", "kb_per_sec"]
+SEED0_COLUMNS = [
+    "ops_per_sec",
+    "avg_latency_ms",
+    "p50_latency_ms",
+    "p99_latency_ms",
+    "p999_latency_ms",
+    "kb_per_sec",
+]
 
 
 def fixture(name: str) -> str:
@@ -30,6 +35,7 @@ def parse(parser: str, name: str) -> dict[str, float]:
 
 
 # --- registry -------------------------------------------------------------------------
+
 
 def test_registry_lists_the_parsers():
     assert available_parsers() == ["hyperfine", "memtier", "memtier_json", "memtier_text"]
@@ -52,11 +58,19 @@ def test_parse_error_is_an_input_error():
     assert issubclass(ParseError, InputError)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (50, "p50_latency_ms"), ("99", "p99_latency_ms"), ("99.9", "p999_latency_ms"),
-    ("99.90", "p999_latency_ms"), ("99.990", "p9999_latency_ms"), ("100.0", "p100_latency_ms"),
-    (99.99, "p9999_latency_ms"), ("90", "p90_latency_ms"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (50, "p50_latency_ms"),
+        ("99", "p99_latency_ms"),
+        ("99.9", "p999_latency_ms"),
+        ("99.90", "p999_latency_ms"),
+        ("99.990", "p9999_latency_ms"),
+        ("100.0", "p100_latency_ms"),
+        (99.99, "p9999_latency_ms"),
+        ("90", "p90_latency_ms"),
+    ],
+)
 def test_percentile_metric_names(value, expected):
     assert percentile_metric(value) == expected
 
@@ -69,11 +83,17 @@ def test_slug():
 
 # --- memtier table --------------------------------------------------------------------
 
+
 def test_memtier_text_get_only_run_has_seed0_columns():
     m = parse("memtier_text", "memtier_2x_get_only.txt")
     assert {k: m[k] for k in SEED0_COLUMNS} == {
-        "ops_per_sec": 48550.71, "avg_latency_ms": 0.65687, "p50_latency_ms": 0.487,
-        "p99_latency_ms": 2.847, "p999_latency_ms": 5.567, "kb_per_sec": 1812.25}
+        "ops_per_sec": 48550.71,
+        "avg_latency_ms": 0.65687,
+        "p50_latency_ms": 0.487,
+        "p99_latency_ms": 2.847,
+        "p999_latency_ms": 5.567,
+        "kb_per_sec": 1812.25,
+    }
     assert m["hits_per_sec"] == 48102.33 and m["misses_per_sec"] == 448.38
     assert m["gets_ops_per_sec"] == 48550.71 and m["gets_hits_per_sec"] == 48102.33
     assert m["gets_p99_latency_ms"] == 2.847
@@ -84,7 +104,9 @@ def test_memtier_text_get_only_run_has_seed0_columns():
 
 
 def test_memtier_text_ignores_progress_lines_of_merged_stderr():
-    assert parse("memtier_text", "memtier_2x_stderr_merged.txt") == parse("memtier_text", "memtier_2x_get_only.txt")
+    assert parse("memtier_text", "memtier_2x_stderr_merged.txt") == parse(
+        "memtier_text", "memtier_2x_get_only.txt"
+    )
 
 
 def test_memtier_text_old_latency_column():
@@ -126,10 +148,13 @@ def test_memtier_text_takes_the_last_all_stats_block():
     assert get_parser("memtier_text").parse(populate + access)["ops_per_sec"] == 48550.71
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("", "no memtier_benchmark results found"),
-    ("Connection error: Connection refused\n", "no memtier_benchmark results found"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "no memtier_benchmark results found"),
+        ("Connection error: Connection refused\n", "no memtier_benchmark results found"),
+    ],
+)
 def test_memtier_text_missing_table(text, needle):
     with pytest.raises(ParseError) as e:
         get_parser("memtier_text").parse(text)
@@ -138,7 +163,7 @@ def test_memtier_text_missing_table(text, needle):
 
 def test_memtier_text_per_run_tables_without_average_is_cut_short():
     text = fixture("memtier_2x_run_count3.txt")
-    text = text[:text.index("\n\nBEST RUN RESULTS")]
+    text = text[: text.index("\n\nBEST RUN RESULTS")]
     with pytest.raises(ParseError) as e:
         get_parser("memtier_text").parse(text)
     assert "'RUN #1 RESULTS'" in e.value.message and "AGGREGATED" in e.value.message
@@ -152,26 +177,37 @@ def test_memtier_text_wrong_number_of_values():
 
 
 def test_memtier_text_non_numeric_value():
-    text = fixture("memtier_2x_get_only.txt").replace("48550.71     48102.33", "   n/a       48102.33", 1)
+    text = fixture("memtier_2x_get_only.txt").replace(
+        "48550.71     48102.33", "   n/a       48102.33", 1
+    )
     with pytest.raises(ParseError) as e:
         get_parser("memtier_text").parse(text)
     assert "'n/a'" in e.value.message
 
 
 def test_memtier_text_without_totals_row():
-    text = "".join(line for line in fixture("memtier_2x_get_only.txt").splitlines(True)
-                   if not line.startswith("Totals"))
+    text = "".join(
+        line
+        for line in fixture("memtier_2x_get_only.txt").splitlines(True)
+        if not line.startswith("Totals")
+    )
     with pytest.raises(ParseError, match="no 'Totals' row"):
         get_parser("memtier_text").parse(text)
 
 
 # --- memtier JSON ---------------------------------------------------------------------
 
+
 def test_memtier_json_get_only():
     m = parse("memtier_json", "memtier_2x_get_only.json")
     assert {k: m[k] for k in SEED0_COLUMNS} == {
-        "ops_per_sec": 48550.71, "avg_latency_ms": 0.657, "p50_latency_ms": 0.487,
-        "p99_latency_ms": 2.847, "p999_latency_ms": 5.567, "kb_per_sec": 1812.25}
+        "ops_per_sec": 48550.71,
+        "avg_latency_ms": 0.657,
+        "p50_latency_ms": 0.487,
+        "p99_latency_ms": 2.847,
+        "p999_latency_ms": 5.567,
+        "kb_per_sec": 1812.25,
+    }
     assert m["requests"] == 971014 and m["duration_ms"] == 20002
     assert m["min_latency_ms"] == 0.031 and m["max_latency_ms"] == 9.215
     assert m["kb_rx_per_sec"] == 1087.35 and m["kb_tx_per_sec"] == 724.9
@@ -184,7 +220,9 @@ def test_memtier_json_and_text_name_metrics_alike():
     table = parse("memtier_text", "memtier_2x_get_only.txt")
     document = parse("memtier_json", "memtier_2x_get_only.json")
     shared = set(table) & set(document)
-    assert set(SEED0_COLUMNS) | {"gets_ops_per_sec", "gets_p999_latency_ms", "hits_per_sec"} <= shared
+    assert (
+        set(SEED0_COLUMNS) | {"gets_ops_per_sec", "gets_p999_latency_ms", "hits_per_sec"} <= shared
+    )
     for name in shared:  # the JSON rounds latencies to 3 decimals (and hits differ in the fixtures)
         if not name.endswith("hits_per_sec") and not name.endswith("misses_per_sec"):
             assert document[name] == pytest.approx(table[name], abs=5e-4), name
@@ -201,7 +239,9 @@ def test_memtier_json_written_to_a_pipe_keeps_trailing_commas():
     text = fixture("memtier_2x_to_pipe.json")
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
-    assert get_parser("memtier_json").parse(text) == parse("memtier_json", "memtier_2x_get_only.json")
+    assert get_parser("memtier_json").parse(text) == parse(
+        "memtier_json", "memtier_2x_get_only.json"
+    )
 
 
 def test_memtier_json_old_version_latency_only():
@@ -212,7 +252,9 @@ def test_memtier_json_old_version_latency_only():
 
 
 def test_memtier_json_after_other_text_and_with_c_infinities():
-    text = fixture("memtier_2x_get_only.json").replace('"Min Latency": 0.031', '"Min Latency": inf', 1)
+    text = fixture("memtier_2x_get_only.json").replace(
+        '"Min Latency": 0.031', '"Min Latency": inf', 1
+    )
     m = get_parser("memtier_json").parse("Json file out.json created...\n" + text)
     assert m["ops_per_sec"] == 48550.71
     assert "gets_min_latency_ms" not in m  # the infinite value is no measurement
@@ -232,14 +274,29 @@ def test_memtier_json_errors():
 
 # --- memtier (detects) ----------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["memtier_2x_get_only.txt", "memtier_1.3.0_mixed.txt",
-                                  "memtier_2x_run_count3.txt", "memtier_2x_stderr_merged.txt"])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "memtier_2x_get_only.txt",
+        "memtier_1.3.0_mixed.txt",
+        "memtier_2x_run_count3.txt",
+        "memtier_2x_stderr_merged.txt",
+    ],
+)
 def test_memtier_detects_the_table(name):
     assert parse("memtier", name) == parse("memtier_text", name)
 
 
-@pytest.mark.parametrize("name", ["memtier_2x_get_only.json", "memtier_2x_run_count2.json",
-                                  "memtier_2x_to_pipe.json", "memtier_1.3.0_mixed.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "memtier_2x_get_only.json",
+        "memtier_2x_run_count2.json",
+        "memtier_2x_to_pipe.json",
+        "memtier_1.3.0_mixed.json",
+    ],
+)
 def test_memtier_detects_json(name):
     assert parse("memtier", name) == parse("memtier_json", name)
 
@@ -251,6 +308,7 @@ def test_memtier_neither():
 
 
 # --- hyperfine ------------------------------------------------------------------------
+
 
 def test_hyperfine_one_command_matches_its_json():
     raw = json.loads(fixture("hyperfine_one.json"))["results"][0]
@@ -281,8 +339,12 @@ def test_hyperfine_parameter_scan_prefixes_by_parameter():
 
 
 def test_hyperfine_colliding_names_use_positions():
-    doc = {"results": [{"command": "true", "mean": 0.1, "times": [0.1]},
-                       {"command": "true", "mean": 0.2, "times": [0.2]}]}
+    doc = {
+        "results": [
+            {"command": "true", "mean": 0.1, "times": [0.1]},
+            {"command": "true", "mean": 0.2, "times": [0.2]},
+        ]
+    }
     m = get_parser("hyperfine").parse(json.dumps(doc))
     assert m["cmd1_mean_s"] == 0.1 and m["cmd2_mean_s"] == 0.2
 
@@ -297,19 +359,27 @@ def test_hyperfine_after_human_output():
 
 
 def test_hyperfine_real_run_on_stdout():
-    out = subprocess.run(["hyperfine", "-N", "--runs", "3", "--export-json", "/dev/stdout", "true"],
-                         capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        ["hyperfine", "-N", "--runs", "3", "--export-json", "/dev/stdout", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     m = get_parser("hyperfine").parse(out)
     assert m["runs"] == 3
     assert 0 < m["min_s"] <= m["mean_s"] <= m["max_s"]
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("", "no JSON object with a 'results' list"),
-    ('{"results": []}', "no benchmark objects"),
-    ('{"results": [{"command": "x"}]}', "no 'mean' time"),
-    ('{"results": [{"command": "x", "mean": "slow"}]}', "expected a number of seconds"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("", "no JSON object with a 'results' list"),
+        ('{"results": []}', "no benchmark objects"),
+        ('{"results": [{"command": "x"}]}', "no 'mean' time"),
+        ('{"results": [{"command": "x", "mean": "slow"}]}', "expected a number of seconds"),
+    ],
+)
 def test_hyperfine_errors(text, needle):
     with pytest.raises(ParseError) as e:
         get_parser("hyperfine").parse(text)

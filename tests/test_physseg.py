@@ -23,8 +23,12 @@ MAX_TOTAL_PAGES = 1 << 24
 @pytest.fixture(scope="module")
 def physseg(tmp_path_factory) -> Path:
     binary = tmp_path_factory.mktemp("physseg") / "physseg"
-    build = subprocess.run(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(binary), str(SOURCE)],
-                           capture_output=True, text=True, timeout=120)
+    build = subprocess.run(
+        ["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(binary), str(SOURCE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert build.returncode == 0, build.stderr
     assert build.stderr == ""  # no warnings
     return binary
@@ -50,7 +54,9 @@ def test_array_and_rbtree_find_the_same_pages(physseg, segments, seed):
         assert (result["lookups"], result["segments"], result["seed"]) == (20000, segments, seed)
         assert result["pages"] >= segments and result["pfn_span"] > result["pages"]
         assert result["seconds"] > 0
-        assert result["ns_per_lookup"] == pytest.approx(result["seconds"] * 1e9 / 20000, rel=1e-3, abs=1e-3)
+        assert result["ns_per_lookup"] == pytest.approx(
+            result["seconds"] * 1e9 / 20000, rel=1e-3, abs=1e-3
+        )
 
 
 def test_checksum_depends_on_seed_and_is_deterministic(physseg):
@@ -105,14 +111,30 @@ def model(libc, lookups: int, k: int, seed: int, impl: str) -> dict:
             else:
                 value = 0
         checksum = (checksum * FNV_PRIME + value) & 0xFFFFFFFFFFFFFFFF
-    return {"pages": before, "pfn_span": span, "hits": hits if impl != "overhead" else 0,
-            "checksum": checksum & MASK53}
+    return {
+        "pages": before,
+        "pfn_span": span,
+        "hits": hits if impl != "overhead" else 0,
+        "checksum": checksum & MASK53,
+    }
 
 
-@pytest.mark.parametrize(("impl", "segments", "seed"), [("array", 5, 11), ("rbtree", 5, 11),
-                                                        ("rbtree", 300, 4), ("overhead", 8, 2)])
+@pytest.mark.parametrize(
+    ("impl", "segments", "seed"),
+    [("array", 5, 11), ("rbtree", 5, 11), ("rbtree", 300, 4), ("overhead", 8, 2)],
+)
 def test_checksum_matches_an_independent_model(physseg, impl, segments, seed):
-    got = run(physseg, "--impl", impl, "--lookups", "3000", "--segments", str(segments), "--seed", str(seed))
+    got = run(
+        physseg,
+        "--impl",
+        impl,
+        "--lookups",
+        "3000",
+        "--segments",
+        str(segments),
+        "--seed",
+        str(seed),
+    )
     expected = model(_libc_random(), 3000, segments, seed, impl)
     assert {k: got[k] for k in expected} == expected
 
@@ -129,23 +151,26 @@ def test_equals_form_and_defaults(physseg):
     assert (r["segments"], r["seed"], r["lookups"]) == (16, 1, 100)
 
 
-@pytest.mark.parametrize("args", [
-    [],
-    ["--lookups", "10"],
-    ["--impl", "array"],
-    ["--impl", "hash", "--lookups", "10"],
-    ["--impl", "array", "--lookups", "-5"],
-    ["--impl", "array", "--lookups", "0"],
-    ["--impl", "array", "--lookups", "10x"],
-    ["--impl", "array", "--lookups", ""],
-    ["--impl", "array", "--lookups", "99999999999999999999999"],
-    ["--impl", "array", "--lookups", "10", "--segments", "0"],
-    ["--impl", "array", "--lookups", "10", "--segments", "2000000"],
-    ["--impl", "array", "--lookups", "10", "--seed", "4294967296"],
-    ["--impl", "array", "--lookups"],
-    ["--impl", "array", "--lookups", "10", "--verbose"],
-    ["--impl", "array", "--lookups", "10", "extra"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--lookups", "10"],
+        ["--impl", "array"],
+        ["--impl", "hash", "--lookups", "10"],
+        ["--impl", "array", "--lookups", "-5"],
+        ["--impl", "array", "--lookups", "0"],
+        ["--impl", "array", "--lookups", "10x"],
+        ["--impl", "array", "--lookups", ""],
+        ["--impl", "array", "--lookups", "99999999999999999999999"],
+        ["--impl", "array", "--lookups", "10", "--segments", "0"],
+        ["--impl", "array", "--lookups", "10", "--segments", "2000000"],
+        ["--impl", "array", "--lookups", "10", "--seed", "4294967296"],
+        ["--impl", "array", "--lookups"],
+        ["--impl", "array", "--lookups", "10", "--verbose"],
+        ["--impl", "array", "--lookups", "10", "extra"],
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(physseg, args):
     proc = subprocess.run([str(physseg), *args], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2

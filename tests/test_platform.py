@@ -9,16 +9,23 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-
 from perflab.cli import main
 from perflab.errors import InputError, PerflabError
 from perflab.platform import LogicalCpu, Topology, parse_cpu_list, pick_cores, read_topology
 
 
 def cpu(n, siblings, l2=None, *, pkg=0, freq=None, kind=None, allowed=True, online=True, cap=None):
-    return LogicalCpu(cpu=n, package=pkg, siblings=frozenset(siblings),
-                      l2=frozenset(l2) if l2 is not None else None, max_freq_khz=freq, capacity=cap,
-                      core_type=kind, online=online, allowed=allowed)
+    return LogicalCpu(
+        cpu=n,
+        package=pkg,
+        siblings=frozenset(siblings),
+        l2=frozenset(l2) if l2 is not None else None,
+        max_freq_khz=freq,
+        capacity=cap,
+        core_type=kind,
+        online=online,
+        allowed=allowed,
+    )
 
 
 def hybrid() -> Topology:
@@ -50,7 +57,9 @@ def smt_server(packages=1, cores=4) -> Topology:
 
 def l2_clusters() -> Topology:
     """An ARM-like part: 8 cores, no SMT, L2 shared by pairs (0,1) (2,3) (4,5) (6,7)."""
-    return Topology(tuple(cpu(n, {n}, {n - n % 2, n - n % 2 + 1}, freq=2_000_000) for n in range(8)))
+    return Topology(
+        tuple(cpu(n, {n}, {n - n % 2, n - n % 2 + 1}, freq=2_000_000) for n in range(8))
+    )
 
 
 def siblings_of(topo: Topology, n: int) -> frozenset[int]:
@@ -132,12 +141,19 @@ def test_frequency_defines_type_without_hybrid_info():
     cpus += [cpu(n, {n}, {n}, freq=1_800_000) for n in range(2, 6)]
     topo = Topology(tuple(cpus))
     ch = pick_cores(2, topo)
-    assert set(ch.cpus) == {0, 1} and ch.core_type == "max 3.00 GHz"  # one type, named by its fastest
+    assert (
+        set(ch.cpus) == {0, 1} and ch.core_type == "max 3.00 GHz"
+    )  # one type, named by its fastest
     assert set(pick_cores(3, topo).cpus) <= {2, 3, 4, 5}
 
 
 def test_not_allowed_and_offline_cpus_are_skipped():
-    cpus = [cpu(0, {0}, {0}), cpu(1, {1}, {1}, allowed=False), cpu(2, {2}, {2}, online=False), cpu(3, {3}, {3})]
+    cpus = [
+        cpu(0, {0}, {0}),
+        cpu(1, {1}, {1}, allowed=False),
+        cpu(2, {2}, {2}, online=False),
+        cpu(3, {3}, {3}),
+    ]
     ch = pick_cores(2, Topology(tuple(cpus)))
     assert ch.cpus == (0, 3)
 

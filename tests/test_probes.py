@@ -9,12 +9,18 @@ import stat
 from io import StringIO
 
 import pytest
-
 from perflab import _native
 from perflab.cli import main
 from perflab.errors import InputError
-from perflab.workloads.probes import (SCHEMA_VERSION, latency_table, memmove_cases, parse_coremark, run_probe,
-                                      size_label, sweep_table)
+from perflab.workloads.probes import (
+    SCHEMA_VERSION,
+    latency_table,
+    memmove_cases,
+    parse_coremark,
+    run_probe,
+    size_label,
+    sweep_table,
+)
 
 CORE = max(os.sched_getaffinity(0))
 
@@ -36,7 +42,9 @@ def test_cpu_probe_validates_and_pins():
     assert m["cpu_iter_per_sec"] > 0
     for r in res.raw:
         assert r["core"] == CORE  # it ran on the pinned core
-        assert r["iterations"] > 0 and r["iter_per_sec"] == pytest.approx(r["iterations"] / r["seconds"])
+        assert r["iterations"] > 0 and r["iter_per_sec"] == pytest.approx(
+            r["iterations"] / r["seconds"]
+        )
         assert 0 < r["cpu_seconds"] <= r["seconds"] * 1.05
     # Affinity is restored afterwards.
     assert os.sched_getaffinity(0) == set(_native.probe_allowed_cores())
@@ -50,9 +58,13 @@ def test_cpu_probe_validates_and_pins():
 
 
 def test_memmove_cases_are_seed_001s():
-    assert memmove_cases() == {"small_no_miss": (172, 128), "small_tlbmiss": (172, 3549),
-                               "large_no_miss": (4096, 128), "large_cachemiss": (4096, 1024),
-                               "large_allmiss": (4096, 3071)}
+    assert memmove_cases() == {
+        "small_no_miss": (172, 128),
+        "small_tlbmiss": (172, 3549),
+        "large_no_miss": (4096, 128),
+        "large_cachemiss": (4096, 1024),
+        "large_allmiss": (4096, 3071),
+    }
 
 
 def test_memmove_probe_verifies_every_copy():
@@ -64,12 +76,21 @@ def test_memmove_probe_verifies_every_copy():
     assert all(u == "MiB/s" for u in res.units.values())
     for r in res.raw:
         assert r["verified_blocks"] == r["buffers"]  # every byte of the working set checked
-        assert r["mib_per_sec"] == pytest.approx(r["copies"] * r["copy_size"] / 2**20 / r["seconds"])
+        assert r["mib_per_sec"] == pytest.approx(
+            r["copies"] * r["copy_size"] / 2**20 / r["seconds"]
+        )
 
 
 def test_memmove_sweep_grid():
-    res = run_probe("memmove", repeat=1, duration=0.01, cases=["small_no_miss"], sweep=True,
-                    sweep_sizes=[64, 4096], sweep_buffers=[16, 3071])
+    res = run_probe(
+        "memmove",
+        repeat=1,
+        duration=0.01,
+        cases=["small_no_miss"],
+        sweep=True,
+        sweep_sizes=[64, 4096],
+        sweep_buffers=[16, 3071],
+    )
     sizes, bufs, cells = sweep_table(res)
     assert sizes == [64, 4096] and bufs == [16, 3071]
     assert all(v > 0 for v in cells.values()) and len(cells) == 4
@@ -78,8 +99,15 @@ def test_memmove_sweep_grid():
 
 def test_memmove_bad_arguments():
     with pytest.raises(InputError, match="multiple of the ring step 5"):
-        run_probe("memmove", repeat=1, duration=0.01, cases=["small_no_miss"], sweep=True,
-                  sweep_sizes=[64], sweep_buffers=[100])
+        run_probe(
+            "memmove",
+            repeat=1,
+            duration=0.01,
+            cases=["small_no_miss"],
+            sweep=True,
+            sweep_sizes=[64],
+            sweep_buffers=[100],
+        )
     with pytest.raises(InputError, match="unknown memmove case"):
         run_probe("memmove", cases=["tiny"])
 
@@ -95,11 +123,15 @@ def test_latency_probe_sees_the_memory_hierarchy():
     assert all(v > 0 for d in rows.values() for v in d.values())
     # 64 MiB randomly is far out of every cache and the TLB's reach; 4 KiB sits in L1.
     assert rows[64 << 20]["random"] > 3 * rows[4096]["random"]
-    assert "latency_random_64m_ns" in res.metrics() and res.units["latency_page_4k_ns"] == "ns/access"
+    assert (
+        "latency_random_64m_ns" in res.metrics() and res.units["latency_page_4k_ns"] == "ns/access"
+    )
 
 
 def test_latency_options():
-    res = run_probe("latency", repeat=1, duration=0.01, max_size=32 << 10, points_per_octave=2, orders=("page",))
+    res = run_probe(
+        "latency", repeat=1, duration=0.01, max_size=32 << 10, points_per_octave=2, orders=("page",)
+    )
     sizes = [s for s, _ in latency_table(res)]
     assert sizes[:3] == [4096, 5760, 8192] and sizes[-1] == 32 << 10
     assert all(r["order"] == "page" for r in res.raw)
@@ -171,7 +203,9 @@ def test_parse_coremark_validated_only():
     with pytest.raises(InputError) as e:
         parse_coremark(COREMARK_SHORT)
     assert "Must execute for at least 10 secs" in str(e.value)
-    four = COREMARK_OK.replace("Iterations       : 400000", "Iterations       : 400000\nParallel PThreads : 4")
+    four = COREMARK_OK.replace(
+        "Iterations       : 400000", "Iterations       : 400000\nParallel PThreads : 4"
+    )
     assert parse_coremark(four).per_core == pytest.approx(26169.447171 / 4)
 
 
@@ -200,15 +234,36 @@ def test_run_coremark_binary(tmp_path):
 
 
 def test_cli_probe_outputs():
-    rc, out, err = cli("probe", "cpu", "--core", str(CORE), "--repeat", "2", "--duration", "0.05", "--json")
+    rc, out, err = cli(
+        "probe", "cpu", "--core", str(CORE), "--repeat", "2", "--duration", "0.05", "--json"
+    )
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["probe"] == "cpu" and doc["core"] == CORE and len(doc["samples"]["cpu_iter_per_sec"]) == 2
-    rc, out, err = cli("probe", "memmove", "--case", "small_tlbmiss", "--repeat", "1", "--duration", "0.02",
-                       "--sweep", "--sweep-sizes", "172", "--sweep-buffers", "128,3549")
+    assert (
+        doc["probe"] == "cpu"
+        and doc["core"] == CORE
+        and len(doc["samples"]["cpu_iter_per_sec"]) == 2
+    )
+    rc, out, err = cli(
+        "probe",
+        "memmove",
+        "--case",
+        "small_tlbmiss",
+        "--repeat",
+        "1",
+        "--duration",
+        "0.02",
+        "--sweep",
+        "--sweep-sizes",
+        "172",
+        "--sweep-buffers",
+        "128,3549",
+    )
     assert rc == 0, err
     assert "small_tlbmiss *" in out and "MiB/s" in out and "3549" in out
-    rc, out, err = cli("probe", "latency", "--max-size", "64K", "--repeat", "1", "--duration", "0.01")
+    rc, out, err = cli(
+        "probe", "latency", "--max-size", "64K", "--repeat", "1", "--duration", "0.01"
+    )
     assert rc == 0, err
     assert "TLB cost" in out and "64 KiB" in out
     rc, _, err = cli("probe", "latency", "--max-size", "lots")
@@ -220,8 +275,9 @@ def test_cli_probe_outputs():
 def test_probe_as_a_phase():
     from perflab.workloads.probes import phase_metrics
 
-    values, units = phase_metrics({"name": "memmove", "case": "small_tlbmiss", "duration": 0.02, "pages": "huge"},
-                                  core=CORE)
+    values, units = phase_metrics(
+        {"name": "memmove", "case": "small_tlbmiss", "duration": 0.02, "pages": "huge"}, core=CORE
+    )
     assert set(values) == {"memmove_small_tlbmiss_mib_per_sec", "memmove_mib_per_sec"}
     assert values["memmove_mib_per_sec"] > 0 and units["memmove_mib_per_sec"] == "MiB/s"
     with pytest.raises(InputError, match="needs a probe name"):

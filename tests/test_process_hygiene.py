@@ -45,8 +45,11 @@ harness = "wall_time"
 def marker_sleep(tmp_path: Path) -> Path:
     """A `sleep` under a name unique to this test, so its processes can be found by name."""
     link = tmp_path / f"marker-sleep-{os.getpid()}-{tmp_path.name}"
-    link.symlink_to(subprocess.run(["sh", "-c", "command -v sleep"], capture_output=True, text=True,
-                                   check=True).stdout.strip())
+    link.symlink_to(
+        subprocess.run(
+            ["sh", "-c", "command -v sleep"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     return link
 
 
@@ -84,7 +87,9 @@ def wait_until(predicate, timeout: float = 30.0):
 
 
 def spec(tmp_path, command, *, reps=2, extra=""):
-    return write_spec(tmp_path, SPEC.format(command=command, reps=reps, extra=extra, bin=marker_sleep(tmp_path)))
+    return write_spec(
+        tmp_path, SPEC.format(command=command, reps=reps, extra=extra, bin=marker_sleep(tmp_path))
+    )
 
 
 def test_background_child_of_a_step_is_stopped_at_the_run_end(tmp_path):
@@ -101,8 +106,10 @@ def test_background_child_of_a_step_is_stopped_at_the_run_end(tmp_path):
 
 def test_daemon_that_detaches_is_stopped_too(tmp_path):
     # double fork + setsid: the daemon leaves the step's session and process group
-    daemon = ("python3 -c 'import os,sys; os.fork() and sys.exit(0); os.setsid(); os.fork() and sys.exit(0); "
-              "os.execv(sys.argv[1], [sys.argv[1], \\\"334\\\"])' {bin}")
+    daemon = (
+        "python3 -c 'import os,sys; os.fork() and sys.exit(0); os.setsid(); os.fork() and sys.exit(0); "
+        'os.execv(sys.argv[1], [sys.argv[1], \\"334\\"])\' {bin}'
+    )
     s = spec(tmp_path, daemon)
     r = perflab("run", str(s), "--store", str(tmp_path / "p.db"), "--no-compare")
     assert r.code == 0, r.err
@@ -121,9 +128,13 @@ def test_before_all_server_lives_through_the_runs_and_stops_at_the_end(tmp_path)
 def test_timeout_sends_sigterm_then_sigkill_after_kill_grace(tmp_path):
     flag = tmp_path / "got-term"
     # one process exits cleanly on SIGTERM (and says so); another ignores it and needs SIGKILL
-    command = (f"trap 'echo term > {flag}; exit 0' TERM; "
-               "(trap '' TERM; exec {bin} 336) & {bin} 337 & wait")
-    s = spec(tmp_path, command, reps=1, extra='timeout = "500ms"\nkill_grace = "300ms"\nmax_failures = 0')
+    command = (
+        f"trap 'echo term > {flag}; exit 0' TERM; "
+        "(trap '' TERM; exec {bin} 336) & {bin} 337 & wait"
+    )
+    s = spec(
+        tmp_path, command, reps=1, extra='timeout = "500ms"\nkill_grace = "300ms"\nmax_failures = 0'
+    )
     db = tmp_path / "p.db"
     r = perflab("run", str(s), "--store", str(db), "--no-compare")
     assert r.code == 1
@@ -138,9 +149,15 @@ def test_kill_grace_bounds_the_wait_for_a_process_ignoring_sigterm(tmp_path):
     bin_ = marker_sleep(tmp_path)
     for grace in (0.2, 1.5):
         t0 = time.monotonic()
-        result = run_process(spawn_argv(f"trap '' TERM; {bin_} 30", True), env=os.environ, cwd=tmp_path,
-                             stdout_path=tmp_path / "o", stderr_path=tmp_path / "e", timeout=0.1,
-                             kill_grace=grace)
+        result = run_process(
+            spawn_argv(f"trap '' TERM; {bin_} 30", True),
+            env=os.environ,
+            cwd=tmp_path,
+            stdout_path=tmp_path / "o",
+            stderr_path=tmp_path / "e",
+            timeout=0.1,
+            kill_grace=grace,
+        )
         took = time.monotonic() - t0
         assert result.timed_out and result.signal == signal.SIGKILL
         assert took >= 0.1 + grace  # it waited the whole grace before SIGKILL
@@ -161,7 +178,7 @@ def perflab_in_a_step(tmp_path):
 def test_sigterm_to_perflab_stops_the_step_and_its_children(tmp_path):
     p, _, db, marker = perflab_in_a_step(tmp_path)
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert "Traceback" not in err
     assert gone(marker)
@@ -171,8 +188,8 @@ def test_sigterm_to_perflab_stops_the_step_and_its_children(tmp_path):
 
 
 def test_sigkill_of_perflab_still_stops_the_step_and_the_next_start_cleans_its_scratch(tmp_path):
-    p, s, db, marker = perflab_in_a_step(tmp_path)
-    scratch = wait_until(lambda: [d for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}{p.pid}-*")])
+    p, _s, _db, marker = perflab_in_a_step(tmp_path)
+    scratch = wait_until(lambda: list(Path(tempfile.gettempdir()).glob(f"{PREFIX}{p.pid}-*")))
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=10)
     # the kernel tells each step's perflab-exec that its parent died; it stops everything
@@ -189,7 +206,9 @@ def test_sigkill_of_perflab_still_stops_the_step_and_the_next_start_cleans_its_s
 
 def test_stale_scratch_is_removed_and_live_scratch_is_kept(tmp_path):
     mine = tmp_path / f"{PREFIX}{os.getpid()}-{process_start_time(os.getpid())}-abc"
-    stale = tmp_path / f"{PREFIX}{os.getpid()}-1-abc"  # same PID, another start time: a dead perflab
+    stale = (
+        tmp_path / f"{PREFIX}{os.getpid()}-1-abc"
+    )  # same PID, another start time: a dead perflab
     other = tmp_path / "perflab-run-not-ours"
     for d in (mine, stale, other):
         d.mkdir()
@@ -201,8 +220,13 @@ def test_stale_scratch_is_removed_and_live_scratch_is_kept(tmp_path):
 def test_commands_start_with_default_signal_dispositions(tmp_path):
     # Python ignores SIGPIPE, and an ignored signal stays ignored across exec: a command must
     # not inherit that (`yes | head` would spin on EPIPE). grep reports its own ignored set.
-    result = run_process(["grep", "SigIgn", "/proc/self/status"], env=os.environ, cwd=tmp_path,
-                         stdout_path=tmp_path / "o", stderr_path=tmp_path / "e")
+    result = run_process(
+        ["grep", "SigIgn", "/proc/self/status"],
+        env=os.environ,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+    )
     assert result.ok
     ignored = int((tmp_path / "o").read_text().split()[1], 16)
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN  # the harness does ignore it

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from matplotlib import image as mpimg
-
 from cli_helpers import REPO, perflab, write_spec
+from matplotlib import image as mpimg
 from perflab.report.browser import Browser, find_chromium
 from perflab.report.palette import variant_colors
 
@@ -123,7 +122,7 @@ def chromium():
 
 
 def _rgb(hex_color: str) -> np.ndarray:
-    return np.array([int(hex_color[i:i + 2], 16) for i in (1, 3, 5)]) / 255.0
+    return np.array([int(hex_color[i : i + 2], 16) for i in (1, 3, 5)]) / 255.0
 
 
 def _has_color(img: np.ndarray, hex_color: str, tol: float = 0.06, min_pixels: int = 20) -> bool:
@@ -159,8 +158,10 @@ def test_html_report_in_headless_chromium(experiment, chromium):
                                  tr => Array.from(tr.children, c => c.textContent))""")
         head, rows = table[0], table[1:]
         # under them, the geometric mean across the cells (tests/test_sweep_compare.py)
-        assert b.evaluate("document.querySelector('table.tldr tfoot td').textContent") == \
-            "all 2 cells (geometric mean)"
+        assert (
+            b.evaluate("document.querySelector('table.tldr tfoot td').textContent")
+            == "all 2 cells (geometric mean)"
+        )
         assert head == ["keys", "ops_per_sec (ops/s) ↑", "p99_latency_ms (ms) ↓"]
         assert [row[0] for row in rows] == ["1000", "4000"]
         for row in rows:
@@ -178,7 +179,9 @@ def test_html_report_in_headless_chromium(experiment, chromium):
         })""")
         sections = {f["section"] for f in figs}
         assert {"change", "distributions", "order", "latency", "scaling"} <= sections, sections
-        assert len(figs) == 2 + 2 + 2 + 1 + 2  # per metric ×3 sections, one kv phase, keys is numeric
+        assert (
+            len(figs) == 2 + 2 + 2 + 1 + 2
+        )  # per metric ×3 sections, one kv phase, keys is numeric
         colors = variant_colors(["one-lru", "segmented"])
         for f in figs:
             assert f["ok"] and f["w"] > 300 and f["h"] > 100, f
@@ -192,8 +195,15 @@ def test_html_report_in_headless_chromium(experiment, chromium):
 
         # The sections below the plots.
         text = b.evaluate("document.body.innerText")
-        for needle in ("Warnings", "Environment", "memcached", "The experiment as run", 'name = "report-browser"',
-                       "How to reproduce", f"perflab compare {eid}"):
+        for needle in (
+            "Warnings",
+            "Environment",
+            "memcached",
+            "The experiment as run",
+            'name = "report-browser"',
+            "How to reproduce",
+            f"perflab compare {eid}",
+        ):
             assert needle in text, needle
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         b.screenshot(SCREENSHOT, max_height=4000)
@@ -215,11 +225,22 @@ def test_markdown_report_with_images_beside_it(experiment):
     expected = json.loads(perflab("compare", str(eid), "--store", str(db), "--json").out)
     for c in expected["comparisons"]:
         assert c["tldr"] in text
-    order = [text.index(h) for h in ("## Verdict", "## TLDR", "## Relative change per metric",
-                                     "## Distributions of runs", "## Runs in execution order",
-                                     "## Latency percentile spectra", "## Metrics against the matrix parameters",
-                                     "## Warnings", "## Environment", "## The experiment as run",
-                                     "## How to reproduce")]
+    order = [
+        text.index(h)
+        for h in (
+            "## Verdict",
+            "## TLDR",
+            "## Relative change per metric",
+            "## Distributions of runs",
+            "## Runs in execution order",
+            "## Latency percentile spectra",
+            "## Metrics against the matrix parameters",
+            "## Warnings",
+            "## Environment",
+            "## The experiment as run",
+            "## How to reproduce",
+        )
+    ]
     assert order == sorted(order)
     # A second report under the same name replaces its images and leaves other files alone.
     (d / "post" / "report_files" / "notes.txt").write_text("mine")
@@ -242,32 +263,52 @@ def test_report_json_holds_what_the_report_shows(experiment):
     assert [x["position"] for x in doc["runs"]] == list(range(1, 25))
     spectra = doc["latency_spectra"]
     assert {(s["cell"], s["variant"]) for s in spectra} == {
-        (c, v) for c in ("keys=1000", "keys=4000") for v in ("one-lru", "segmented")}
+        (c, v) for c in ("keys=1000", "keys=4000") for v in ("one-lru", "segmented")
+    }
     for s in spectra:
-        assert s["phase"] == "access" and s["runs"] == 5  # measured runs only; populate is not a result
+        assert (
+            s["phase"] == "access" and s["runs"] == 5
+        )  # measured runs only; populate is not a result
         assert s["merged_ms"] == sorted(s["merged_ms"]) and s["merged_ms"][0] > 0
         assert len(s["per_run_ms"]) == 5
         assert s["percentiles"][0] == 0 and 99 < s["percentiles"][-1] < 100
     # The p99 from the merged histograms lies within the per-run p99 metrics' range
     # (pooled requests: it cannot be outside every run's own percentile).
     for s in spectra:
-        p99 = [x["values"]["p99_latency_ms"] for x in doc["runs"]
-               if x["cell"] == s["cell"] and x["variant"] == s["variant"] and not x["warmup"]]
+        p99 = [
+            x["values"]["p99_latency_ms"]
+            for x in doc["runs"]
+            if x["cell"] == s["cell"] and x["variant"] == s["variant"] and not x["warmup"]
+        ]
         i = s["nines"].index(2.0)
         assert min(p99) * 0.999 <= s["merged_ms"][i] <= max(p99) * 1.001
     assert doc["numeric_params"] == {"keys": {"1000": 1000.0, "4000": 4000.0}}
     assert doc["colors"] == variant_colors(["one-lru", "segmented"])
     assert doc["environment"]["columns"][0]["host"]
     keys = [s["id"] for s in doc["sections"]]
-    assert keys == ["verdict", "tldr", "change", "distributions", "order", "latency", "scaling", "warnings",
-                    "environment", "output", "spec", "reproduce"]
+    assert keys == [
+        "verdict",
+        "tldr",
+        "change",
+        "distributions",
+        "order",
+        "latency",
+        "scaling",
+        "warnings",
+        "environment",
+        "output",
+        "spec",
+        "reproduce",
+    ]
     assert any("perflab run" in x["command"] for x in doc["reproduce"])
 
 
 def test_screenshot_option_checks_the_page(experiment, chromium):
     db, eid, d = experiment
     shot = d / "top.png"
-    r = perflab("report", str(eid), "--store", str(db), "-o", str(d / "r.html"), "--screenshot", str(shot))
+    r = perflab(
+        "report", str(eid), "--store", str(db), "-o", str(d / "r.html"), "--screenshot", str(shot)
+    )
     assert r.code == 0, r.err
     img = mpimg.imread(shot)
     assert img.shape[1] == 1280 and 500 < img.shape[0] <= 2400

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cli_helpers import perflab, write_spec
 from perflab.analysis.dataset import load_dataset
 from perflab.stats import get_method
@@ -58,7 +57,7 @@ def _run(tmp_path, db, *, shift, name="cross", v1="old", v2="new", unit="ms", ta
 def store(tmp_path_factory):
     d = tmp_path_factory.mktemp("cross")
     db = d / "p.db"
-    _run(d, db, shift=0)   # experiment 1
+    _run(d, db, shift=0)  # experiment 1
     _run(d, db, shift=10)  # experiment 2: every value 10 higher
     return db, d
 
@@ -71,8 +70,12 @@ def test_compare_two_experiments_matches_welch_on_the_stored_samples(store):
     assert doc["experiment"]["baseline"] == "#1" and doc["experiment"]["variants"] == ["#1", "#2"]
     assert doc["experiment"]["params"] == ["size", "variant"]
     comps = {c["cell"]: c for c in doc["comparisons"]}
-    assert sorted(comps) == ["size=10,variant=new", "size=10,variant=old", "size=100,variant=new",
-                             "size=100,variant=old"]
+    assert sorted(comps) == [
+        "size=10,variant=new",
+        "size=10,variant=old",
+        "size=100,variant=new",
+        "size=100,variant=old",
+    ]
     with Store(db) as s:
         a, b = load_dataset(s, 1), load_dataset(s, 2)
     welch = get_method("welch")
@@ -84,7 +87,10 @@ def test_compare_two_experiments_matches_welch_on_the_stored_samples(store):
             want = welch.compare(xa, xb, 0.95)
             got = comps[f"size={size},variant={v}"]
             assert got["estimate"] == pytest.approx(want.estimate, rel=1e-12)
-            assert (got["low"], got["high"]) == (pytest.approx(want.low, rel=1e-12), pytest.approx(want.high, rel=1e-12))
+            assert (got["low"], got["high"]) == (
+                pytest.approx(want.low, rel=1e-12),
+                pytest.approx(want.high, rel=1e-12),
+            )
             assert got["verdict"] == "worse"  # lower is better and B is higher everywhere
     # The terminal form names the sides and prints the same intervals.
     t = perflab("compare", "1", "2", "--store", str(db), "--no-summary")
@@ -119,8 +125,10 @@ def test_report_of_two_experiments(store):
     first_b = min(x["position"] for x in runs if x["experiment"] == 2)
     assert first_b == max(x["position"] for x in runs if x["experiment"] == 1) + 1
     assert {x["variant"] for x in runs} == {"#1", "#2"}
-    assert {"what": "the comparison, in the terminal", "command": f"perflab compare 1 2 --store {db}"} \
-        in doc["reproduce"]
+    assert {
+        "what": "the comparison, in the terminal",
+        "command": f"perflab compare 1 2 --store {db}",
+    } in doc["reproduce"]
     env = doc["environment"]
     assert [c["label"].split(" · ")[0] for c in env["columns"]] == ["#1", "#2"]
     assert not any(row["differs"] for row in env["rows"])  # same host, captured twice
@@ -137,10 +145,14 @@ def test_environment_differences_are_highlighted(store, tmp_path):
     with Store(db) as s:
         envs = s.environments(2)
         host, info = next(iter(envs.items()))
-        s.put_environment(2, host, {**info, "kernel": "Linux 9.9.9-patched", "loadavg": [9.0, 9.0, 9.0]}, {})
+        s.put_environment(
+            2, host, {**info, "kernel": "Linux 9.9.9-patched", "loadavg": [9.0, 9.0, 9.0]}, {}
+        )
     r = perflab("report", "1", "2", "--store", str(db), "--json")
     rows = {row["label"]: row for row in json.loads(r.out)["environment"]["rows"]}
-    assert [label for label, row in rows.items() if row["differs"]] == ["Kernel"]  # load is volatile
+    assert [label for label, row in rows.items() if row["differs"]] == [
+        "Kernel"
+    ]  # load is volatile
     assert rows["Kernel"]["values"][1] == "Linux 9.9.9-patched"
     html = tmp_path / "env.html"
     assert perflab("report", "1", "2", "--store", str(db), "-o", str(html)).code == 0
@@ -149,30 +161,37 @@ def test_environment_differences_are_highlighted(store, tmp_path):
     assert '<tr class="diff"><td>Kernel</td>' in text
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["1", "1"], "both sides are experiment 1"),
-    (["1", "2", "--variant", "nope"], "experiment 1 has no variant 'nope'"),
-    (["1", "2", "--method", "paired"], "the paired method needs runs interleaved in blocks"),
-    (["1", "--variant", "old"], "--variant pairs variants of two experiments"),
-    (["1", "99"], "no experiment '99'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["1", "1"], "both sides are experiment 1"),
+        (["1", "2", "--variant", "nope"], "experiment 1 has no variant 'nope'"),
+        (["1", "2", "--method", "paired"], "the paired method needs runs interleaved in blocks"),
+        (["1", "--variant", "old"], "--variant pairs variants of two experiments"),
+        (["1", "99"], "no experiment '99'"),
+    ],
+)
 def test_bad_pairs_are_one_line_errors(store, argv, message):
     db, _ = store
     for cmd in ("compare", "report"):
         r = perflab(cmd, *argv, "--store", str(db), *(["--json"] if cmd == "report" else []))
         assert r.code == 2, (cmd, r.out, r.err)
-        assert r.err.startswith("perflab: error: ") and message in r.err and r.err.count("\n") == 1, r.err
+        assert (
+            r.err.startswith("perflab: error: ") and message in r.err and r.err.count("\n") == 1
+        ), r.err
 
 
 def test_mismatched_experiments(tmp_path):
     db = tmp_path / "p.db"
-    _run(tmp_path, db, shift=0)                                     # 1
-    _run(tmp_path, db, shift=0, unit="s", tag="unit")               # 2: same metric, another unit
-    _run(tmp_path, db, shift=0, v1="x", v2="y", tag="names")        # 3: no variant in common
+    _run(tmp_path, db, shift=0)  # 1
+    _run(tmp_path, db, shift=0, unit="s", tag="unit")  # 2: same metric, another unit
+    _run(tmp_path, db, shift=0, v1="x", v2="y", tag="names")  # 3: no variant in common
     r = perflab("compare", "1", "2", "--store", str(db))
     assert r.code == 2 and "metric 'value' differs: 'ms'" in r.err, r.err
     r = perflab("compare", "1", "3", "--store", str(db))
-    assert r.code == 2 and "no variant name in common" in r.err and "--variant A_NAME=B_NAME" in r.err, r.err
+    assert (
+        r.code == 2 and "no variant name in common" in r.err and "--variant A_NAME=B_NAME" in r.err
+    ), r.err
     r = perflab("compare", "1", "3", "--store", str(db), "--variant", "old=x", "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["comparisons"][0]["estimate"] == pytest.approx(0.0)

@@ -10,9 +10,8 @@ import json
 from html.parser import HTMLParser
 
 import pytest
-from markdown_it import MarkdownIt
-
 from cli_helpers import perflab, write_spec
+from markdown_it import MarkdownIt
 from perflab.report.browser import Browser, find_chromium
 
 SPEC = r'''
@@ -49,9 +48,15 @@ better = "lower"
 regex = 'value=(?P<value>[0-9]+)'
 '''
 
-HOSTILE = ['<script>window.pwned="stdout"</script>', "<img src=x onerror=alert(1)>",
-           "<script>window.pwned = 'description'</script>", "<img src=x onerror=\"window.pwned='variant'\">",
-           '<script>window.pwned="stderr"</script>', "<i>x</i>", "<u>us</u>"]
+HOSTILE = [
+    '<script>window.pwned="stdout"</script>',
+    "<img src=x onerror=alert(1)>",
+    "<script>window.pwned = 'description'</script>",
+    "<img src=x onerror=\"window.pwned='variant'\">",
+    '<script>window.pwned="stderr"</script>',
+    "<i>x</i>",
+    "<u>us</u>",
+]
 
 
 class Tags(HTMLParser):
@@ -99,7 +104,9 @@ def test_html_shows_hostile_strings_as_text(hostile):
     _check_markup(text)
     assert "Content-Security-Policy" in text and "default-src 'none'" in text
     assert "&lt;script&gt;window.pwned=&quot;stdout&quot;&lt;/script&gt;" in text  # the run output
-    assert "&lt;script&gt;window.pwned=&quot;stderr&quot;&lt;/script&gt;" in text  # the failure reason
+    assert (
+        "&lt;script&gt;window.pwned=&quot;stderr&quot;&lt;/script&gt;" in text
+    )  # the failure reason
 
     path = find_chromium()
     assert path, "chromium is not installed: run scripts/setup (Debian package chromium)"
@@ -136,7 +143,9 @@ def test_markdown_shows_hostile_strings_as_text(hostile):
     # The hostile text itself is still there to read (escaped, or inside a code block).
     assert '<script>window.pwned="stdout"</script>' in text  # in a fenced code block
     assert "\\<script\\>window.pwned = 'description'\\</script\\>" in text
-    assert "\\`code\\` \\*em\\* \\| pipe" in text  # in the variants table (verbatim in the spec block)
+    assert (
+        "\\`code\\` \\*em\\* \\| pipe" in text
+    )  # in the variants table (verbatim in the spec block)
 
 
 def test_json_keeps_strings_verbatim(hostile):
@@ -145,6 +154,10 @@ def test_json_keeps_strings_verbatim(hostile):
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["description"].startswith("<script>window.pwned = 'description'</script>")
-    assert any(f["reason"].endswith('<script>window.pwned="stderr"</script>') for f in doc["failed_runs"])
+    assert any(
+        f["reason"].endswith('<script>window.pwned="stderr"</script>') for f in doc["failed_runs"]
+    )
     assert any('<script>window.pwned="stdout"</script>' in o["text"] for o in doc["outputs"])
-    assert doc["comparison"]["metrics"] == [{"name": "value", "unit": "<u>us</u>", "better": "lower"}]
+    assert doc["comparison"]["metrics"] == [
+        {"name": "value", "unit": "<u>us</u>", "better": "lower"}
+    ]

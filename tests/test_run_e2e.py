@@ -60,14 +60,26 @@ stream = "stderr"
 better = "higher"
 """
 
-WORK = ("python3 -c 'import sys,json; n={n}*{loops}; s=sum(i*i for i in range(n)); "
-        "print(json.dumps(dict(result=dict(items=n)))); print(\\\"rate=%d\\\" % (n*7), file=sys.stderr)'")
+WORK = (
+    "python3 -c 'import sys,json; n={n}*{loops}; s=sum(i*i for i in range(n)); "
+    'print(json.dumps(dict(result=dict(items=n)))); print(\\"rate=%d\\" % (n*7), file=sys.stderr)\''
+)
 
 
-def make_spec(tmp_path, *, work=WORK, timeout="30s", on_failure="continue", extra_variant="", policy=""):
-    text = SPEC.format(timeout=timeout, on_failure=on_failure, log=tmp_path / "log.txt", policy=policy,
-                       extra_variant=extra_variant, work=work.replace("{", "{{").replace("}", "}}")
-                       .replace("{{n}}", "{n}").replace("{{loops}}", "{loops}"))
+def make_spec(
+    tmp_path, *, work=WORK, timeout="30s", on_failure="continue", extra_variant="", policy=""
+):
+    text = SPEC.format(
+        timeout=timeout,
+        on_failure=on_failure,
+        log=tmp_path / "log.txt",
+        policy=policy,
+        extra_variant=extra_variant,
+        work=work.replace("{", "{{")
+        .replace("}", "}}")
+        .replace("{{n}}", "{n}")
+        .replace("{{loops}}", "{loops}"),
+    )
     # put the parameter placeholders back (they were escaped with the rest)
     text = text.replace("{{n}}", "{n}").replace("{{loops}}", "{loops}")
     return write_spec(tmp_path, text)
@@ -90,15 +102,24 @@ def test_run_stores_every_run_and_prints_tldr(tmp_path):
     # 2 cells x 2 variants x (4 + 1 warm-up) runs, all ok, each with 3 metrics
     assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [("ok", 20)]
     assert db_rows(db, "SELECT count(*) FROM metrics")[0][0] == 60
-    items = db_rows(db, "SELECT r.cell_key, r.variant, m.value FROM metrics m JOIN runs r ON r.id=m.run_id "
-                        "WHERE m.name='items' GROUP BY r.cell_key, r.variant ORDER BY 1, 2")
-    assert items == [("n=big", "fast", 20000.0), ("n=big", "slow", 60000.0),
-                     ("n=small", "fast", 1000.0), ("n=small", "slow", 3000.0)]
+    items = db_rows(
+        db,
+        "SELECT r.cell_key, r.variant, m.value FROM metrics m JOIN runs r ON r.id=m.run_id "
+        "WHERE m.name='items' GROUP BY r.cell_key, r.variant ORDER BY 1, 2",
+    )
+    assert items == [
+        ("n=big", "fast", 20000.0),
+        ("n=big", "slow", 60000.0),
+        ("n=small", "fast", 1000.0),
+        ("n=small", "slow", 3000.0),
+    ]
     rates = db_rows(db, "SELECT DISTINCT m.value FROM metrics m WHERE m.name='rate' ORDER BY 1")
     assert [x for (x,) in rates] == [7000.0, 21000.0, 140000.0, 420000.0]
     # hooks ran before every run; stdout/stderr of every step are kept
     assert (tmp_path / "log.txt").read_text().count("reset") == 20
-    assert db_rows(db, "SELECT count(*) FROM artifacts WHERE name='stdout:phase:prepare'")[0][0] == 20
+    assert (
+        db_rows(db, "SELECT count(*) FROM artifacts WHERE name='stdout:phase:prepare'")[0][0] == 20
+    )
     # items is deterministic: the TLDR shows slow's 3x items as +[200.0, 200.0]% (exact, zero variance)
     c = perflab("compare", "last", "--store", str(db), "--json")
     doc = json.loads(c.out)
@@ -117,7 +138,12 @@ def test_interleaved_order_is_blocked_and_reproducible(tmp_path):
     rows = db_rows(db, "SELECT block, cell_key, variant, warmup FROM runs ORDER BY order_index")
     for b in range(5):  # every block holds each (cell, variant) exactly once
         block = sorted((c, v) for blk, c, v, _ in rows if blk == b)
-        assert block == [("n=big", "fast"), ("n=big", "slow"), ("n=small", "fast"), ("n=small", "slow")]
+        assert block == [
+            ("n=big", "fast"),
+            ("n=big", "slow"),
+            ("n=small", "fast"),
+            ("n=small", "slow"),
+        ]
     assert [w for _, _, _, w in rows[:4]] == [1, 1, 1, 1]
     dry1 = perflab("run", str(spec), "--dry-run").out
     dry2 = perflab("run", str(spec), "--dry-run").out
@@ -144,7 +170,9 @@ def test_environment_captured_once_and_shown(tmp_path):
 
 def test_failing_command_is_recorded_and_experiment_goes_on(tmp_path):
     extra = '[[variant]]\nname = "broken"\nsetup = "echo cannot start >&2; exit 3"\nparams = { loops = 1 }'
-    spec = make_spec(tmp_path, extra_variant=extra, policy='max_failures = 0\nmax_failure_share = "100%"')
+    spec = make_spec(
+        tmp_path, extra_variant=extra, policy='max_failures = 0\nmax_failure_share = "100%"'
+    )
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db))
     assert r.code == 1, r.err  # it ended with failed runs
@@ -163,11 +191,11 @@ def test_abort_on_failure_stops_the_experiment(tmp_path):
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db))
     assert r.code == 1
-    assert "on_failure = \"abort\"" in r.err
+    assert 'on_failure = "abort"' in r.err
     assert db_rows(db, "SELECT status FROM experiments") == [("aborted",)]
     statuses = [s for (s,) in db_rows(db, "SELECT status FROM runs ORDER BY order_index")]
     first_fail = statuses.index("failed")
-    assert set(statuses[first_fail + 1:]) == {"pending"}
+    assert set(statuses[first_fail + 1 :]) == {"pending"}
     assert statuses.count("failed") == 1
 
 
@@ -178,10 +206,15 @@ def test_hanging_command_times_out(tmp_path):
     r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
     elapsed = time.monotonic() - t0
     assert r.code == 1
-    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")}
+    reasons = {
+        x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")
+    }
     assert reasons == {"phase:work: timed out (run timeout 0.3 s)"}
     # --max-failures 0: only the share rule stops it, once 10 runs have finished
-    assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [("pending", 10), ("timeout", 10)]
+    assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [
+        ("pending", 10),
+        ("timeout", 10),
+    ]
     assert "10 of 10 runs failed, more than max_failure_share = 50%" in r.err
     # 10 runs, each cut at ~0.3 s: far less than one 60 s sleep
     assert elapsed < 60
@@ -192,9 +225,13 @@ def test_metric_missing_from_output_fails_the_run(tmp_path):
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 1
-    reasons = {x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")}
+    reasons = {
+        x for (x,) in db_rows(db, "SELECT DISTINCT reason FROM runs WHERE status != 'pending'")
+    }
     assert reasons == {"metric 'items': stdout is not JSON"}
-    assert db_rows(db, "SELECT count(*) FROM runs WHERE status = 'failed'") == [(3,)]  # max_failures
+    assert db_rows(db, "SELECT count(*) FROM runs WHERE status = 'failed'") == [
+        (3,)
+    ]  # max_failures
 
 
 def _wait_for(db, sql, predicate, timeout=60.0):
@@ -242,7 +279,9 @@ def slow_spec(tmp_path):
 
 
 def _log_events(tmp_path):
-    return [tuple(l.split()) for l in (tmp_path / "log.txt").read_text().splitlines() if l != "reset"]
+    return [
+        tuple(l.split()) for l in (tmp_path / "log.txt").read_text().splitlines() if l != "reset"
+    ]
 
 
 def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
@@ -250,8 +289,11 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     db = tmp_path / "p.db"
     p = perflab_process("run", str(spec), "--store", str(db), "--no-compare")
     # kill -9 the runner while a run is in flight, after at least 3 runs are committed
-    _wait_for(db, "SELECT status FROM runs",
-              lambda rows: sum(s == "ok" for (s,) in rows) >= 3 and any(s == "running" for (s,) in rows))
+    _wait_for(
+        db,
+        "SELECT status FROM runs",
+        lambda rows: sum(s == "ok" for (s,) in rows) >= 3 and any(s == "running" for (s,) in rows),
+    )
     _wait_for(db, "SELECT pid FROM runs WHERE status='running'", lambda rows: rows and rows[0][0])
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=10)
@@ -266,15 +308,25 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     assert "continuing unfinished experiment 1" in r.err
     assert db_rows(db, "SELECT count(*) FROM experiments")[0][0] == 1
     assert db_rows(db, "SELECT status FROM experiments") == [("complete",)]
-    oks = [o for (o,) in db_rows(db, "SELECT order_index FROM runs WHERE status='ok' ORDER BY order_index")]
+    oks = [
+        o
+        for (o,) in db_rows(
+            db, "SELECT order_index FROM runs WHERE status='ok' ORDER BY order_index"
+        )
+    ]
     assert oks == list(range(20))  # nothing lost
     # nothing repeated: no run finished before the kill was started again afterwards
-    started_after = [int(run) - 1 for kind, run in _log_events(tmp_path)[events_before:] if kind == "start"]
+    started_after = [
+        int(run) - 1 for kind, run in _log_events(tmp_path)[events_before:] if kind == "start"
+    ]
     assert not set(started_after) & done_before
     assert len(started_after) == 20 - len(done_before)
     # the process the killed runner left behind was killed on resume
     pid = leftover[0][0]
-    assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split(")")[1][:3]
+    assert (
+        not os.path.exists(f"/proc/{pid}")
+        or "Z" in open(f"/proc/{pid}/stat").read().split(")")[1][:3]
+    )
     attempts = db_rows(db, "SELECT max(attempts) FROM runs")[0][0]
     assert attempts == 2  # the run in flight at the kill was redone, once
 
@@ -283,10 +335,13 @@ def test_ctrl_c_stops_cleanly_and_resume_by_id(tmp_path):
     spec = slow_spec(tmp_path)
     db = tmp_path / "p.db"
     p = perflab_process("run", str(spec), "--store", str(db), "--no-compare")
-    _wait_for(db, "SELECT status FROM runs",
-              lambda rows: sum(s == "ok" for (s,) in rows) >= 2 and any(s == "running" for (s,) in rows))
+    _wait_for(
+        db,
+        "SELECT status FROM runs",
+        lambda rows: sum(s == "ok" for (s,) in rows) >= 2 and any(s == "running" for (s,) in rows),
+    )
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    _out, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert "resume with: perflab run --resume 1" in err
     assert "Traceback" not in err
@@ -320,17 +375,34 @@ def test_harness_metrics_are_the_commands_own(tmp_path):
 
     assert exec_shim() is not None, "scripts/setup installs the perflab-exec shim"
     env = dict(os.environ)
-    small = run_process(spawn_argv("true", True), env=env, cwd=tmp_path, stdout_path=tmp_path / "o",
-                        stderr_path=tmp_path / "e")
-    big = run_process(spawn_argv("python3 -c 'x = bytearray(300 * 2**20); x[::4096] = bytes(len(x[::4096]) * [1])'", True),
-                      env=env, cwd=tmp_path, stdout_path=tmp_path / "o", stderr_path=tmp_path / "e")
+    small = run_process(
+        spawn_argv("true", True),
+        env=env,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+    )
+    big = run_process(
+        spawn_argv(
+            "python3 -c 'x = bytearray(300 * 2**20); x[::4096] = bytes(len(x[::4096]) * [1])'", True
+        ),
+        env=env,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+    )
     own_rss_kib = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0])
     assert small.exit_code == 0 and small.max_rss_kib < own_rss_kib  # not the harness's floor
     assert small.max_rss_kib < 16 * 1024
     assert 300 * 1024 < big.max_rss_kib < 600 * 1024
     assert big.user_s + big.system_s > 0.01
-    killed = run_process(spawn_argv("kill -9 $$", True), env=env, cwd=tmp_path, stdout_path=tmp_path / "o",
-                         stderr_path=tmp_path / "e")
+    killed = run_process(
+        spawn_argv("kill -9 $$", True),
+        env=env,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "o",
+        stderr_path=tmp_path / "e",
+    )
     assert killed.signal == 9 and killed.exit_code is None
     assert killed.describe_failure() == "killed by SIGKILL"
 
@@ -339,8 +411,17 @@ def test_exports_are_rewritten_after_every_run(tmp_path):
     spec = slow_spec(tmp_path)
     db = tmp_path / "p.db"
     out_json, out_md = tmp_path / "exp" / "result.json", tmp_path / "exp" / "result.md"
-    p = perflab_process("run", str(spec), "--store", str(db), "--no-compare",
-                        "--export", str(out_json), "--export", str(out_md))
+    p = perflab_process(
+        "run",
+        str(spec),
+        "--store",
+        str(db),
+        "--no-compare",
+        "--export",
+        str(out_json),
+        "--export",
+        str(out_md),
+    )
     # while it runs, the export already holds the finished runs
     _wait_for(db, "SELECT status FROM runs", lambda rows: sum(s == "ok" for (s,) in rows) >= 6)
     partial = json.loads(out_json.read_text())
@@ -358,17 +439,23 @@ def test_exports_are_rewritten_after_every_run(tmp_path):
 
 def test_unknown_export_format_fails_before_running(tmp_path):
     spec = make_spec(tmp_path)
-    r = perflab("run", str(spec), "--store", str(tmp_path / "p.db"), "--export", str(tmp_path / "x.xlsx"))
+    r = perflab(
+        "run", str(spec), "--store", str(tmp_path / "p.db"), "--export", str(tmp_path / "x.xlsx")
+    )
     assert r.code == 2 and "unknown format '.xlsx'" in r.err
     assert not (tmp_path / "p.db").exists()
 
 
-def test_relative_program_path_without_shell_is_found_from_the_spec_directory(tmp_path, monkeypatch):
+def test_relative_program_path_without_shell_is_found_from_the_spec_directory(
+    tmp_path, monkeypatch
+):
     tool = tmp_path / "bin" / "tool"
     tool.parent.mkdir()
     tool.write_text("#!/bin/sh\necho '{\"v\": 4}'\n")
     tool.chmod(0o755)
-    spec = write_spec(tmp_path, """\
+    spec = write_spec(
+        tmp_path,
+        """\
 name = "relpath"
 baseline = "a"
 repetitions = 2
@@ -384,7 +471,8 @@ command = "bin/tool"
 name = "v"
 json = "v"
 better = "lower"
-""")
+""",
+    )
     monkeypatch.chdir("/")  # perflab started elsewhere: the path is the spec directory's
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")

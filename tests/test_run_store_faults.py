@@ -41,9 +41,23 @@ def test_full_disk_during_a_run_is_one_line_and_loses_nothing_saved(small_disk, 
     folder, limit, how = small_disk
     store = folder / "p.db"
     spec = write_spec(tmp_path, SPEC)
-    p = subprocess.run([sys.executable, "-c", CLI_FULL, str(limit), "run", str(spec), "--store", str(store),
-                        "--no-compare"], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "NO_COLOR": "1"})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CLI_FULL,
+            str(limit),
+            "run",
+            str(spec),
+            "--store",
+            str(store),
+            "--no-compare",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert p.returncode == 0, p.stderr
     code, _out, err = json.loads(p.stdout.splitlines()[-1])
     assert code == 2
@@ -55,11 +69,17 @@ def test_full_disk_during_a_run_is_one_line_and_loses_nothing_saved(small_disk, 
     assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     statuses = dict(db.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall())
     assert statuses.get("ok", 0) >= 3
-    assert statuses.get("running", 0) + statuses.get("failed", 0) == 1  # the run in flight, not saved
+    assert (
+        statuses.get("running", 0) + statuses.get("failed", 0) == 1
+    )  # the run in flight, not saved
     # every run reported saved has its value and its output
-    for (order, value) in db.execute("SELECT r.order_index, m.value FROM runs r JOIN metrics m "
-                                     "ON m.run_id = r.id WHERE r.status='ok'"):
+    for order, value in db.execute(
+        "SELECT r.order_index, m.value FROM runs r JOIN metrics m "
+        "ON m.run_id = r.id WHERE r.status='ok'"
+    ):
         assert value == order + 1
-    assert db.execute("SELECT count(*) FROM artifacts a JOIN runs r ON a.run_id = r.id "
-                      "WHERE r.status='ok' AND a.name='stdout:phase:p'").fetchone() == (statuses["ok"],)
+    assert db.execute(
+        "SELECT count(*) FROM artifacts a JOIN runs r ON a.run_id = r.id "
+        "WHERE r.status='ok' AND a.name='stdout:phase:p'"
+    ).fetchone() == (statuses["ok"],)
     db.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from cli_helpers import perflab, write_spec
 
 GOOD = """\
@@ -46,28 +45,48 @@ def test_good_spec_dry_run_prints_plan(tmp_path):
     assert len([l for l in r.out.splitlines() if "block" in l]) == 12
 
 
-@pytest.mark.parametrize("change, expected", [
-    (("repetitions = 3", "repetitons = 3"),
-     "perflab: error: SPEC:3: unknown key 'repetitons' in the top level (did you mean 'repetitions'?)"),
-    (('name = "b"', 'name = "b"\nsetpu = "x"'),
-     "perflab: error: SPEC:12: unknown key 'setpu' in [[variant]] #2 'b' (did you mean 'setup'?)"),
-    (("repetitions = 3", 'repetitions = "ten"'),
-     "perflab: error: SPEC:3: repetitions: Input should be a valid integer, unable to parse string as an integer, got 'ten'"),
-    (('baseline = "a"', 'baseline = "c"'),
-     "perflab: error: SPEC:2: baseline 'c' is not a variant (choose from: a, b)"),
-    (('baseline = "a"', 'baseline = "bb"'),
-     "perflab: error: SPEC:2: baseline 'bb' is not a variant (did you mean 'b'?)"),
-    (("repetitions = 3", 'repetitions = 3\ntimeout = "10 parsecs"'),
-     "perflab: error: SPEC:4: timeout: bad duration '10 parsecs' (use e.g. \"30s\", \"500ms\", \"2m\", \"1h30m\")"),
-    (('command = "echo {size}"', 'command = "echo {sise}"'),
-     "perflab: error: SPEC:15: unknown parameter '{sise}' (did you mean 'size'? (write {{ }} for literal braces))"),
-    (('better = "lower"', 'better = "smaller"'),
-     "perflab: error: SPEC:19: metric[1].better: Input should be 'higher' or 'lower', got 'smaller'"),
-    (("[[variant]]\nname = \"b\"\n", "[[variant]]\nname = \"a\"\n"),
-     "perflab: error: SPEC:11: duplicate variant name 'a'"),
-    (("size = [1, 2]", "size = [1, 2"),
-     None),  # TOML syntax error: checked separately below
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            ("repetitions = 3", "repetitons = 3"),
+            "perflab: error: SPEC:3: unknown key 'repetitons' in the top level (did you mean 'repetitions'?)",
+        ),
+        (
+            ('name = "b"', 'name = "b"\nsetpu = "x"'),
+            "perflab: error: SPEC:12: unknown key 'setpu' in [[variant]] #2 'b' (did you mean 'setup'?)",
+        ),
+        (
+            ("repetitions = 3", 'repetitions = "ten"'),
+            "perflab: error: SPEC:3: repetitions: Input should be a valid integer, unable to parse string as an integer, got 'ten'",
+        ),
+        (
+            ('baseline = "a"', 'baseline = "c"'),
+            "perflab: error: SPEC:2: baseline 'c' is not a variant (choose from: a, b)",
+        ),
+        (
+            ('baseline = "a"', 'baseline = "bb"'),
+            "perflab: error: SPEC:2: baseline 'bb' is not a variant (did you mean 'b'?)",
+        ),
+        (
+            ("repetitions = 3", 'repetitions = 3\ntimeout = "10 parsecs"'),
+            'perflab: error: SPEC:4: timeout: bad duration \'10 parsecs\' (use e.g. "30s", "500ms", "2m", "1h30m")',
+        ),
+        (
+            ('command = "echo {size}"', 'command = "echo {sise}"'),
+            "perflab: error: SPEC:15: unknown parameter '{sise}' (did you mean 'size'? (write {{ }} for literal braces))",
+        ),
+        (
+            ('better = "lower"', 'better = "smaller"'),
+            "perflab: error: SPEC:19: metric[1].better: Input should be 'higher' or 'lower', got 'smaller'",
+        ),
+        (
+            ('[[variant]]\nname = "b"\n', '[[variant]]\nname = "a"\n'),
+            "perflab: error: SPEC:11: duplicate variant name 'a'",
+        ),
+        (("size = [1, 2]", "size = [1, 2"), None),  # TOML syntax error: checked separately below
+    ],
+)
 def test_bad_spec_one_line_error(tmp_path, change, expected):
     old, new = change
     assert old in GOOD
@@ -90,21 +109,31 @@ def test_metric_without_source(tmp_path):
 
 def test_metric_names_unknown_phase(tmp_path):
     msg = error_of(tmp_path, GOOD.replace('better = "lower"', 'better = "lower"\nphase = "wrk"'))
-    assert msg == "perflab: error: SPEC:20: metric 'wall_time' names unknown phase 'wrk' (did you mean 'work'?)"
+    assert (
+        msg
+        == "perflab: error: SPEC:20: metric 'wall_time' names unknown phase 'wrk' (did you mean 'work'?)"
+    )
 
 
 def test_unknown_parser(tmp_path):
-    msg = error_of(tmp_path, GOOD.replace('command = "echo {size}"', 'command = "x"\nparser = "memtir"'))
+    msg = error_of(
+        tmp_path, GOOD.replace('command = "echo {size}"', 'command = "x"\nparser = "memtir"')
+    )
     assert msg == "perflab: error: SPEC:16: unknown parser 'memtir' (did you mean 'memtier'?)"
 
 
 def test_phase_needs_command_or_kv(tmp_path):
     msg = error_of(tmp_path, GOOD.replace('command = "echo {size}"\n', ""))
-    assert msg == "perflab: error: SPEC:13: phase 'work' needs exactly one of 'command', 'kv' or 'probe'"
+    assert (
+        msg
+        == "perflab: error: SPEC:13: phase 'work' needs exactly one of 'command', 'kv' or 'probe'"
+    )
 
 
 def test_variant_only_parameter_used_by_common_phase(tmp_path):
-    text = GOOD.replace('[[variant]]\nname = "a"', '[[variant]]\nname = "a"\nparams = { level = 1 }')
+    text = GOOD.replace(
+        '[[variant]]\nname = "a"', '[[variant]]\nname = "a"\nparams = { level = 1 }'
+    )
     text = text.replace('command = "echo {size}"', 'command = "echo {level}"')
     msg = error_of(tmp_path, text)
     assert msg.startswith("perflab: error: SPEC:16: unknown parameter '{level}' for variant 'b'")
@@ -117,7 +146,9 @@ def test_missing_file(tmp_path):
 
 
 def test_several_problems_reports_first_and_count(tmp_path):
-    text = GOOD.replace("repetitions = 3", 'repetitions = "x"').replace('better = "lower"', 'better = "up"')
+    text = GOOD.replace("repetitions = 3", 'repetitions = "x"').replace(
+        'better = "lower"', 'better = "up"'
+    )
     msg = error_of(tmp_path, text)
     assert msg.startswith("perflab: error: SPEC:3: repetitions:")
     assert msg.endswith("(and 1 more problem)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from perflab.plan import expand_matrix, make_plan
 from perflab.report.format import fmt_number, fmt_pct_interval
 from perflab.spec import parse_spec
@@ -15,7 +14,9 @@ from perflab.spec.template import placeholders, render_shell, render_value
 from perflab.stats import Comparison
 
 
-@pytest.mark.parametrize("value", ["plain", "two words", "it's", '"; rm -rf / #', "$(reboot)", "a\nb", "", 7, 2.5])
+@pytest.mark.parametrize(
+    "value", ["plain", "two words", "it's", '"; rm -rf / #', "$(reboot)", "a\nb", "", 7, 2.5]
+)
 def test_shell_substitution_is_quoted(value):
     cmd = render_shell("printf '%s' {v}", {"v": value})
     out = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, check=True).stdout
@@ -30,12 +31,23 @@ def test_braces_that_are_not_parameters_are_left_alone():
 
 def test_typed_substitution_keeps_types():
     assert render_value("{keys}", {"keys": 2000000}) == 2000000
-    assert render_value({"server": "127.0.0.1:{port}", "n": ["{k}"]}, {"port": 11211, "k": True}) == \
-        {"server": "127.0.0.1:11211", "n": [True]}
+    assert render_value(
+        {"server": "127.0.0.1:{port}", "n": ["{k}"]}, {"port": 11211, "k": True}
+    ) == {"server": "127.0.0.1:11211", "n": [True]}
 
 
-@pytest.mark.parametrize("text, seconds", [("20s", 20), ("500ms", 0.5), ("1m30s", 90), ("2h", 7200), (3, 3),
-                                           ("1.5 s", 1.5), ("250us", 0.00025)])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("20s", 20),
+        ("500ms", 0.5),
+        ("1m30s", 90),
+        ("2h", 7200),
+        (3, 3),
+        ("1.5 s", 1.5),
+        ("250us", 0.00025),
+    ],
+)
 def test_durations(text, seconds):
     assert parse_duration(text) == pytest.approx(seconds)
 
@@ -102,8 +114,13 @@ def test_sequential_plan_order():
     plan = make_plan(parse_spec(SPEC.format(order="sequential")).model)
     assert len(plan) == 4 * 2 * 4
     first = [(r.cell.key, r.variant, r.repetition, r.warmup) for r in plan[:5]]
-    assert first == [("x=1,y=lo", "a", 1, True), ("x=1,y=lo", "a", 1, False), ("x=1,y=lo", "a", 2, False),
-                     ("x=1,y=lo", "a", 3, False), ("x=1,y=lo", "b", 1, True)]
+    assert first == [
+        ("x=1,y=lo", "a", 1, True),
+        ("x=1,y=lo", "a", 1, False),
+        ("x=1,y=lo", "a", 2, False),
+        ("x=1,y=lo", "a", 3, False),
+        ("x=1,y=lo", "b", 1, True),
+    ]
     assert [r.order_index for r in plan] == list(range(len(plan)))
 
 
@@ -120,19 +137,32 @@ def _cmp(lo, hi):
     return Comparison("welch", 0.95, 10, 10, 1.0, 1.0, (lo + hi) / 2, lo, hi, 0.01)
 
 
-@pytest.mark.parametrize("lo, hi, text", [
-    (0.12220, 0.16207, "+[12.2, 16.2]%"),
-    (-0.22963, -0.20032, "-[20.0, 23.0]%"),
-    (-0.0098, 0.0008, "[-1.0, +0.1]%"),
-    (0.16, 0.17, "+[16.0, 17.0]%"),
-    (0.100001, 0.100049, "+[10.000, 10.005]%"),  # more decimals until the bounds differ
-])
+@pytest.mark.parametrize(
+    "lo, hi, text",
+    [
+        (0.12220, 0.16207, "+[12.2, 16.2]%"),
+        (-0.22963, -0.20032, "-[20.0, 23.0]%"),
+        (-0.0098, 0.0008, "[-1.0, +0.1]%"),
+        (0.16, 0.17, "+[16.0, 17.0]%"),
+        (0.100001, 0.100049, "+[10.000, 10.005]%"),  # more decimals until the bounds differ
+    ],
+)
 def test_interval_text(lo, hi, text):
     assert fmt_pct_interval(_cmp(lo, hi)) == text
 
 
-@pytest.mark.parametrize("x, text", [(48550.71, "48,551"), (812.345, "812.3"), (8.43476, "8.435"),
-                                     (0.004599, "0.004599"), (0.0, "0"), (float("nan"), "–"), (1.2e-7, "1.200e-07")])
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (48550.71, "48,551"),
+        (812.345, "812.3"),
+        (8.43476, "8.435"),
+        (0.004599, "0.004599"),
+        (0.0, "0"),
+        (float("nan"), "–"),
+        (1.2e-7, "1.200e-07"),
+    ],
+)
 def test_numbers_read_at_a_glance(x, text):
     assert fmt_number(x) == text
 

@@ -20,14 +20,22 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import CliResult, perflab
 
 CSV_ROWS = "variant,ops\n" + "".join(f"{v},{n}\n" for v in "ab" for n in (10, 11, 12, 13, 14))
 IMPORT = ("--variant", "variant", "--metric", "ops:higher", "--baseline", "a")
-READS = [("ls",), ("show", "last"), ("show", "last", "--runs"), ("compare", "last"),
-         ("report", "last", "--json", "-o", "-")]
-PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>
+READS = [
+    ("ls",),
+    ("show", "last"),
+    ("show", "last", "--runs"),
+    ("compare", "last"),
+    ("report", "last", "--json", "-o", "-"),
+]
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = (
+    24,
+    1,
+    2,
+)  # <linux/prctl.h>, <linux/capability.h>
 CHILD_CLI = """
 import io, json, sys
 from perflab.cli import main
@@ -38,6 +46,7 @@ print(json.dumps([code, out.getvalue(), err.getvalue()]))
 
 
 # -- helpers
+
 
 def csv_file(folder: Path, text: str = CSV_ROWS, name: str = "r.csv") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
@@ -61,8 +70,13 @@ def snapshot(folder: Path) -> dict[str, tuple]:
         if stat.S_ISDIR(st.st_mode):
             out[str(p.relative_to(folder))] = ("dir", stat.S_IMODE(st.st_mode))
         else:
-            out[str(p.relative_to(folder))] = ("file", stat.S_IMODE(st.st_mode), st.st_size, st.st_mtime_ns,
-                                               hashlib.sha256(p.read_bytes()).hexdigest())
+            out[str(p.relative_to(folder))] = (
+                "file",
+                stat.S_IMODE(st.st_mode),
+                st.st_size,
+                st.st_mtime_ns,
+                hashlib.sha256(p.read_bytes()).hexdigest(),
+            )
     return out
 
 
@@ -86,13 +100,16 @@ def sqlite_edit(path: Path, script: str) -> None:
 
 # -- reading commands never write
 
+
 @pytest.mark.parametrize("argv", READS, ids=" ".join)
 @pytest.mark.parametrize("where", ["p.db", "no/such/folder/p.db"])
 def test_reading_a_missing_store_is_one_line_and_creates_nothing(tmp_path, argv, where):
     store = tmp_path / where
     before = snapshot(tmp_path)
     r = perflab(*argv, "--store", str(store))
-    assert_refused(r, store, f"no store at {store} (run an experiment or import first, or pass --store)")
+    assert_refused(
+        r, store, f"no store at {store} (run an experiment or import first, or pass --store)"
+    )
     assert snapshot(tmp_path) == before == {}
 
 
@@ -112,7 +129,9 @@ def test_resuming_needs_an_existing_store(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["p.db", "a b?c#d%20.db"])  # the second must be quoted in a file: URI
+@pytest.mark.parametrize(
+    "name", ["p.db", "a b?c#d%20.db"]
+)  # the second must be quoted in a file: URI
 def test_reading_a_healthy_store_changes_nothing(tmp_path, name):
     store = make_store(tmp_path / "s" / name, csv_file(tmp_path / "in"))
     before = snapshot(store.parent)
@@ -132,6 +151,7 @@ def test_writing_creates_the_store_and_its_missing_folders(tmp_path):
 
 # -- the path cannot hold a store
 
+
 @pytest.mark.parametrize("below", ["p.db", "sub/p.db"])
 def test_store_under_a_file(tmp_path, below):
     blocker = tmp_path / "data"
@@ -140,10 +160,16 @@ def test_store_under_a_file(tmp_path, below):
     store = blocker / below
     before = snapshot(tmp_path)
     for argv in READS:
-        assert_refused(perflab(*argv, "--store", str(store)), store,
-                       f"no store at {store} ({blocker} is a file, not a folder)")
-    assert_refused(perflab("import", str(csv), "--store", str(store), *IMPORT), store,
-                   f"cannot create store {store}: {blocker} is a file, not a folder")
+        assert_refused(
+            perflab(*argv, "--store", str(store)),
+            store,
+            f"no store at {store} ({blocker} is a file, not a folder)",
+        )
+    assert_refused(
+        perflab("import", str(csv), "--store", str(store), *IMPORT),
+        store,
+        f"cannot create store {store}: {blocker} is a file, not a folder",
+    )
     assert snapshot(tmp_path) == before
 
 
@@ -158,6 +184,7 @@ def test_store_path_is_a_folder(tmp_path):
 
 
 # -- damaged or foreign files: refused as they are, by reading and writing commands
+
 
 def _truncated(p: Path) -> None:
     p.write_bytes(p.read_bytes()[:8192])
@@ -193,14 +220,23 @@ DAMAGE = {
     "garbled": (_garbled, "is damaged: database disk image is malformed"),
     "foreign": (_foreign, "is not a perflab store (an SQLite database without perflab's tables)"),
     "foreign meta": (_foreign_meta, "is not a perflab store"),
-    "table missing": (lambda p: sqlite_edit(p, "DROP TABLE artifacts"), "is damaged: table artifacts is missing"),
-    "column missing": (lambda p: sqlite_edit(p, "ALTER TABLE runs DROP COLUMN pid_start"),
-                       "is damaged: table runs lacks column(s) pid_start"),
-    "bad version": (lambda p: sqlite_edit(p, "UPDATE meta SET value='one' WHERE key='schema_version'"),
-                    "is damaged: its schema version 'one' is not a number"),
+    "table missing": (
+        lambda p: sqlite_edit(p, "DROP TABLE artifacts"),
+        "is damaged: table artifacts is missing",
+    ),
+    "column missing": (
+        lambda p: sqlite_edit(p, "ALTER TABLE runs DROP COLUMN pid_start"),
+        "is damaged: table runs lacks column(s) pid_start",
+    ),
+    "bad version": (
+        lambda p: sqlite_edit(p, "UPDATE meta SET value='one' WHERE key='schema_version'"),
+        "is damaged: its schema version 'one' is not a number",
+    ),
     "no version": (lambda p: sqlite_edit(p, "DELETE FROM meta"), "is not a perflab store"),
-    "future": (lambda p: sqlite_edit(p, "UPDATE meta SET value='99' WHERE key='schema_version'"),
-               "has schema 99, newer than this perflab (1) (upgrade perflab)"),
+    "future": (
+        lambda p: sqlite_edit(p, "UPDATE meta SET value='99' WHERE key='schema_version'"),
+        "has schema 99, newer than this perflab (1) (upgrade perflab)",
+    ),
 }
 
 
@@ -221,7 +257,9 @@ def test_empty_file_is_an_error_to_read_and_a_new_store_to_write(tmp_path):
     store.write_bytes(b"")
     before = snapshot(tmp_path)
     for argv in READS:
-        assert_refused(perflab(*argv, "--store", str(store)), store, "is empty (0 bytes): not a perflab store")
+        assert_refused(
+            perflab(*argv, "--store", str(store)), store, "is empty (0 bytes): not a perflab store"
+        )
     assert snapshot(tmp_path) == before
     make_store(store, csv_file(tmp_path / "in"))
     assert perflab("show", "last", "--store", str(store)).code == 0
@@ -237,6 +275,7 @@ def test_sqlite_file_without_tables_is_an_error_to_read(tmp_path):
 
 # -- read-only files and folders (a child process without root's override of file modes)
 
+
 def _lose_root_override() -> None:
     """Runs in the child before exec: drops the capabilities that let root ignore file modes
     from the bounding set, so the exec'd process (still root, the owner) obeys them."""
@@ -249,8 +288,15 @@ def _lose_root_override() -> None:
 def perflab_unprivileged(*argv: str, cwd: Path) -> CliResult:
     """The CLI in a child process that file modes apply to (root without its override)."""
     env = {**os.environ, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.run([sys.executable, "-c", CHILD_CLI, *argv], capture_output=True, text=True, env=env,
-                       cwd=cwd, timeout=300, preexec_fn=_lose_root_override if os.geteuid() == 0 else None)
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD_CLI, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+        preexec_fn=_lose_root_override if os.geteuid() == 0 else None,
+    )
     assert p.returncode == 0, p.stderr
     code, out, err = json.loads(p.stdout.splitlines()[-1])
     return CliResult(code, out, err)
@@ -271,7 +317,9 @@ def test_child_really_cannot_write_read_only_files(ro_tmp):
     d.mkdir()
     d.chmod(0o555)
     csv = csv_file(ro_tmp / "in")
-    r = perflab_unprivileged("import", str(csv), "--store", str(d / "x" / "p.db"), *IMPORT, cwd=ro_tmp)
+    r = perflab_unprivileged(
+        "import", str(csv), "--store", str(d / "x" / "p.db"), *IMPORT, cwd=ro_tmp
+    )
     assert r.code == 2 and "Permission denied" in r.err, r.err
     assert not (d / "x").exists()
 
@@ -296,7 +344,9 @@ def test_import_into_a_store_in_a_read_only_folder(ro_tmp):
     store, csv = _store_for_child(ro_tmp, file_mode=0o666, folder_mode=0o555)
     before = snapshot(store.parent)
     r = perflab_unprivileged("import", str(csv), "--store", str(store), *IMPORT, cwd=ro_tmp)
-    assert_refused(r, store, f"store {store} is read-only (its folder {store.parent} cannot be written")
+    assert_refused(
+        r, store, f"store {store} is read-only (its folder {store.parent} cannot be written"
+    )
     assert snapshot(store.parent) == before
 
 
@@ -305,8 +355,10 @@ def test_new_store_in_a_read_only_folder(ro_tmp):
     folder = ro_tmp / "ro"
     folder.mkdir()
     folder.chmod(0o555)
-    for store, words in ((folder / "p.db", f"folder {folder} is read-only"),
-                         (folder / "sub" / "p.db", f"cannot create folder {folder / 'sub'}: Permission denied")):
+    for store, words in (
+        (folder / "p.db", f"folder {folder} is read-only"),
+        (folder / "sub" / "p.db", f"cannot create folder {folder / 'sub'}: Permission denied"),
+    ):
         r = perflab_unprivileged("import", str(csv), "--store", str(store), *IMPORT, cwd=ro_tmp)
         assert_refused(r, store, f"cannot create store {store}: ", words)
     assert list(folder.iterdir()) == []
@@ -405,10 +457,15 @@ def small_disk(request, tmp_path):
     if request.param == "rlimit":
         yield folder, 1024 * 1024, "rlimit"
         return
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "perflab-full", str(folder)],
-                       capture_output=True, text=True)
+    m = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "perflab-full", str(folder)],
+        capture_output=True,
+        text=True,
+    )
     if m.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({m.stderr.strip()}); the rlimit case covers a full disk")
+        pytest.skip(
+            f"cannot mount a tmpfs here ({m.stderr.strip()}); the rlimit case covers a full disk"
+        )
     try:
         yield folder, 0, "tmpfs"
     finally:
@@ -416,8 +473,13 @@ def small_disk(request, tmp_path):
 
 
 def _child(script: str, *argv: str) -> dict | list:
-    p = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "NO_COLOR": "1"})
+    p = subprocess.run(
+        [sys.executable, "-c", script, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout.splitlines()[-1])
 
@@ -429,15 +491,22 @@ def test_full_disk_mid_run_is_one_line_and_keeps_every_run_saved_before(small_di
     assert out["type"] == "StoreError"
     assert "\n" not in out["error"]
     assert out["error"].startswith(f"store {store}: cannot ")
-    assert out["error"].endswith(f" run {len(out['saved']) + 1} of experiment 1: {SQLITE_SAYS[how]}")
+    assert out["error"].endswith(
+        f" run {len(out['saved']) + 1} of experiment 1: {SQLITE_SAYS[how]}"
+    )
     assert 3 <= len(out["saved"]) < 400
-    assert out["status_after_error"] in ("running", "pending")  # the failed write left nothing of the run
+    assert out["status_after_error"] in (
+        "running",
+        "pending",
+    )  # the failed write left nothing of the run
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     for run_id, digest in out["saved"].items():
-        status, index, value = db.execute("SELECT r.status, r.order_index, m.value FROM runs r"
-                                          " JOIN metrics m ON m.run_id = r.id WHERE r.id=?",
-                                          (int(run_id),)).fetchone()
+        status, index, value = db.execute(
+            "SELECT r.status, r.order_index, m.value FROM runs r"
+            " JOIN metrics m ON m.run_id = r.id WHERE r.id=?",
+            (int(run_id),),
+        ).fetchone()
         (blob,) = db.execute("SELECT data FROM artifacts WHERE run_id=?", (int(run_id),)).fetchone()
         assert (status, value) == ("ok", index)
         assert hashlib.sha256(zlib.decompress(blob)).hexdigest() == digest
@@ -445,25 +514,38 @@ def test_full_disk_mid_run_is_one_line_and_keeps_every_run_saved_before(small_di
     assert db.execute("SELECT count(*) FROM metrics WHERE run_id=?", (failed,)).fetchone() == (0,)
     assert db.execute("SELECT count(*) FROM artifacts WHERE run_id=?", (failed,)).fetchone() == (0,)
     # marking it failed may not fit on the full disk either; then it says so, in one line
-    assert out["still full"] == "marked" or (out["still full"].startswith(f"store {store}: cannot mark run ")
-                                             and "\n" not in out["still full"]), out["still full"]
+    assert out["still full"] == "marked" or (
+        out["still full"].startswith(f"store {store}: cannot mark run ")
+        and "\n" not in out["still full"]
+    ), out["still full"]
     assert out["space again"] == "marked"  # the runner's best effort, once there is room
     assert db.execute("SELECT status, reason FROM runs WHERE id=?", (failed,)).fetchone() == (
-        "failed", "its results could not be saved")
-    assert db.execute("SELECT count(*) FROM runs WHERE status='ok'").fetchone() == (len(out["saved"]),)
+        "failed",
+        "its results could not be saved",
+    )
+    assert db.execute("SELECT count(*) FROM runs WHERE status='ok'").fetchone() == (
+        len(out["saved"]),
+    )
     db.close()
 
 
 def test_full_disk_during_import_is_one_line_and_keeps_the_store(small_disk, tmp_path):
     folder, limit, how = small_disk
     store = make_store(folder / "p.db", csv_file(tmp_path / "in"))
-    big = csv_file(tmp_path / "in", "variant,ops\n" + "".join(f"{'ab'[i % 2]},{i}\n" for i in range(60000)),
-                   "big.csv")
+    big = csv_file(
+        tmp_path / "in",
+        "variant,ops\n" + "".join(f"{'ab'[i % 2]},{i}\n" for i in range(60000)),
+        "big.csv",
+    )
     if limit:
         limit = store.stat().st_size + 256 * 1024
-    code, out, err = _child(CLI_FULL, str(limit), "import", str(big), "--store", str(store), *IMPORT)
+    code, out, err = _child(
+        CLI_FULL, str(limit), "import", str(big), "--store", str(store), *IMPORT
+    )
     r = CliResult(code, out, err)
-    assert_refused(r, store, f"perflab: error: store {store}: cannot save experiment 'big': {SQLITE_SAYS[how]}")
+    assert_refused(
+        r, store, f"perflab: error: store {store}: cannot save experiment 'big': {SQLITE_SAYS[how]}"
+    )
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert db.execute("SELECT name FROM experiments").fetchall() == [("r",)]

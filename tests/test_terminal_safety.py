@@ -17,10 +17,9 @@ import sys
 import termios
 import time
 
-from rich.console import Console
-
 from cli_helpers import REPO, perflab, write_spec
 from perflab.report.safe_text import has_unsafe, safe_text, terminal_safe
+from rich.console import Console
 
 #: What the evil command writes to stdout: an OSC that retitles the window (ended by BEL),
 #: a CSI that clears the screen, rich markup, a C1 CSI (U+009B, as UTF-8) and a bidi override.
@@ -61,14 +60,21 @@ def assert_no_raw(text: str, where: str) -> None:
 
 # ----- the function ----------------------------------------------------------------------
 
+
 def test_terminal_safe_escapes_what_a_terminal_would_obey():
     assert terminal_safe("\x1b[2Jcleared") == "\\x1b[2Jcleared"
-    assert terminal_safe("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\") == \
-        "\\x1b]8;;http://evil\\x1b\\link\\x1b]8;;\\x1b\\"
-    assert terminal_safe("title\x07 nul\x00 bs\x08 del\x7f") == "title\\x07 nul\\x00 bs\\x08 del\\x7f"
+    assert (
+        terminal_safe("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\")
+        == "\\x1b]8;;http://evil\\x1b\\link\\x1b]8;;\\x1b\\"
+    )
+    assert (
+        terminal_safe("title\x07 nul\x00 bs\x08 del\x7f") == "title\\x07 nul\\x00 bs\\x08 del\\x7f"
+    )
     assert terminal_safe("c1 \x9b31m \x9d0;t\x9c \x85") == "c1 \\x9b31m \\x9d0;t\\x9c \\x85"
-    assert terminal_safe("\u202aa\u202bb\u202cc\u202dd\u202ee \u2066f\u2067g\u2068h\u2069") == \
-        "\\u202aa\\u202bb\\u202cc\\u202dd\\u202ee \\u2066f\\u2067g\\u2068h\\u2069"
+    assert (
+        terminal_safe("\u202aa\u202bb\u202cc\u202dd\u202ee \u2066f\u2067g\u2068h\u2069")
+        == "\\u202aa\\u202bb\\u202cc\\u202dd\\u202ee \\u2066f\\u2067g\\u2068h\\u2069"
+    )
     assert terminal_safe("ok\roverwritten") == "ok\\roverwritten"
     # multi-line blocks keep their lines and tabs; one-line text escapes them too
     assert terminal_safe("a\tb\nc\n") == "a\tb\nc\n"
@@ -92,6 +98,7 @@ def test_safe_text_is_printed_literally_by_rich():
 
 
 # ----- a real experiment through the CLI ---------------------------------------------------
+
 
 def run_evil(tmp_path):
     spec = write_spec(tmp_path, SPEC)
@@ -131,8 +138,24 @@ def test_run_progress_and_show_escape_program_output(tmp_path):
 
 def test_artifact_is_raw_for_a_pipe(tmp_path):
     db, _ = run_evil(tmp_path)
-    p = subprocess.run([sys.executable, "-m", "perflab", "show", "last", "--store", str(db), "--run", "1",
-                        "--artifact", "stdout:phase:evil"], capture_output=True, timeout=60, cwd=REPO)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perflab",
+            "show",
+            "last",
+            "--store",
+            str(db),
+            "--run",
+            "1",
+            "--artifact",
+            "stdout:phase:evil",
+        ],
+        capture_output=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout == EVIL_STDOUT.encode()  # byte for byte, for a file
 
@@ -144,8 +167,15 @@ def in_pty(argv: list[str], timeout: float = 60.0) -> tuple[int, str]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([sys.executable, "-m", "perflab", *argv], stdin=slave, stdout=slave,
-                            stderr=slave, cwd=REPO, env=env, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perflab", *argv],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=REPO,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout

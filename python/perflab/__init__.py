@@ -1,7 +1,6 @@
 """perflab: performance experiments on real systems, with honest statistics."""
 
 
-
 def __getattr__(name: str) -> str:
     """``__version__`` on first use (PEP 562): importlib.metadata costs ~25 ms at start-up."""
     if name != "__version__":

@@ -1,5 +1,6 @@
 """Type stubs for the compiled module `perflab._native` (crates/py). One section per crate."""
 
+from collections.abc import Callable
 from typing import Any
 
 __version__: str
@@ -13,13 +14,25 @@ def probe_cpu(duration: float, repeat: int = 1, core: int | None = None) -> list
     """keys: iterations, seconds, cpu_seconds, iter_per_sec, checksum, core."""
 
 def probe_cpu_validate() -> None: ...
-def probe_memmove(cases: list[tuple[int, int]], duration: float, repeat: int = 1, core: int | None = None,
-                  huge_pages: bool = False) -> list[dict[str, Any]]:
+def probe_memmove(
+    cases: list[tuple[int, int]],
+    duration: float,
+    repeat: int = 1,
+    core: int | None = None,
+    huge_pages: bool = False,
+) -> list[dict[str, Any]]:
     """cases: (copy_size bytes, buffers). keys: round, copy_size, buffers, copies, seconds,
     cpu_seconds, mib_per_sec, copies_per_sec, verified_blocks, core."""
 
-def probe_latency(sizes: list[int], orders: list[str], duration: float, repeat: int = 1,
-                  core: int | None = None, huge_pages: bool = False, seed: int = 1) -> list[dict[str, Any]]:
+def probe_latency(
+    sizes: list[int],
+    orders: list[str],
+    duration: float,
+    repeat: int = 1,
+    core: int | None = None,
+    huge_pages: bool = False,
+    seed: int = 1,
+) -> list[dict[str, Any]]:
     """orders: "page" and/or "random". keys: round, size_bytes, order, accesses, seconds,
     cpu_seconds, ns_per_access, core."""
 
@@ -27,23 +40,26 @@ def probe_memmove_cases() -> list[tuple[str, int, int]]: ...
 def probe_memmove_sweep_grid() -> tuple[list[int], list[int]]: ...
 def probe_latency_sizes(min: int, max: int, points_per_octave: int = 1) -> list[int]: ...
 def probe_allowed_cores() -> list[int]: ...
+
 # end probes
 
 # load
 # The key-value load generator (crates/load). Configs travel as the engine's normalised
 # JSON (perflab.workloads.kv_config.KvConfig.to_engine()); results as "perflab-kv-result"
 # JSON (perflab.workloads.kv_result). ValueError((field, message)): config rejected.
-from collections.abc import Callable
-
 KV_RESULT_FORMAT: str
 KV_RESULT_VERSION: int
 
-def kv_run(config_json: str, tick: Callable[[dict[str, Any]], bool] | None = None,
-           tick_interval: float = 0.1) -> tuple[str, BaseException | None]:
+def kv_run(
+    config_json: str,
+    tick: Callable[[dict[str, Any]], bool] | None = None,
+    tick_interval: float = 0.1,
+) -> tuple[str, BaseException | None]:
     """Run with the GIL released. `tick(progress) -> stop?` is called every tick_interval s
     (signals are handled there too). Returns (result JSON, exception raised by tick or a
     signal handler during the run, which stopped it; else None)."""
 
 def kv_default_config() -> str: ...
 def kv_check_config(config_json: str) -> None: ...
+
 # end load

@@ -34,7 +34,11 @@ class MetricColumn:
     def parse(cls, text: str) -> MetricColumn:
         """``COL:higher`` or ``COL:lower``, optionally ``:UNIT`` (e.g. ``p99:lower:ms``)."""
         parts = text.rsplit(":", 2) if text.count(":") >= 2 else text.rsplit(":", 1)
-        if len(parts) == 3 and parts[1] not in ("higher", "lower") and parts[2] in ("higher", "lower"):
+        if (
+            len(parts) == 3
+            and parts[1] not in ("higher", "lower")
+            and parts[2] in ("higher", "lower")
+        ):
             parts = [f"{parts[0]}:{parts[1]}", parts[2]]  # a column name with a colon
         if len(parts) < 2 or parts[1] not in ("higher", "lower") or not parts[0]:
             raise InputError(f"--metric {text!r}: expected COLUMN:higher or COLUMN:lower[:UNIT]")
@@ -42,8 +46,17 @@ class MetricColumn:
 
 
 def _guess_unit(column: str) -> str:
-    for suffix, unit in (("_ms", "ms"), ("_us", "µs"), ("_ns", "ns"), ("_s", "s"), ("_per_sec", "/s"),
-                         ("_pct", "%"), ("_bytes", "B"), ("_kib", "KiB"), ("_mib", "MiB")):
+    for suffix, unit in (
+        ("_ms", "ms"),
+        ("_us", "µs"),
+        ("_ns", "ns"),
+        ("_s", "s"),
+        ("_per_sec", "/s"),
+        ("_pct", "%"),
+        ("_bytes", "B"),
+        ("_kib", "KiB"),
+        ("_mib", "MiB"),
+    ):
         if column.lower().endswith(suffix):
             return unit
     return ""
@@ -59,18 +72,40 @@ class CsvRuns:
     runs: list[NewRun]
 
 
-def import_csv(store: Store, path: str | Path, *, variant_col: str, param_cols: list[str],
-               metrics: list[MetricColumn], baseline: str, name: str | None = None,
-               description: str = "") -> int:
+def import_csv(
+    store: Store,
+    path: str | Path,
+    *,
+    variant_col: str,
+    param_cols: list[str],
+    metrics: list[MetricColumn],
+    baseline: str,
+    name: str | None = None,
+    description: str = "",
+) -> int:
     """Read, check and store a CSV of per-run results; returns the new experiment's id."""
-    parsed = read_runs_csv(path, variant_col=variant_col, param_cols=param_cols, metrics=metrics,
-                           baseline=baseline)
-    return store_runs(store, parsed, param_cols=param_cols, metrics=metrics, baseline=baseline, name=name,
-                      description=description)
+    parsed = read_runs_csv(
+        path, variant_col=variant_col, param_cols=param_cols, metrics=metrics, baseline=baseline
+    )
+    return store_runs(
+        store,
+        parsed,
+        param_cols=param_cols,
+        metrics=metrics,
+        baseline=baseline,
+        name=name,
+        description=description,
+    )
 
 
-def read_runs_csv(path: str | Path, *, variant_col: str, param_cols: list[str],
-                  metrics: list[MetricColumn], baseline: str) -> CsvRuns:
+def read_runs_csv(
+    path: str | Path,
+    *,
+    variant_col: str,
+    param_cols: list[str],
+    metrics: list[MetricColumn],
+    baseline: str,
+) -> CsvRuns:
     """Parse and check the whole file (InputError with file:line); touches no store."""
     p = Path(path)
     _check_roles(variant_col, param_cols, metrics)
@@ -95,8 +130,10 @@ def read_runs_csv(path: str | Path, *, variant_col: str, param_cols: list[str],
     runs: list[NewRun] = []
     for order, (line, row) in enumerate(data):
         if len(row) != len(header):
-            raise InputError(f"{p}:{line}: {len(row)} field{'s' if len(row) != 1 else ''}; the header has "
-                             f"{len(header)}")
+            raise InputError(
+                f"{p}:{line}: {len(row)} field{'s' if len(row) != 1 else ''}; the header has "
+                f"{len(header)}"
+            )
         variant = _label(p, line, variant_col, row[index[variant_col]])
         if not variant:
             raise InputError(f"{p}:{line}: empty variant in column {variant_col!r}")
@@ -109,18 +146,40 @@ def read_runs_csv(path: str | Path, *, variant_col: str, param_cols: list[str],
             cells.append((key, labels))
         values = {m.column: _number(p, line, m.column, row[index[m.column]]) for m in metrics}
         rep = reps[(key, variant)] = reps.get((key, variant), 0) + 1
-        runs.append(NewRun(order_index=order, block=rep - 1, cell_key=key, cell=labels, variant=variant,
-                           repetition=rep, status="ok", metrics=values))
+        runs.append(
+            NewRun(
+                order_index=order,
+                block=rep - 1,
+                cell_key=key,
+                cell=labels,
+                variant=variant,
+                repetition=rep,
+                status="ok",
+                metrics=values,
+            )
+        )
     if baseline not in variants:
-        raise InputError(f"baseline {baseline!r} is not a value of column {variant_col!r} "
-                         f"(values: {_listing(variants)})")
+        raise InputError(
+            f"baseline {baseline!r} is not a value of column {variant_col!r} "
+            f"(values: {_listing(variants)})"
+        )
     if len(variants) < 2:
-        raise InputError(f"column {variant_col!r} has a single value ({variants[0]!r}): nothing to compare")
+        raise InputError(
+            f"column {variant_col!r} has a single value ({variants[0]!r}): nothing to compare"
+        )
     return CsvRuns(p, variants, cells, runs)
 
 
-def store_runs(store: Store, parsed: CsvRuns, *, param_cols: list[str], metrics: list[MetricColumn],
-               baseline: str, name: str | None = None, description: str = "") -> int:
+def store_runs(
+    store: Store,
+    parsed: CsvRuns,
+    *,
+    param_cols: list[str],
+    metrics: list[MetricColumn],
+    baseline: str,
+    name: str | None = None,
+    description: str = "",
+) -> int:
     p = parsed.path
     settings = {
         "params": list(param_cols),
@@ -130,20 +189,35 @@ def store_runs(store: Store, parsed: CsvRuns, *, param_cols: list[str], metrics:
         "imported_from": str(p.resolve()),
     }
     return store.create_experiment(
-        name=name or p.stem, description=description or f"imported from {p.name}", source="import",
-        baseline=baseline, metrics=[MetricDef(m.column, m.unit, m.better) for m in metrics],
-        settings=settings, runs=parsed.runs, status="complete")
+        name=name or p.stem,
+        description=description or f"imported from {p.name}",
+        source="import",
+        baseline=baseline,
+        metrics=[MetricDef(m.column, m.unit, m.better) for m in metrics],
+        settings=settings,
+        runs=parsed.runs,
+        status="complete",
+    )
 
 
 def _check_roles(variant_col: str, param_cols: list[str], metrics: list[MetricColumn]) -> None:
     if not metrics:
         raise InputError("give at least one --metric COLUMN:higher|lower")
-    for option, cols in (("--param", [variant_col, *param_cols]), ("--metric", [m.column for m in metrics])):
+    for option, cols in (
+        ("--param", [variant_col, *param_cols]),
+        ("--metric", [m.column for m in metrics]),
+    ):
         seen: set[str] = set()
         for col in cols:
             if col in seen:
-                what = "the --variant column" if col == variant_col and option == "--param" else "twice"
-                raise InputError(f"{option} {col!r}: given {what}; each column is one parameter or metric")
+                what = (
+                    "the --variant column"
+                    if col == variant_col and option == "--param"
+                    else "twice"
+                )
+                raise InputError(
+                    f"{option} {col!r}: given {what}; each column is one parameter or metric"
+                )
             seen.add(col)
 
 
@@ -169,8 +243,10 @@ def _read_text(p: Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
-        raise InputError(f"{p}:{line}: not UTF-8 text (byte {raw[e.start:e.start + 1]!r}); "
-                         "save the CSV as UTF-8") from None
+        raise InputError(
+            f"{p}:{line}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r}); "
+            "save the CSV as UTF-8"
+        ) from None
 
 
 def _skip_comments(text: str) -> tuple[int, str]:
@@ -217,8 +293,10 @@ def _check_header(p: Path, line: int, header: list[str]) -> None:
 def _label(p: Path, line: int, column: str, raw: str) -> str:
     value = raw.strip()
     if len(value) > MAX_LABEL:
-        raise InputError(f"{p}:{line}: column {column!r}: a label of {len(value):,} characters "
-                         f"(at most {MAX_LABEL})")
+        raise InputError(
+            f"{p}:{line}: column {column!r}: a label of {len(value):,} characters "
+            f"(at most {MAX_LABEL})"
+        )
     return value
 
 

@@ -85,8 +85,9 @@ def make_plan(spec: ExperimentSpec) -> list[PlannedRun]:
     return runs
 
 
-def plan_block(spec: ExperimentSpec, block: int, first_index: int,
-               cells: list[Cell] | None = None) -> list[PlannedRun]:
+def plan_block(
+    spec: ExperimentSpec, block: int, first_index: int, cells: list[Cell] | None = None
+) -> list[PlannedRun]:
     """Block ``block`` (0-based, warm-ups first) of an interleaved plan: one run of every
     (cell, variant) in an order seeded by (seed, block), numbered from ``first_index``."""
     cells = expand_matrix(spec.matrix) if cells is None else cells
@@ -94,5 +95,7 @@ def plan_block(spec: ExperimentSpec, block: int, first_index: int,
     warm = block < spec.warmup
     rep = block + 1 if warm else block - spec.warmup + 1
     rng = np.random.default_rng([spec.seed, block])
-    return [PlannedRun(first_index + k, block, pairs[i][0], pairs[i][1], rep, warm)
-            for k, i in enumerate(rng.permutation(len(pairs)))]
+    return [
+        PlannedRun(first_index + k, block, pairs[i][0], pairs[i][1], rep, warm)
+        for k, i in enumerate(rng.permutation(len(pairs)))
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from testdata import MGLRU_RUNS, csv_rows
 
 
@@ -14,6 +13,10 @@ def seed0():
     assert len(rows) == 40
 
     def get(variant: str, ram: str, metric: str) -> list[float]:
-        return [float(r[metric]) for r in rows if r["variant"] == variant and r["ram_utilization_pct"] == ram]
+        return [
+            float(r[metric])
+            for r in rows
+            if r["variant"] == variant and r["ram_utilization_pct"] == ram
+        ]
 
     return get

@@ -32,7 +32,8 @@ Hodges–Lehmann shift or ratio) changes alike, so one truth serves every method
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, stats as sps
+from scipy import optimize
+from scipy import stats as sps
 
 MEAN = 100.0
 CV = 0.05
@@ -50,9 +51,27 @@ TINY, HUGE = 1e-302, 1e298
 #: The families with mean 100 and 5% noise (also used by the adaptive simulation).
 FAMILIES = ("normal", "lognormal", "t3", "bimodal")
 #: Every family of the validation tables.
-ALL_FAMILIES = FAMILIES + ("skewed", "contaminated", "negative", "integer", "near-zero", "tiny", "huge")
+ALL_FAMILIES = FAMILIES + (
+    "skewed",
+    "contaminated",
+    "negative",
+    "integer",
+    "near-zero",
+    "tiny",
+    "huge",
+)
 #: Families whose runs are all positive (the ``ratio`` scale applies).
-POSITIVE = ("normal", "lognormal", "t3", "bimodal", "skewed", "contaminated", "integer", "tiny", "huge")
+POSITIVE = (
+    "normal",
+    "lognormal",
+    "t3",
+    "bimodal",
+    "skewed",
+    "contaminated",
+    "integer",
+    "tiny",
+    "huge",
+)
 
 
 def _bimodal_std() -> tuple[float, float]:
@@ -111,7 +130,10 @@ def _cdf_z(family: str, z: float) -> float:
         return float(sps.lognorm.cdf(x, s)) if x > 0 else 0.0
     m, sd = _bimodal_std()
     y = z * sd + m
-    return float((1 - BIMODAL_P) * sps.norm.cdf(y / BIMODAL_W) + BIMODAL_P * sps.norm.cdf((y - 1) / BIMODAL_W))
+    return float(
+        (1 - BIMODAL_P) * sps.norm.cdf(y / BIMODAL_W)
+        + BIMODAL_P * sps.norm.cdf((y - 1) / BIMODAL_W)
+    )
 
 
 def population_quantile(family: str, q: float) -> float:
@@ -214,9 +236,13 @@ def run_method(method: str, a: np.ndarray, b: np.ndarray, rng, confidence=0.95) 
     if method == "welch-fieller":
         return welch_batch(a, b, confidence, interval="fieller")
     if method == "bootstrap-mean":
-        return bootstrap_batch(a, b, confidence, statistic="mean", resamples=SIM_RESAMPLES, seed=rng)
+        return bootstrap_batch(
+            a, b, confidence, statistic="mean", resamples=SIM_RESAMPLES, seed=rng
+        )
     if method == "bootstrap-median":
-        return bootstrap_batch(a, b, confidence, statistic="median", resamples=SIM_RESAMPLES, seed=rng)
+        return bootstrap_batch(
+            a, b, confidence, statistic="median", resamples=SIM_RESAMPLES, seed=rng
+        )
     if method == "mannwhitney":
         return mannwhitney_batch(a, b, confidence)  # scale="auto": ratio for positive runs
     if method == "mannwhitney-shift":
@@ -247,13 +273,17 @@ def covers(res: Intervals, truth: float, unit: str) -> np.ndarray:
     end can be the truth itself, an observed difference computed to the last bit); for a
     truth in the unit, rows on the ``relative`` scale are multiplied back by |baseline
     location|."""
-    k = np.ones_like(res.low) if unit == "fraction" else np.where(res.scale == "relative", np.abs(res.baseline), 1.0)
+    k = (
+        np.ones_like(res.low)
+        if unit == "fraction"
+        else np.where(res.scale == "relative", np.abs(res.baseline), 1.0)
+    )
     tol = 1e-9 * abs(truth) + 1e-12
     with np.errstate(invalid="ignore"):
         return (res.low * k <= truth + tol) & (truth - tol <= res.high * k)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def simulate(method: str, family: str, n: int) -> dict:
     """A/A and known-change experiments of one configuration, with their intervals at 95%.
 
@@ -269,7 +299,7 @@ def simulate(method: str, family: str, n: int) -> dict:
     return {"aa": aa, "change": ch, "truth": truth, "unit": unit, "seeds": seeds}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def error_rates(method: str, family: str, n: int) -> dict[str, float]:
     """A/A false-positive rate, coverage of the known change, and the share of undefined
     intervals (a method refusing too few runs), for one configuration."""
@@ -286,7 +316,7 @@ def error_rates(method: str, family: str, n: int) -> dict[str, float]:
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def power(method: str, n: int = 10, cv: float = 0.02, change: float = 0.03) -> float:
     """Share of experiments (normal runs, noise ``cv``) in which a true ``change`` is declared."""
     rng = np.random.default_rng(seed_of("power", method, n, cv, change))

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-
 from perflab.stats import decide, relative_half_width
 from perflab.stats.adaptive import BELOW_MIN, CONTINUE, MAX_REACHED, TARGET_REACHED
 from perflab.stats.welch import welch_batch
+
 from tests.stats import sim
 
 MIN, MAX, TARGET = 5, 50, 0.01
@@ -53,7 +53,9 @@ def test_decide_follows_its_rules():
     assert (d.stop, d.reason) == (False, CONTINUE)
     assert "('110%', 'p99')" in d.message and 6 < d.projected_runs <= MAX
     p = d.precisions[1]
-    assert p.runs_projected == math.ceil(6 * (p.half_width / TARGET) ** 2) or p.runs_projected >= MAX
+    assert (
+        p.runs_projected == math.ceil(6 * (p.half_width / TARGET) ** 2) or p.runs_projected >= MAX
+    )
     d = decide({"x": noisy}, TARGET, MIN, 6)
     assert (d.stop, d.reason) == (True, MAX_REACHED) and "still wider" in d.message
     # one sample (no baseline): the interval of its mean
@@ -68,7 +70,7 @@ def test_decide_follows_its_rules():
 
 def test_decide_is_the_rule_that_was_simulated():
     a, b = _paths("normal", 2, e=60)
-    used, sig, _ = _adaptive(a, b)
+    used, _sig, _ = _adaptive(a, b)
     for i in range(60):
         for n in range(MIN, MAX + 1):
             d = decide({"m": (a[i, :n], b[i, :n])}, TARGET, MIN, MAX)
@@ -81,7 +83,7 @@ def test_decide_is_the_rule_that_was_simulated():
 def test_stopping_on_precision_keeps_the_false_positive_rate(family):
     """4,000 A/A experiments per family, 2% run noise, target ±1%, 5…50 runs."""
     a, b = _paths(family, 3)
-    used, sig, _ = _adaptive(a, b)
+    _used, sig, _ = _adaptive(a, b)
     assert sig.mean() <= 0.06
     fixed = welch_batch(a[:, :30], b[:, :30], interval="difference").significant.mean()
     # At most a small excess over a fixed count. Heavy tails (t3) show the largest: a fixed

@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perflab.stats import Bootstrap, MannWhitney, Paired, Welch, compare_family, correct
 from perflab.stats.correction import adjust_p_values, interval_levels
+
 from tests.stats import sim
 
 FAMILY = 8
 #: (correction, Holm's interval mode): "stepped" is `correct`'s default, "nominal" the report's.
-CORRECTIONS = [("none", "stepped"), ("holm", "stepped"), ("holm", "nominal"), ("bonferroni", "stepped"),
-               ("bh", "stepped")]
+CORRECTIONS = [
+    ("none", "stepped"),
+    ("holm", "stepped"),
+    ("holm", "nominal"),
+    ("bonferroni", "stepped"),
+    ("bh", "stepped"),
+]
 #: Comparisons per configuration recomputed at every correction's levels (half A/A, half
 #: with the change: 125 families of 8; all 4,000 are checked without a correction in
 #: test_validation*.py). The bootstrap on a smaller subset with fewer resamples (agreement does
@@ -33,16 +38,21 @@ CORRECTIONS = [("none", "stepped"), ("holm", "stepped"), ("holm", "nominal"), ("
 ROWS = 500
 BOOT_ROWS, BOOT_RESAMPLES = 256, 500
 
-CASES = [(m, f, n) for m in sim.ALL_METHODS for f in sim.ALL_FAMILIES for n in (5, 10, 30)
-         if not (m == "bootstrap-median" and n < 8)]
+CASES = [
+    (m, f, n)
+    for m in sim.ALL_METHODS
+    for f in sim.ALL_FAMILIES
+    for n in (5, 10, 30)
+    if not (m == "bootstrap-median" and n < 8)
+]
 
 
 def _levels(p: np.ndarray, correction: str, mode: str):
     """Per comparison: corrected level and adjusted p, families of FAMILY consecutive rows."""
     lv, adj = np.empty_like(p), np.empty_like(p)
     for i in range(0, p.size, FAMILY):
-        lv[i:i + FAMILY] = interval_levels(p[i:i + FAMILY], correction, 0.95, mode)
-        adj[i:i + FAMILY] = adjust_p_values(p[i:i + FAMILY], correction)
+        lv[i : i + FAMILY] = interval_levels(p[i : i + FAMILY], correction, 0.95, mode)
+        adj[i : i + FAMILY] = adjust_p_values(p[i : i + FAMILY], correction)
     return lv, adj
 
 
@@ -50,8 +60,9 @@ def _run(method, a, b, seed, confidence):
     if method.startswith("bootstrap"):
         from perflab.stats.bootstrap import bootstrap_batch
 
-        return bootstrap_batch(a, b, confidence, statistic=method.split("-")[1],
-                               resamples=BOOT_RESAMPLES, seed=seed)
+        return bootstrap_batch(
+            a, b, confidence, statistic=method.split("-")[1], resamples=BOOT_RESAMPLES, seed=seed
+        )
     return sim.run_method(method, a, b, seed, confidence)
 
 
@@ -66,8 +77,9 @@ def test_agreement_under_every_correction(method, family, n):
         parts.append((a, b, seed, _run(method, a, b, seed, 0.95)))
     # families of 8: four A/A comparisons and four with the known change, interleaved
     half = FAMILY // 2
-    order = np.concatenate([np.arange(rows).reshape(-1, half), rows + np.arange(rows).reshape(-1, half)],
-                           axis=1).ravel()
+    order = np.concatenate(
+        [np.arange(rows).reshape(-1, half), rows + np.arange(rows).reshape(-1, half)], axis=1
+    ).ravel()
     p_raw = np.concatenate([r.p_value for *_, r in parts])[order]
     inverse = np.argsort(order)
     for correction, mode in CORRECTIONS:
@@ -79,8 +91,11 @@ def test_agreement_under_every_correction(method, family, n):
             # the p-value does not depend on the level
             assert np.allclose(r.p_value, raw.p_value, rtol=1e-12, atol=0), (correction, mode)
             significant = r.significant
-            assert np.array_equal(significant, adj[sl] <= 0.05), (correction, mode, np.flatnonzero(
-                significant != (adj[sl] <= 0.05))[:5])
+            assert np.array_equal(significant, adj[sl] <= 0.05), (
+                correction,
+                mode,
+                np.flatnonzero(significant != (adj[sl] <= 0.05))[:5],
+            )
             # (too few runs for an interval at a high corrected level: undefined, never significant)
             defined = ~np.isnan(r.low)
             assert not np.any(significant & ~defined)
@@ -90,11 +105,21 @@ def test_agreement_under_every_correction(method, family, n):
             assert not notes & {"disagreement", "estimate_outside", "numerical_range"}, notes
             if correction == "holm" and mode == "nominal":  # a change found keeps its 95% interval
                 kept = lv[sl] == 0.95
-                assert np.array_equal(r.low[kept], raw.low[kept]) and np.array_equal(r.high[kept], raw.high[kept])
+                assert np.array_equal(r.low[kept], raw.low[kept]) and np.array_equal(
+                    r.high[kept], raw.high[kept]
+                )
 
 
-METHODS = [Welch(), Welch("difference"), Welch("fieller"), Bootstrap(resamples=2000),
-           Bootstrap("median", resamples=2000), MannWhitney(), MannWhitney("shift"), Paired()]
+METHODS = [
+    Welch(),
+    Welch("difference"),
+    Welch("fieller"),
+    Bootstrap(resamples=2000),
+    Bootstrap("median", resamples=2000),
+    MannWhitney(),
+    MannWhitney("shift"),
+    Paired(),
+]
 
 
 def _families(rng, count=12):
@@ -111,8 +136,14 @@ def _families(rng, count=12):
     return out
 
 
-@pytest.mark.parametrize("method", METHODS, ids=lambda m: f"{m.name}-{getattr(m, 'interval', '')}"
-                         f"{getattr(m, 'scale', '')}{getattr(getattr(m, 'statistic', None), 'name', '')}")
+@pytest.mark.parametrize(
+    "method",
+    METHODS,
+    ids=lambda m: (
+        f"{m.name}-{getattr(m, 'interval', '')}"
+        f"{getattr(m, 'scale', '')}{getattr(getattr(m, 'statistic', None), 'name', '')}"
+    ),
+)
 @pytest.mark.parametrize("correction", ["none", "holm", "bonferroni", "bh"])
 def test_compare_family_agrees_and_carries_raw_and_adjusted_p(method, correction):
     rng = np.random.default_rng(sim.seed_of("families", method.name, correction))

@@ -6,9 +6,8 @@ import dataclasses
 import json
 
 import numpy as np
-import pytest
-
 import perflab.stats as st
+import pytest
 
 
 @pytest.mark.parametrize("name", st.available_methods())
@@ -23,7 +22,11 @@ def test_every_method_compares_and_summarises_without_touching_its_inputs(name):
     assert np.array_equal(a, a0) and b == b0
     assert isinstance(c, st.Comparison) and c.method == name and c.confidence == 0.9
     assert c.low <= c.estimate <= c.high and 0 <= c.p_value <= 1 and c.significant
-    assert isinstance(s, st.Summary) and s.n == 12 and s.location.low < s.location.value < s.location.high
+    assert (
+        isinstance(s, st.Summary)
+        and s.n == 12
+        and s.location.low < s.location.value < s.location.high
+    )
     json.dumps(c.to_dict()), json.dumps(s.to_dict())
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.low = 0.0  # type: ignore[misc]
@@ -33,14 +36,21 @@ def test_every_method_compares_and_summarises_without_touching_its_inputs(name):
 def test_registry_names_and_default():
     assert st.available_methods() == ["bootstrap", "mannwhitney", "paired", "welch"]
     assert st.DEFAULT_METHOD == "welch" and st.get_method().name == "welch"
-    assert st.DEFAULT_CORRECTION == "holm" and set(st.CORRECTIONS) == {"holm", "bonferroni", "bh", "none"}
+    assert st.DEFAULT_CORRECTION == "holm" and set(st.CORRECTIONS) == {
+        "holm",
+        "bonferroni",
+        "bh",
+        "none",
+    }
 
 
 def test_other_results_serialise():
     rng = np.random.default_rng(2)
     a, b, o = rng.normal(10, 1, 10), rng.normal(11, 1, 10), rng.normal(2, 0.1, 10)
     sizes = np.repeat([1e2, 1e3, 1e4, 1e5], 5)
-    fit = st.fit_scaling(sizes, (0.001 + 1e-6 * sizes) * (1 + 0.02 * rng.standard_normal(sizes.size)))
+    fit = st.fit_scaling(
+        sizes, (0.001 + 1e-6 * sizes) * (1 + 0.02 * rng.standard_normal(sizes.size))
+    )
     objs = [
         st.compare_family([(a, b), (a, o + 8)]),
         st.diagnose_sample(a),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import special
-from scipy import stats as sps
-
 from perflab.stats import Bootstrap, get_method
 from perflab.stats.bca import bca_interval, jackknife_acceleration
 from perflab.stats.bootstrap import _loo_stats, _resampled_stats, bootstrap_batch, min_runs
 from perflab.stats.statistic import parse_statistic
+from scipy import special
+from scipy import stats as sps
+
 from tests.stats import sim
 
 B = 40_000  # many resamples on both sides so that Monte-Carlo error stays far below tolerance
@@ -37,8 +37,13 @@ def test_two_sample_bca_core_matches_scipy_bootstrap(stat_name):
         a = rng.lognormal(0, 0.3, rng.integers(12, 25))
         b = rng.lognormal(0.1, 0.3, rng.integers(12, 25))
         ref = sps.bootstrap(
-            (a, b), lambda x, y, axis=-1: fn(y, axis=axis) / fn(x, axis=axis) - 1,
-            method="BCa", n_resamples=B, confidence_level=0.9, random_state=rng, vectorized=True,
+            (a, b),
+            lambda x, y, axis=-1: fn(y, axis=axis) / fn(x, axis=axis) - 1,
+            method="BCa",
+            n_resamples=B,
+            confidence_level=0.9,
+            random_state=rng,
+            vectorized=True,
         ).confidence_interval
         lo, hi = _plain_two_sample_bca(a, b, stat_name, 0.9, rng)
         width = ref.high - ref.low
@@ -48,9 +53,15 @@ def test_two_sample_bca_core_matches_scipy_bootstrap(stat_name):
 
 def test_one_sample_summary_interval_matches_scipy_bootstrap():
     rng = np.random.default_rng(6)
-    for stat_name, fn in (("mean", np.mean), ("median", np.median), ("p75", lambda x, axis: np.quantile(x, 0.75, axis=axis))):
+    for stat_name, fn in (
+        ("mean", np.mean),
+        ("median", np.median),
+        ("p75", lambda x, axis: np.quantile(x, 0.75, axis=axis)),
+    ):
         x = rng.gamma(3.0, 2.0, 40)
-        ref = sps.bootstrap((x,), fn, method="BCa", n_resamples=B, random_state=rng).confidence_interval
+        ref = sps.bootstrap(
+            (x,), fn, method="BCa", n_resamples=B, random_state=rng
+        ).confidence_interval
         loc = Bootstrap(stat_name, resamples=B, seed=1, expand=False).summary(x).location
         width = ref.high - ref.low
         assert loc.statistic == parse_statistic(stat_name).name

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
 from perflab.stats import Welch, adjust_p_values, compare_family, correct
 from perflab.stats.correction import interval_levels
+from scipy import stats as sps
 
 
 def test_holm_adjusted_p_values_by_hand():
@@ -60,8 +59,12 @@ def test_holm_with_nominal_intervals_decides_like_holm_and_keeps_the_found_inter
         pairs = _family(rng, rng.choice([0, 0, 1, 1.5, 3], 8))
         welch = Welch()
         stepped = compare_family(pairs, correction="holm")
-        nominal = correct(stepped.raw, "holm", lambda i, lv: welch.compare(*pairs[i], lv),
-                          holm_intervals="nominal")
+        nominal = correct(
+            stepped.raw,
+            "holm",
+            lambda i, lv: welch.compare(*pairs[i], lv),
+            holm_intervals="nominal",
+        )
         for raw, s, n in zip(stepped.raw, stepped.comparisons, nominal.comparisons):
             assert n.significant == s.significant == (s.p_value <= 0.05)
             if n.significant:
@@ -71,10 +74,17 @@ def test_holm_with_nominal_intervals_decides_like_holm_and_keeps_the_found_inter
                 demoted += raw.significant
                 if not raw.significant:  # already NS at 95%: not recomputed
                     assert (n.low, n.high, n.confidence) == (raw.low, raw.high, 0.95)
-        assert "shown at 95% each" in nominal.statement or "no change was found" in nominal.statement
-        k = sum(r.significant and not n.significant for r, n in zip(stepped.raw, nominal.comparisons))
-        assert (f"{k} change" in nominal.statement and "NS after correction" in nominal.statement) if k \
+        assert (
+            "shown at 95% each" in nominal.statement or "no change was found" in nominal.statement
+        )
+        k = sum(
+            r.significant and not n.significant for r, n in zip(stepped.raw, nominal.comparisons)
+        )
+        assert (
+            (f"{k} change" in nominal.statement and "NS after correction" in nominal.statement)
+            if k
             else "NS after correction" not in nominal.statement
+        )
     assert demoted > 0  # the family had changes significant alone that Holm does not declare
 
 
@@ -120,7 +130,9 @@ def test_false_discovery_rate_with_some_true_changes():
 def test_statements_say_what_was_controlled():
     rng = np.random.default_rng(6)
     pairs = _family(rng, [0, 0, 5, 0])
-    assert compare_family(pairs).statement.startswith("Holm over 4 comparisons: the chance of any false change is ≤ 5%")
+    assert compare_family(pairs).statement.startswith(
+        "Holm over 4 comparisons: the chance of any false change is ≤ 5%"
+    )
     assert "false discovery rate" in compare_family(pairs, correction="bh").statement
     assert "No multiple-comparison correction" in compare_family(pairs, correction="none").statement
     assert "simultaneously" in compare_family(pairs, correction="bonferroni").statement
@@ -155,7 +167,6 @@ def test_widening_without_the_data_agrees_with_the_adjusted_p_and_stays_above_mi
     the level 1 − p at which the test puts it at 0: it excludes 0 exactly when p < 1 − level."""
     from perflab.stats import Comparison
     from perflab.stats.correction import widen
-
     from scipy import stats as sps
 
     rng = np.random.default_rng(9)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from perflab.stats import diagnose_comparison, diagnose_sample, outlier_indices, runs_needed, welch_power
+from perflab.stats import (
+    diagnose_comparison,
+    diagnose_sample,
+    outlier_indices,
+    runs_needed,
+    welch_power,
+)
 from perflab.stats.diagnostics import (
     bimodality_warning,
     drift_warning,
@@ -22,7 +27,9 @@ def test_outliers_are_flagged_by_index_and_kept():
     x = [10.0, 10.2, 9.9, 10.1, 10.0, 14.0, 10.05, 9.95, 3.0]
     assert outlier_indices(x) == (5, 8)
     assert outlier_indices(x, "iqr") == (5, 8)
-    assert outlier_indices([10.0, 10.2, 9.9, 10.1, 14.0]) == ()  # fewer than 8 runs: MAD too unstable
+    assert (
+        outlier_indices([10.0, 10.2, 9.9, 10.1, 14.0]) == ()
+    )  # fewer than 8 runs: MAD too unstable
     w = outliers_warning(x)
     assert w.details["indices"] == (5, 8) and "#6, #9" in w.message and "kept" in w.message
     assert w.to_dict()["details"]["indices"] == [5, 8]
@@ -36,7 +43,9 @@ def test_outlier_rule_is_quiet_on_normal_runs():
     for n, rate in ((10, 0.05), (30, 0.025)):
         flagged = np.mean([bool(outlier_indices(rng.normal(100, 2, n))) for _ in range(2000)])
         assert flagged < rate
-        flagged = np.mean([bool(outlier_indices(rng.normal(100, 2, n), "iqr")) for _ in range(2000)])
+        flagged = np.mean(
+            [bool(outlier_indices(rng.normal(100, 2, n), "iqr")) for _ in range(2000)]
+        )
         assert flagged < 0.05
 
 
@@ -56,8 +65,14 @@ def test_bimodality_detected_and_rare_on_unimodal_runs():
     x = np.concatenate([rng.normal(100, 1, 20), rng.normal(115, 1, 10)])
     w = bimodality_warning(rng.permutation(x))
     assert w is not None and w.details["low_group"] == 20 and w.details["high_group"] == 10
-    assert w.details["low_mean"] == pytest.approx(100, abs=1) and w.details["high_mean"] == pytest.approx(115, abs=1)
-    for draw in (lambda: rng.normal(100, 5, 30), lambda: rng.lognormal(0, 0.3, 30), lambda: rng.standard_t(3, 30)):
+    assert w.details["low_mean"] == pytest.approx(100, abs=1) and w.details[
+        "high_mean"
+    ] == pytest.approx(115, abs=1)
+    for draw in (
+        lambda: rng.normal(100, 5, 30),
+        lambda: rng.lognormal(0, 0.3, 30),
+        lambda: rng.standard_t(3, 30),
+    ):
         alarms = np.mean([bimodality_warning(draw()) is not None for _ in range(500)])
         assert alarms <= 0.03
     assert bimodality_warning(x[:9]) is None  # too few runs to tell
@@ -66,8 +81,14 @@ def test_bimodality_detected_and_rare_on_unimodal_runs():
 def test_slow_first_run():
     times = [130.0, 100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
     w = first_run_warning(times, "lower")
-    assert w is not None and w.details["relative"] == pytest.approx(0.3, abs=0.01) and "warmup" in w.message
-    assert first_run_warning(times, "higher") is None  # higher is better: a high first run is not slow
+    assert (
+        w is not None
+        and w.details["relative"] == pytest.approx(0.3, abs=0.01)
+        and "warmup" in w.message
+    )
+    assert (
+        first_run_warning(times, "higher") is None
+    )  # higher is better: a high first run is not slow
     assert first_run_warning([70.0, 100.0, 101.0, 99.0, 100.5], "higher") is not None
     assert first_run_warning([100.4, 100.0, 101.0, 99.0, 100.5], "lower") is None
 
@@ -106,7 +127,9 @@ def test_too_few_runs_says_how_many_are_needed():
     rng = np.random.default_rng(7)
     a, b = rng.normal(100, 3, 10), rng.normal(100.5, 3, 10)
     w = too_few_runs_warning(a, b, resolve=0.01)
-    assert w is not None and w.details["needed"] > 50 and f"≥ {w.details['needed']} runs" in w.message
+    assert (
+        w is not None and w.details["needed"] > 50 and f"≥ {w.details['needed']} runs" in w.message
+    )
     assert too_few_runs_warning(a, b, resolve=0.10) is None  # 10 runs resolve 10% easily
     (w2,) = diagnose_comparison(a, b, resolve=0.01)
     assert w2.code == "too_few_runs"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hdrh.histogram import HdrHistogram
-
 from perflab.stats import HistogramBootstrap, histogram_bootstrap, merged_percentile
 
 EDGES = np.exp(np.arange(np.log(0.01), np.log(200.0), 0.004))  # 0.4% buckets, in ms
@@ -29,7 +28,12 @@ def test_merged_percentile_matches_hdrhistogram():
         h = HdrHistogram(1, 10_000_000, 2)
         for v in rng.lognormal(8, 1, 3000).astype(int) + 1:
             h.record_value(int(v))
-        runs.append({it.value_iterated_to: it.count_added_in_this_iter_step for it in h.get_recorded_iterator()})
+        runs.append(
+            {
+                it.value_iterated_to: it.count_added_in_this_iter_step
+                for it in h.get_recorded_iterator()
+            }
+        )
         merged.add(h)
     values = np.array(sorted(set().union(*runs)), dtype=float)
     counts = np.array([[r.get(int(v), 0) for v in values] for r in runs], dtype=float)
@@ -42,9 +46,13 @@ def test_equal_variants_rarely_differ_and_a_real_change_is_covered():
     rng = np.random.default_rng(2)
     false_pos = covered = 0
     for _ in range(200):
-        r = histogram_bootstrap(EDGES, _runs(rng, 10, 1.0), _runs(rng, 10, 1.0), 99, resamples=2000, seed=rng)
+        r = histogram_bootstrap(
+            EDGES, _runs(rng, 10, 1.0), _runs(rng, 10, 1.0), 99, resamples=2000, seed=rng
+        )
         false_pos += bool(r.significant[0])
-        r = histogram_bootstrap(EDGES, _runs(rng, 10, 1.0), _runs(rng, 10, 1.1), 99, resamples=2000, seed=rng)
+        r = histogram_bootstrap(
+            EDGES, _runs(rng, 10, 1.0), _runs(rng, 10, 1.1), 99, resamples=2000, seed=rng
+        )
         covered += bool(r.covers(0.1)[0])
     assert false_pos / 200 <= 0.08  # 95% binomial margin above 5% at 200 experiments
     assert covered / 200 >= 0.91
@@ -54,7 +62,9 @@ def test_resampling_runs_not_requests():
     """Run-to-run variation dominates: the interval is far wider than one that treated the
     40,000 requests as independent (which would be ±~1.5% for a p99)."""
     rng = np.random.default_rng(3)
-    c = HistogramBootstrap(99).compare(EDGES, _runs(rng, 10, 1.0, run_noise=0.1), _runs(rng, 10, 1.0, run_noise=0.1))
+    c = HistogramBootstrap(99).compare(
+        EDGES, _runs(rng, 10, 1.0, run_noise=0.1), _runs(rng, 10, 1.0, run_noise=0.1)
+    )
     assert c.high - c.low > 0.06
     assert c.statistic == "p99" and c.method == "histogram-bootstrap"
 
@@ -78,8 +88,12 @@ def test_a_zero_bucket_value_makes_the_change_a_difference():
     baseline's percentile, or in the unit when that is within noise of zero."""
     rng = np.random.default_rng(5)
     values = np.arange(0.0, 50.0)  # bucket 0 holds requests
-    base = np.array([np.bincount(np.clip(rng.poisson(2, 500), 0, 49), minlength=50) for _ in range(8)])
-    cand = np.array([np.bincount(np.clip(rng.poisson(3, 500), 0, 49), minlength=50) for _ in range(8)])
+    base = np.array(
+        [np.bincount(np.clip(rng.poisson(2, 500), 0, 49), minlength=50) for _ in range(8)]
+    )
+    cand = np.array(
+        [np.bincount(np.clip(rng.poisson(3, 500), 0, 49), minlength=50) for _ in range(8)]
+    )
     r = histogram_bootstrap(values, base, cand, 90, resamples=2000)
     assert r.scale[0] == "relative" and r.low[0] <= r.estimate[0] <= r.high[0]
     assert bool(r.significant[0]) == bool(r.p_value[0] <= 0.05)

@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
 from perflab.stats import MannWhitney
 from perflab.stats.mannwhitney import _exact_k, mannwhitney_batch, median_interval, u_cdf
+from scipy import stats as sps
 
 
 def test_u_distribution_matches_enumeration():
@@ -49,7 +48,9 @@ def test_estimate_is_the_median_of_pairwise_differences_over_the_baseline_median
     hl = np.median(np.subtract.outer(b, a))
     assert c.estimate == pytest.approx(hl / np.median(a))
     r = MannWhitney("ratio").compare(a, b)
-    assert r.estimate == pytest.approx(np.exp(np.median(np.subtract.outer(np.log(b), np.log(a)))) - 1)
+    assert r.estimate == pytest.approx(
+        np.exp(np.median(np.subtract.outer(np.log(b), np.log(a)))) - 1
+    )
     assert MannWhitney().compare(a, b).statistic == "hl-ratio"  # auto: positive runs
 
 
@@ -77,7 +78,11 @@ def test_interval_level_is_at_least_the_requested_one():
 
 def test_too_few_runs_and_ties_are_said():
     c = MannWhitney().compare([1.0, 2, 3], [2.0, 3, 4])
-    assert not c.defined and c.warnings[0].code == "too_few_runs" and c.warnings[0].details["needed"] == 4
+    assert (
+        not c.defined
+        and c.warnings[0].code == "too_few_runs"
+        and c.warnings[0].details["needed"] == 4
+    )
     c = MannWhitney().compare([1.0, 1, 2, 2, 3], [2.0, 2, 3, 3, 4])
     assert "ties" in [w.code for w in c.warnings] and c.interval == "normal-approx"
 
@@ -88,7 +93,12 @@ def test_median_interval_from_order_statistics():
     assert (lo, hi) == (2.0, 9.0)  # P(Bin(10, ½) ≤ 1) = 0.0107 ≤ 0.025 < P(≤ 2)
     assert all(math.isnan(v) for v in median_interval(x[:5], 0.95))
     loc = MannWhitney().summary(x).location
-    assert (loc.statistic, loc.low, loc.high, loc.interval) == ("median", 2.0, 9.0, "order-statistics")
+    assert (loc.statistic, loc.low, loc.high, loc.interval) == (
+        "median",
+        2.0,
+        9.0,
+        "order-statistics",
+    )
 
 
 def test_shift_scale_protects_itself_from_nonpositive_data():
@@ -109,7 +119,10 @@ def test_shift_over_the_median_under_covers_large_changes_and_warns():
     assert np.mean(shift.covers(0.30)) < 0.925
     a, b = sim.pair("normal", rng, 2000, 30, 0.30, "scale")
     assert np.mean(mannwhitney_batch(a, b).covers(0.30)) >= 0.935
-    warned = [("baseline_uncertainty" in [w.code for w in MannWhitney("shift").compare(x, y).warnings]) for x, y in zip(a[:40], b[:40])]
+    warned = [
+        ("baseline_uncertainty" in [w.code for w in MannWhitney("shift").compare(x, y).warnings])
+        for x, y in zip(a[:40], b[:40])
+    ]
     assert np.mean(warned) > 0.5
 
 

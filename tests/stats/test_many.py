@@ -5,7 +5,6 @@ samples of mixed sizes (1 to 30 runs), signs and magnitudes."""
 from __future__ import annotations
 
 import numpy as np
-
 from perflab.stats import Welch
 from perflab.stats.summary import summarize, summarize_many
 
@@ -37,8 +36,10 @@ def test_summarize_many_equals_summarize():
 def test_compare_many_equals_compare():
     rng = np.random.default_rng(6)
     scales = 10.0 ** rng.integers(-200, 200, 400)  # a pair shares its magnitude
-    pairs = [(a, b * (1.1 if rng.random() < 0.5 else 1))
-             for a, b in zip(_samples(rng, 400, scales), _samples(rng, 400, scales))]
+    pairs = [
+        (a, b * (1.1 if rng.random() < 0.5 else 1))
+        for a, b in zip(_samples(rng, 400, scales), _samples(rng, 400, scales))
+    ]
     for interval in ("auto", "difference", "fieller"):
         w = Welch(interval)
         assert repr(w.compare_many(pairs, 0.95)) == repr([w.compare(a, b, 0.95) for a, b in pairs])
@@ -48,13 +49,24 @@ def test_compare_many_with_a_level_per_pair_and_in_a_correction():
     from perflab.stats.correction import correct
 
     rng = np.random.default_rng(7)
-    pairs = [(rng.normal(100, 5, 10), rng.normal(100 + 4 * (i % 3 == 0), 5, 10)) for i in range(300)]
+    pairs = [
+        (rng.normal(100, 5, 10), rng.normal(100 + 4 * (i % 3 == 0), 5, 10)) for i in range(300)
+    ]
     w = Welch()
     levels = [float(x) for x in rng.uniform(0.8, 0.999, len(pairs))]
-    assert repr(w.compare_many(pairs, levels)) == repr([w.compare(a, b, lv) for (a, b), lv in zip(pairs, levels)])
+    assert repr(w.compare_many(pairs, levels)) == repr(
+        [w.compare(a, b, lv) for (a, b), lv in zip(pairs, levels)]
+    )
     comps = w.compare_many(pairs, 0.95)
     for correction in ("holm", "bonferroni", "bh"):
-        one = correct(comps, correction, lambda i, lv: w.compare(*pairs[i], lv), holm_intervals="nominal")
-        many = correct(comps, correction, None, holm_intervals="nominal",
-                       recompute_many=lambda js, lvs: w.compare_many([pairs[j] for j in js], lvs))
+        one = correct(
+            comps, correction, lambda i, lv: w.compare(*pairs[i], lv), holm_intervals="nominal"
+        )
+        many = correct(
+            comps,
+            correction,
+            None,
+            holm_intervals="nominal",
+            recompute_many=lambda js, lvs: w.compare_many([pairs[j] for j in js], lvs),
+        )
         assert repr(one.comparisons) == repr(many.comparisons)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perflab.stats import compare_net, subtract_overhead
 
 
@@ -47,7 +46,9 @@ def test_net_change_is_larger_than_the_gross_one_and_shares_the_welch_p_value():
     o = rng.normal(5.0, 0.1, 10)
     a, b = 5 + rng.normal(10, 0.2, 10), 5 + rng.normal(11, 0.2, 10)
     net, gross = compare_net(a, b, o), Welch().compare(a, b)
-    assert net.estimate == pytest.approx(0.10, abs=0.02) and gross.estimate == pytest.approx(0.067, abs=0.01)
+    assert net.estimate == pytest.approx(0.10, abs=0.02) and gross.estimate == pytest.approx(
+        0.067, abs=0.01
+    )
     assert net.estimate > 1.4 * gross.estimate
     # the overhead cancels from the difference: the same test as Welch's (df may differ a little)
     a2, b2 = 5 + rng.normal(10, 0.2, 10), 5 + rng.normal(10.15, 0.2, 10)

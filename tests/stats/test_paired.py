@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
 from perflab.stats import Paired, get_method
 from perflab.stats.paired import paired_batch
 from perflab.stats.welch import welch_batch
+from scipy import stats as sps
 
 
 def test_p_value_is_scipys_paired_t_test():

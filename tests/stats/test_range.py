@@ -14,13 +14,19 @@ import math
 import warnings
 
 import numpy as np
+import perflab.stats as st
 import pytest
 
-import perflab.stats as st
-
-METHODS = [("welch", {}), ("welch", {"interval": "difference"}), ("welch", {"interval": "fieller"}),
-           ("bootstrap", {}), ("bootstrap", {"statistic": "median"}), ("mannwhitney", {}),
-           ("mannwhitney", {"scale": "shift"}), ("paired", {})]
+METHODS = [
+    ("welch", {}),
+    ("welch", {"interval": "difference"}),
+    ("welch", {"interval": "fieller"}),
+    ("bootstrap", {}),
+    ("bootstrap", {"statistic": "median"}),
+    ("mannwhitney", {}),
+    ("mannwhitney", {"scale": "shift"}),
+    ("paired", {}),
+]
 MAGNITUDES = [10.0**e for e in range(-300, 301, 20)] + [1e-160, 1e-150, 1e-80, 1e80, 1e160]
 
 _rng = np.random.default_rng(1)
@@ -56,7 +62,9 @@ def test_every_magnitude_gives_the_same_relative_change(name, options):
             dc = st.diagnose_comparison(BASE * v, CAND * v, c)
             _check(c, _all_text(c, s, d, dc))
             assert (c.scale, c.interval) == (ref.scale, ref.interval), v
-            assert (c.estimate, c.low, c.high) == pytest.approx((ref.estimate, ref.low, ref.high), rel=1e-9), v
+            assert (c.estimate, c.low, c.high) == pytest.approx(
+                (ref.estimate, ref.low, ref.high), rel=1e-9
+            ), v
             assert c.p_value == pytest.approx(ref.p_value, rel=1e-9), v
             assert s.mean == pytest.approx(BASE.mean() * v, rel=1e-12)
             assert s.stddev == pytest.approx(BASE.std(ddof=1) * v, rel=1e-12)
@@ -64,8 +72,18 @@ def test_every_magnitude_gives_the_same_relative_change(name, options):
 
 
 @pytest.mark.parametrize("name,options", METHODS)
-@pytest.mark.parametrize("case", ["constant", "near-zero variance", "zero baseline", "all zero", "negative",
-                                  "straddling", "one side constant"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "constant",
+        "near-zero variance",
+        "zero baseline",
+        "all zero",
+        "negative",
+        "straddling",
+        "one side constant",
+    ],
+)
 def test_degenerate_data_give_an_answer_or_a_reason(name, options, case):
     n = 10
     a, b = {
@@ -108,9 +126,11 @@ def test_other_functions_across_the_range():
             sw = st.sweep_summary([(BASE * v, CAND * v), (CAND * v, BASE * v * 1.2)])
             assert 0 < sw.low < sw.ratio < sw.high and 0 <= sw.p_value <= 1
             assert st.relative_half_width(BASE * v, CAND * v) == pytest.approx(
-                st.relative_half_width(BASE, CAND), rel=1e-9)
+                st.relative_half_width(BASE, CAND), rel=1e-9
+            )
             assert st.detectable_change(BASE * v, CAND * v) == pytest.approx(
-                st.detectable_change(BASE, CAND), rel=1e-6)
+                st.detectable_change(BASE, CAND), rel=1e-6
+            )
     # near-zero variance: a detectable change of about the noise, no root-finding error
     tiny_noise = 1 + 1e-15 * np.arange(10)
     assert 0 <= st.detectable_change(tiny_noise, tiny_noise) < 1e-12

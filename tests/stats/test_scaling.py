@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perflab.stats import compare_scaling, fit_scaling
 
 SIZES = np.array([100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000], dtype=float)

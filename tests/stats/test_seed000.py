@@ -6,14 +6,19 @@ Published: 90% throughput NS, p99 NS; 110% throughput +[12, 16]%, p99 −[20, 22
 from __future__ import annotations
 
 import pytest
-
 from perflab.stats import classify, get_method
 
 METRICS = {"ops_per_sec": "higher", "p99_latency_ms": "lower"}
 
 # method, options, 110% ops (low, high), 110% p99 (low, high) in %, tolerance in points
 EXPECTED = [
-    ("welch", {}, (12.23, 16.20), (-22.96, -20.03), 0.01),  # auto: Fieller for ops, difference for p99
+    (
+        "welch",
+        {},
+        (12.23, 16.20),
+        (-22.96, -20.03),
+        0.01,
+    ),  # auto: Fieller for ops, difference for p99
     ("welch", {"interval": "difference"}, (12.35, 16.03), (-22.96, -20.03), 0.01),
     ("welch", {"interval": "fieller"}, (12.23, 16.20), (-22.73, -20.24), 0.01),
     ("bootstrap", {}, (12.1, 16.4), (-22.8, -20.1), 0.1),
@@ -64,12 +69,17 @@ def test_90_percent_is_not_significant(seed0, name, options):
 def test_default_welch_numbers_are_the_design_ones(seed0):
     # the default interval="auto" takes Fieller's here (DESIGN: +[12.2, 16.2]%; on Welch's own
     # degrees of freedom, so that it inverts Welch's test: +[12.23, 16.20]%) ...
-    auto = get_method().compare(seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec"))
+    auto = get_method().compare(
+        seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec")
+    )
     assert (round(auto.low * 100, 2), round(auto.high * 100, 2)) == (12.23, 16.20)
-    assert auto.interval == "fieller" and not [w for w in auto.warnings if w.code == "baseline_uncertainty"]
+    assert auto.interval == "fieller" and not [
+        w for w in auto.warnings if w.code == "baseline_uncertainty"
+    ]
     # ... because the difference interval (DESIGN: +[12.3, 16.0]%) covers short of 95% there
-    c = get_method("welch", interval="difference").compare(seed0("baseline", "110", "ops_per_sec"),
-                                                           seed0("mglru", "110", "ops_per_sec"))
+    c = get_method("welch", interval="difference").compare(
+        seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec")
+    )
     assert (round(c.low * 100, 2), round(c.high * 100, 2)) == (12.35, 16.03)
     assert c.method == "welch" and c.interval == "difference" and c.statistic == "mean"
     # ...and it says its coverage is short here, pointing at Fieller's interval

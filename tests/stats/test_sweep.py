@@ -6,13 +6,17 @@ import math
 
 import numpy as np
 import pytest
-
 from perflab.stats import sweep_summary
 
 
 def _sweep(rng, ratios, n=10, cv=0.05):
-    return [(rng.normal(100 * (i + 1), 100 * (i + 1) * cv, n), rng.normal(100 * (i + 1) * r, 100 * (i + 1) * r * cv, n))
-            for i, r in enumerate(ratios)]
+    return [
+        (
+            rng.normal(100 * (i + 1), 100 * (i + 1) * cv, n),
+            rng.normal(100 * (i + 1) * r, 100 * (i + 1) * r * cv, n),
+        )
+        for i, r in enumerate(ratios)
+    ]
 
 
 def test_seed002_like_sweep():

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perflab.stats.bootstrap import bootstrap_batch
+
 from tests.stats import sim
 from tests.stats.validate import cases, check_coverage, check_false_positive_rate, check_invariants
 
@@ -35,14 +35,18 @@ def test_documented_under_coverage_is_warned():
     from perflab.stats import MannWhitney, Welch
 
     s = sim.simulate("welch-difference", "integer", 10)
-    a, b, r = s["change"]
-    warned = [("baseline_uncertainty" in [w.code for w in Welch("difference").compare(x, y).warnings])
-              for x, y in zip(a[:100], b[:100])]
+    a, b, _ = s["change"]
+    warned = [
+        ("baseline_uncertainty" in [w.code for w in Welch("difference").compare(x, y).warnings])
+        for x, y in zip(a[:100], b[:100])
+    ]
     assert np.mean(warned) > 0.9
     s = sim.simulate("mannwhitney-shift", "normal", 30)
-    a, b, r = s["change"]
-    warned = [("baseline_uncertainty" in [w.code for w in MannWhitney("shift").compare(x, y).warnings])
-              for x, y in zip(a[:40], b[:40])]
+    a, b, _r = s["change"]
+    warned = [
+        ("baseline_uncertainty" in [w.code for w in MannWhitney("shift").compare(x, y).warnings])
+        for x, y in zip(a[:40], b[:40])
+    ]
     assert np.mean(warned) > 0.5
 
 
@@ -53,8 +57,13 @@ def test_default_method_power():
 
 @pytest.mark.parametrize(
     "method,least",
-    [("welch-fieller", 0.85), ("bootstrap-mean", 0.80), ("bootstrap-median", 0.60),
-     ("mannwhitney", 0.80), ("paired", 0.80)],
+    [
+        ("welch-fieller", 0.85),
+        ("bootstrap-mean", 0.80),
+        ("bootstrap-median", 0.60),
+        ("mannwhitney", 0.80),
+        ("paired", 0.80),
+    ],
 )
 def test_power_of_other_methods(method, least):
     """Measured power of every method in the same setting (reported in the README)."""

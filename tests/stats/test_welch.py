@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
 from perflab.stats import Welch, get_method
 from perflab.stats.fieller import fieller_ratio
 from perflab.stats.welch import welch_batch
+from scipy import stats as sps
+
 from tests.stats import sim
 
 
@@ -92,9 +92,15 @@ def test_difference_interval_under_covers_large_changes_and_fieller_does_not(n):
     # the warning fires where the coverage is short
     diff = Welch(interval="difference")
     a, b = sim.pair("normal", rng, 20, n, 1.0)
-    assert all("baseline_uncertainty" in [w.code for w in diff.compare(x, y).warnings] for x, y in zip(a, b))
+    assert all(
+        "baseline_uncertainty" in [w.code for w in diff.compare(x, y).warnings]
+        for x, y in zip(a, b)
+    )
     a, b = sim.pair("normal", rng, 20, n, 0.02)
-    assert not any("baseline_uncertainty" in [w.code for w in diff.compare(x, y).warnings] for x, y in zip(a, b))
+    assert not any(
+        "baseline_uncertainty" in [w.code for w in diff.compare(x, y).warnings]
+        for x, y in zip(a, b)
+    )
 
 
 @pytest.mark.parametrize("n", [10, 30])
@@ -137,7 +143,9 @@ def test_batch_equals_one_by_one_and_inputs_are_not_mutated():
     batch = welch_batch(a, b, 0.9, "fieller")
     for i in range(5):
         c = Welch("fieller").compare(a[i], b[i], 0.9)
-        assert (c.low, c.high, c.p_value) == pytest.approx((batch.low[i], batch.high[i], batch.p_value[i]))
+        assert (c.low, c.high, c.p_value) == pytest.approx(
+            (batch.low[i], batch.high[i], batch.p_value[i])
+        )
     assert np.array_equal(a, a0) and np.array_equal(b, b0)
 
 

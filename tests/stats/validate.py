@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from perflab.stats.bootstrap import min_runs
 from perflab.stats.statistic import parse_statistic
+
 from tests.stats import sim
 
 SE = math.sqrt(0.05 * 0.95 / sim.EXPERIMENTS)
@@ -38,7 +38,12 @@ MIN_COVERAGE = 0.95 - 3 * SE
 
 
 def cases(families):
-    return [(method, family, n) for method in sim.ALL_METHODS for family in families for n in (5, 10, 30)]
+    return [
+        (method, family, n)
+        for method in sim.ALL_METHODS
+        for family in families
+        for n in (5, 10, 30)
+    ]
 
 
 #: (method, family, n or None for all) → why the rate bound does not hold, and what is
@@ -62,7 +67,11 @@ EXCEPTIONS = {
 
 def _exception(method, family, n):
     """The most lenient documented exception that applies, or None."""
-    found = [v for (m, f, k), v in EXCEPTIONS.items() if m == method and f in (None, family) and k in (None, n)]
+    found = [
+        v
+        for (m, f, k), v in EXCEPTIONS.items()
+        if m == method and f in (None, family) and k in (None, n)
+    ]
     return min(found, key=lambda v: v[1]) if found else None
 
 

@@ -71,8 +71,10 @@ class Dataset:
             if x is None:
                 x = parse_number(label)  # e.g. a value stored as text but labelled "1K"
             if x is None:
-                raise InputError(f"matrix parameter '{param}' is not numeric: its value '{label}' is not a number "
-                                 "(numbers may end in K, M or G: 1K, 10M)")
+                raise InputError(
+                    f"matrix parameter '{param}' is not numeric: its value '{label}' is not a number "
+                    "(numbers may end in K, M or G: 1K, 10M)"
+                )
             out[key] = x
         return out
 
@@ -99,7 +101,11 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
     settings = exp.settings
     metrics = store.metric_defs(exp.id)
     cells = [(c["key"], c["labels"]) for c in settings.get("cells", [])]
-    values = {c["key"]: dict(c["values"]) for c in settings.get("cells", []) if isinstance(c.get("values"), dict)}
+    values = {
+        c["key"]: dict(c["values"])
+        for c in settings.get("cells", [])
+        if isinstance(c.get("values"), dict)
+    }
     variants = [v["name"] for v in settings.get("variants", [])]
     samples: dict[tuple[str, str, str], list[float]] = {}
     blocks: dict[tuple[str, str, str], list[int]] = {}
@@ -113,8 +119,10 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
         s.append(value)
         blocks[key].append(block)
     counts = store.status_counts(exp.id)
-    failed = [FailedRun(r.order_index, r.cell_key, r.variant, r.repetition, r.status, r.reason)
-              for r in store.runs(exp.id, ["failed", "timeout"])]
+    failed = [
+        FailedRun(r.order_index, r.cell_key, r.variant, r.repetition, r.status, r.reason)
+        for r in store.runs(exp.id, ["failed", "timeout"])
+    ]
     seen_cells = {k for k, _ in cells}
     for cell_key, labels, variant in store.cells_and_variants(exp.id):
         if cell_key not in seen_cells:  # imports/stores without a cell list in settings
@@ -122,5 +130,15 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
             seen_cells.add(cell_key)
         if variant not in variants:
             variants.append(variant)
-    return Dataset(exp, metrics, list(settings.get("params", [])), cells, variants, samples, blocks,
-                   counts, failed, values)
+    return Dataset(
+        exp,
+        metrics,
+        list(settings.get("params", [])),
+        cells,
+        variants,
+        samples,
+        blocks,
+        counts,
+        failed,
+        values,
+    )

@@ -21,8 +21,9 @@ def overhead_metrics(data: Dataset) -> dict[str, dict]:
     return dict(data.experiment.settings.get("overheads") or {})
 
 
-def overhead_warnings(data: Dataset, cell_key: str, variant: str, metric: str,
-                      confidence: float) -> list[StatWarning]:
+def overhead_warnings(
+    data: Dataset, cell_key: str, variant: str, metric: str, confidence: float
+) -> list[StatWarning]:
     """Overhead too large a share of the measured time, or net time not above zero."""
     gross = data.sample(cell_key, variant, metric + GROSS_SUFFIX)
     over = data.sample(cell_key, variant, metric + OVERHEAD_SUFFIX)

@@ -16,8 +16,16 @@ from dataclasses import dataclass, field
 from perflab.analysis.compare import Note, dedupe_notes
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
-from perflab.stats import (Comparison, ScalingComparison, ScalingFit, StatWarning, Verdict, classify,
-                           compare_scaling, fit_scaling)
+from perflab.stats import (
+    Comparison,
+    ScalingComparison,
+    ScalingFit,
+    StatWarning,
+    Verdict,
+    classify,
+    compare_scaling,
+    fit_scaling,
+)
 from perflab.store import MetricDef
 
 #: The fitted exponent's bounds in `stats.scaling.fit_scaling`: a fit ending there did not find one.
@@ -95,8 +103,13 @@ class ScalingResult:
         return self.labels.get(n) or f"{n:g}"
 
 
-def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | None = None,
-                threshold: float = 0.0) -> ScalingResult:
+def fit_dataset(
+    data: Dataset,
+    options: ScalingOptions,
+    *,
+    confidence: float | None = None,
+    threshold: float = 0.0,
+) -> ScalingResult:
     """Fit cost = a + b·PARAM^k per variant, metric and combination of the other parameters.
 
     Raises InputError (one line) for an unknown parameter or metric, a parameter that is not
@@ -108,8 +121,12 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
     param = options.param
     values = data.numeric_values(param)  # InputError: unknown or non-numeric
     metrics = _metrics(data, options.metrics)
-    if options.exponent is not None and not (math.isfinite(options.exponent) and options.exponent > 0):
-        raise InputError(f"--exponent must be a positive number, e.g. 1 for a linear cost (got {options.exponent:g})")
+    if options.exponent is not None and not (
+        math.isfinite(options.exponent) and options.exponent > 0
+    ):
+        raise InputError(
+            f"--exponent must be a positive number, e.g. 1 for a linear cost (got {options.exponent:g})"
+        )
     if options.at is not None and not (math.isfinite(options.at) and options.at > 0):
         raise InputError(f"--at must be a positive size (got {options.at:g})")
     sizes = sorted(set(values.values()))
@@ -117,10 +134,15 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
         raise InputError(f"'{param}' must be positive to fit a + b·{param}^k (it has {sizes[0]:g})")
     needed = MIN_SIZES - 1 if options.exponent is not None else MIN_SIZES
     if len(sizes) < needed:
-        hint = " (or give --exponent K to fit a and b only, with 3)" if options.exponent is None and len(sizes) == 3 \
+        hint = (
+            " (or give --exponent K to fit a and b only, with 3)"
+            if options.exponent is None and len(sizes) == 3
             else ""
-        raise InputError(f"a scaling fit over '{param}' needs ≥ {needed} distinct values of it{hint}; "
-                         f"the matrix has {len(sizes)}")
+        )
+        raise InputError(
+            f"a scaling fit over '{param}' needs ≥ {needed} distinct values of it{hint}; "
+            f"the matrix has {len(sizes)}"
+        )
     labels: dict[float, str] = {}
     for key, cell_labels in data.cells:
         labels.setdefault(values[key], cell_labels.get(param, ""))
@@ -143,22 +165,36 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
                 for key in keys:
                     sample = data.sample(key, variant, metric.name)
                     if len(sample) < 2:
-                        raise InputError(f"{key} · {variant} · {metric.name}: {len(sample)} run(s); a scaling fit "
-                                         f"needs ≥ 2 runs at every value of '{param}' (complete the runs, or "
-                                         "choose other metrics with --metric)")
+                        raise InputError(
+                            f"{key} · {variant} · {metric.name}: {len(sample)} run(s); a scaling fit "
+                            f"needs ≥ 2 runs at every value of '{param}' (complete the runs, or "
+                            "choose other metrics with --metric)"
+                        )
                     xs += [values[key]] * len(sample)
                     ys += sample
                 try:
                     fits[variant] = fit_scaling(xs, ys, confidence, exponent=options.exponent)
                 except ValueError as e:
                     place = " · ".join(x for x in (where, variant, metric.name) if x)
-                    raise InputError(f"scaling fit of {place}: {e} (choose other metrics with --metric)") from None
+                    raise InputError(
+                        f"scaling fit of {place}: {e} (choose other metrics with --metric)"
+                    ) from None
             at = float(options.at if options.at is not None else group_sizes[-1])
             if not group_sizes[0] <= at <= group_sizes[-1]:
-                notes.append(Note(StatWarning(
-                    "extrapolated", f"per-unit costs at {param} = {at:g} are extrapolated beyond the measured "
-                    f"{labels[group_sizes[0]]} … {labels[group_sizes[-1]]}: the fitted model is assumed to hold "
-                    "there", {"at": at}), where, "", metric.name))
+                notes.append(
+                    Note(
+                        StatWarning(
+                            "extrapolated",
+                            f"per-unit costs at {param} = {at:g} are extrapolated beyond the measured "
+                            f"{labels[group_sizes[0]]} … {labels[group_sizes[-1]]}: the fitted model is assumed to hold "
+                            "there",
+                            {"at": at},
+                        ),
+                        where,
+                        "",
+                        metric.name,
+                    )
+                )
             rows = []
             base_fit = fits.get(data.baseline)
             for variant, fit in fits.items():
@@ -168,17 +204,30 @@ def fit_dataset(data: Dataset, options: ScalingOptions, *, confidence: float | N
                     rows.append(VariantFit(variant, fit))
                     continue
                 vs = compare_scaling(base_fit, fit, at)
-                rows.append(VariantFit(variant, fit, vs, classify(_as_comparison(vs, fit, base_fit), metric.better,
-                                                                  threshold)))
+                rows.append(
+                    VariantFit(
+                        variant,
+                        fit,
+                        vs,
+                        classify(_as_comparison(vs, fit, base_fit), metric.better, threshold),
+                    )
+                )
                 differ = _exponents_differ(base_fit, fit)
                 if differ:
-                    notes.append(Note(StatWarning(
-                        "exponents_differ",
-                        f"the exponents differ ({data.baseline} k = {base_fit.k.value:.3f}, {variant} k = "
-                        f"{fit.k.value:.3f}, intervals apart): the per-unit difference depends on {param}; "
-                        f"it is given at {labels.get(at) or f'{at:g}'} (--at N gives it elsewhere)",
-                        {"k_baseline": base_fit.k.value, "k_candidate": fit.k.value}), where, variant,
-                        metric.name))
+                    notes.append(
+                        Note(
+                            StatWarning(
+                                "exponents_differ",
+                                f"the exponents differ ({data.baseline} k = {base_fit.k.value:.3f}, {variant} k = "
+                                f"{fit.k.value:.3f}, intervals apart): the per-unit difference depends on {param}; "
+                                f"it is given at {labels.get(at) or f'{at:g}'} (--at N gives it elsewhere)",
+                                {"k_baseline": base_fit.k.value, "k_candidate": fit.k.value},
+                            ),
+                            where,
+                            variant,
+                            metric.name,
+                        )
+                    )
             out.append(ScalingGroup(metric, fixed, tuple(group_sizes), at, rows))
     return ScalingResult(data, options, confidence, threshold, labels, out, dedupe_notes(notes))
 
@@ -208,10 +257,20 @@ def _metrics(data: Dataset, names: tuple[str, ...]) -> list[MetricDef]:
 
 def _as_comparison(vs: ScalingComparison, cand: ScalingFit, base: ScalingFit) -> Comparison:
     """The per-unit difference in the shape `classify` judges (relative change, interval)."""
-    return Comparison(method="scaling", confidence=vs.confidence, n_baseline=len(base.sizes),
-                      n_candidate=len(cand.sizes), baseline_location=vs.baseline.value,
-                      candidate_location=vs.candidate.value, estimate=vs.estimate, low=vs.low, high=vs.high,
-                      p_value=math.nan, statistic="per-unit cost", interval="scaling")
+    return Comparison(
+        method="scaling",
+        confidence=vs.confidence,
+        n_baseline=len(base.sizes),
+        n_candidate=len(cand.sizes),
+        baseline_location=vs.baseline.value,
+        candidate_location=vs.candidate.value,
+        estimate=vs.estimate,
+        low=vs.low,
+        high=vs.high,
+        p_value=math.nan,
+        statistic="per-unit cost",
+        interval="scaling",
+    )
 
 
 def _exponents_differ(a: ScalingFit, b: ScalingFit) -> bool:
@@ -220,16 +279,27 @@ def _exponents_differ(a: ScalingFit, b: ScalingFit) -> bool:
     return a.k.high < b.k.low or b.k.high < a.k.low
 
 
-def _exponent_notes(fit: ScalingFit, param: str, where: str, variant: str, metric: str) -> list[Note]:
+def _exponent_notes(
+    fit: ScalingFit, param: str, where: str, variant: str, metric: str
+) -> list[Note]:
     if fit.exponent_fixed:
         return []
     lo, hi = EXPONENT_BOUNDS
     k = fit.k.value
     if math.isclose(k, lo, rel_tol=1e-3) or math.isclose(k, hi, rel_tol=1e-3):
-        return [Note(StatWarning(
-            "exponent_at_bound",
-            f"the fitted exponent stopped at its bound k = {k:g}: the cost does not follow a + b·{param}^k "
-            f"over this range ({'it hardly grows with ' + param if k < 1 else 'it grows faster than any power'}); "
-            "per-unit costs from this fit mean little — fix the exponent with --exponent K, or fit a "
-            "narrower range", {"k": k}), where, variant, metric)]
+        return [
+            Note(
+                StatWarning(
+                    "exponent_at_bound",
+                    f"the fitted exponent stopped at its bound k = {k:g}: the cost does not follow a + b·{param}^k "
+                    f"over this range ({'it hardly grows with ' + param if k < 1 else 'it grows faster than any power'}); "
+                    "per-unit costs from this fit mean little — fix the exponent with --exponent K, or fit a "
+                    "narrower range",
+                    {"k": k},
+                ),
+                where,
+                variant,
+                metric,
+            )
+        ]
     return []

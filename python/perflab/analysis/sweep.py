@@ -53,17 +53,34 @@ class SweepRow:
     def label(self) -> str:
         """How a table names the row: ``all 6 cells (geometric mean)``."""
         k = self.summary.cells
-        return (f"all {k} cells (geometric mean)" if k == self.total_cells
-                else f"{k} of {self.total_cells} cells (geometric mean)")
+        return (
+            f"all {k} cells (geometric mean)"
+            if k == self.total_cells
+            else f"{k} of {self.total_cells} cells (geometric mean)"
+        )
 
     def to_dict(self) -> dict:
         s = self.summary
-        return {"variant": self.variant, "metric": self.metric.name, "label": self.label,
-                "cells": s.cells, "total_cells": self.total_cells, "left_out": list(self.left_out),
-                "confidence": s.confidence, "ratio": s.ratio, "ratio_low": s.low, "ratio_high": s.high,
-                "change": s.change, "low": s.change_low, "high": s.change_high,
-                "q_statistic": s.q_statistic, "i_squared": s.i_squared, "df": s.df,
-                "cell_ratios": list(s.cell_ratios), "verdict": self.verdict.value}
+        return {
+            "variant": self.variant,
+            "metric": self.metric.name,
+            "label": self.label,
+            "cells": s.cells,
+            "total_cells": self.total_cells,
+            "left_out": list(self.left_out),
+            "confidence": s.confidence,
+            "ratio": s.ratio,
+            "ratio_low": s.low,
+            "ratio_high": s.high,
+            "change": s.change,
+            "low": s.change_low,
+            "high": s.change_high,
+            "q_statistic": s.q_statistic,
+            "i_squared": s.i_squared,
+            "df": s.df,
+            "cell_ratios": list(s.cell_ratios),
+            "verdict": self.verdict.value,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,8 +91,12 @@ class Sweeps:
     warnings: list[tuple[str, str, StatWarning]] = field(default_factory=list)
 
 
-def summarize_sweeps(data: Dataset, summaries: dict[tuple[str, str, str], Summary], confidence: float,
-                     threshold: float = 0.0) -> Sweeps:
+def summarize_sweeps(
+    data: Dataset,
+    summaries: dict[tuple[str, str, str], Summary],
+    confidence: float,
+    threshold: float = 0.0,
+) -> Sweeps:
     """Sweep rows of every candidate × metric of ``data`` (nothing for fewer than 2 cells).
 
     summaries: (cell_key, variant, metric) → the `Summary` of that sample (absent: no runs).
@@ -106,35 +127,82 @@ def summarize_sweeps(data: Dataset, summaries: dict[tuple[str, str, str], Summar
             left_out = tuple(k for k, _ in data.cells if k in out)
             if len(used) < 2:
                 if left_out:
-                    warnings.append((variant, metric.name, StatWarning(
-                        "sweep_not_computed",
-                        f"no geometric mean across the cells: only {len(used)} of {len(data.cells)} cells have "
-                        f"≥ 2 runs per side and positive means; complete the runs of {_names(left_out)}",
-                        {"cells": len(used)})))
+                    warnings.append(
+                        (
+                            variant,
+                            metric.name,
+                            StatWarning(
+                                "sweep_not_computed",
+                                f"no geometric mean across the cells: only {len(used)} of {len(data.cells)} cells have "
+                                f"≥ 2 runs per side and positive means; complete the runs of {_names(left_out)}",
+                                {"cells": len(used)},
+                            ),
+                        )
+                    )
                 continue
             try:
                 s = sweep_summary_of_moments(used, confidence)
             except ValueError as e:  # e.g. a NaN run value
-                warnings.append((variant, metric.name, StatWarning(
-                    "sweep_not_computed", f"no geometric mean across the cells: {e}", {})))
+                warnings.append(
+                    (
+                        variant,
+                        metric.name,
+                        StatWarning(
+                            "sweep_not_computed", f"no geometric mean across the cells: {e}", {}
+                        ),
+                    )
+                )
                 continue
-            comp = Comparison(method="sweep", confidence=confidence, n_baseline=n_base, n_candidate=n_cand,
-                              baseline_location=math.nan, candidate_location=math.nan, estimate=s.change,
-                              low=s.change_low, high=s.change_high, p_value=s.p_value,
-                              statistic="geometric mean", interval="sweep")
-            row = SweepRow(variant, metric, s, comp, classify(comp, metric.better, threshold), len(data.cells),
-                           left_out)
+            comp = Comparison(
+                method="sweep",
+                confidence=confidence,
+                n_baseline=n_base,
+                n_candidate=n_cand,
+                baseline_location=math.nan,
+                candidate_location=math.nan,
+                estimate=s.change,
+                low=s.change_low,
+                high=s.change_high,
+                p_value=s.p_value,
+                statistic="geometric mean",
+                interval="sweep",
+            )
+            row = SweepRow(
+                variant,
+                metric,
+                s,
+                comp,
+                classify(comp, metric.better, threshold),
+                len(data.cells),
+                left_out,
+            )
             rows.append(row)
             if few:
-                warnings.append((variant, metric.name, StatWarning(
-                    "sweep_cells_left_out",
-                    f"the geometric mean across the cells leaves out {_names(few)}: a side has fewer than 2 runs "
-                    "there; complete those runs to include them", {"cells": len(few)})))
+                warnings.append(
+                    (
+                        variant,
+                        metric.name,
+                        StatWarning(
+                            "sweep_cells_left_out",
+                            f"the geometric mean across the cells leaves out {_names(few)}: a side has fewer than 2 runs "
+                            "there; complete those runs to include them",
+                            {"cells": len(few)},
+                        ),
+                    )
+                )
             if nonpositive:
-                warnings.append((variant, metric.name, StatWarning(
-                    "sweep_cells_left_out",
-                    f"the geometric mean across the cells leaves out {_names(nonpositive)}: a mean is zero or "
-                    "negative there, and a ratio of means needs positive ones", {"cells": len(nonpositive)})))
+                warnings.append(
+                    (
+                        variant,
+                        metric.name,
+                        StatWarning(
+                            "sweep_cells_left_out",
+                            f"the geometric mean across the cells leaves out {_names(nonpositive)}: a mean is zero or "
+                            "negative there, and a ratio of means needs positive ones",
+                            {"cells": len(nonpositive)},
+                        ),
+                    )
+                )
             w = _heterogeneity(data, row, keys)
             if w is not None:
                 warnings.append((variant, metric.name, w))
@@ -152,14 +220,18 @@ def _heterogeneity(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning
     hi = max(range(len(keys)), key=lambda i: s.cell_ratios[i])
     across = " × ".join(data.params) or "the cells"
     fittable = [param for param in data.params if _fittable(data, param)]
-    fit = (f", or fit how it changes with `perflab compare {data.experiment.id} --scaling {fittable[0]}`"
-           if fittable else "")
+    fit = (
+        f", or fit how it changes with `perflab compare {data.experiment.id} --scaling {fittable[0]}`"
+        if fittable
+        else ""
+    )
     return StatWarning(
         "sweep_heterogeneous",
         f"the geometric mean over {s.cells} cells hides a trend across {across}: the change goes from "
         f"{_pct(s.cell_ratios[lo])} at {keys[lo]} to {_pct(s.cell_ratios[hi])} at {keys[hi]} "
         f"(I² = {s.i_squared:.2f}: the cells differ far beyond run noise); read the cells{fit}",
-        {"i_squared": s.i_squared, "q_statistic": s.q_statistic, "p_value": p})
+        {"i_squared": s.i_squared, "q_statistic": s.q_statistic, "p_value": p},
+    )
 
 
 def _fittable(data: Dataset, param: str) -> bool:

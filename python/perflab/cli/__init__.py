@@ -17,7 +17,18 @@ from perflab.cli.io import CliIO
 from perflab.errors import PerflabError
 
 #: Command modules under perflab.cli, in the order `perflab --help` lists them.
-COMMANDS = ["run", "ls", "show", "compare", "report", "import_csv", "probe", "model", "cores", "load"]
+COMMANDS = [
+    "run",
+    "ls",
+    "show",
+    "compare",
+    "report",
+    "import_csv",
+    "probe",
+    "model",
+    "cores",
+    "load",
+]
 
 EXIT_OK = 0
 EXIT_FAILED_CHECK = 1  # e.g. --fail-if-worse found a regression
@@ -64,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+def main(
+    argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
     io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
     parser = build_parser()
     try:
@@ -88,8 +100,12 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except PerflabError as e:
         io.error(e.one_line())
         return EXIT_USAGE
-    except UnicodeDecodeError as e:  # a reader that did not say which file: still bad input, one line
-        io.error(f"an input file is not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at offset {e.start})")
+    except (
+        UnicodeDecodeError
+    ) as e:  # a reader that did not say which file: still bad input, one line
+        io.error(
+            f"an input file is not UTF-8 text (byte {e.object[e.start : e.start + 1]!r} at offset {e.start})"
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         io.error("interrupted")

@@ -36,8 +36,13 @@ class CliIO:
             from rich.console import Console
 
             stream = self.out if which == "out" else self.err
-            self._consoles[which] = Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")),
-                                            highlight=False, soft_wrap=False, width=_width(stream))
+            self._consoles[which] = Console(
+                file=stream,
+                no_color=bool(os.environ.get("NO_COLOR")),
+                highlight=False,
+                soft_wrap=False,
+                width=_width(stream),
+            )
         return self._consoles[which]
 
     def print(self, text: str = "") -> None:

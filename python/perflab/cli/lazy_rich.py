@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def Table(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (stands in for the class)
+def Table(*args: Any, **kwargs: Any) -> Any:
     from rich.table import Table as RichTable
 
     return RichTable(*args, **kwargs)
 
 
-def Text(*args: Any, **kwargs: Any) -> Any:  # noqa: N802
+def Text(*args: Any, **kwargs: Any) -> Any:
     from rich.text import Text as RichText
 
     return RichText(*args, **kwargs)

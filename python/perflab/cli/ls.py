@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from perflab.cli.lazy_rich import Table
-
 from perflab.cli.common import add_store_option, open_store
+from perflab.cli.lazy_rich import Table
 
 
 def register(sub) -> None:
@@ -21,22 +20,50 @@ def run(args, io) -> int:
     with open_store(args) as store:
         rows = store.experiments()
     if args.json:
-        io.out.write(json.dumps([{"id": e.id, "name": e.name, "status": e.status, "source": e.source,
-                                  "created_at": e.created_at, "runs": counts}
-                                 for e, counts in rows], indent=2) + "\n")
+        io.out.write(
+            json.dumps(
+                [
+                    {
+                        "id": e.id,
+                        "name": e.name,
+                        "status": e.status,
+                        "source": e.source,
+                        "created_at": e.created_at,
+                        "runs": counts,
+                    }
+                    for e, counts in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
         return 0
     if not rows:
         io.print(f"no experiments in {store.path}")
         return 0
     t = Table(header_style="bold")
-    for col, just in (("id", "right"), ("name", "left"), ("created", "left"), ("status", "left"),
-                      ("runs ok/total", "right"), ("failed", "right"), ("source", "left")):
+    for col, just in (
+        ("id", "right"),
+        ("name", "left"),
+        ("created", "left"),
+        ("status", "left"),
+        ("runs ok/total", "right"),
+        ("failed", "right"),
+        ("source", "left"),
+    ):
         t.add_column(col, justify=just, no_wrap=True)
     for e, counts in rows:
         total = sum(counts.values())
         failed = counts.get("failed", 0) + counts.get("timeout", 0)
         created = dt.datetime.fromtimestamp(e.created_at).strftime("%Y-%m-%d %H:%M")
-        t.add_row(str(e.id), e.name, created, e.status, f"{counts.get('ok', 0)}/{total}",
-                  str(failed) if failed else "", e.source)
+        t.add_row(
+            str(e.id),
+            e.name,
+            created,
+            e.status,
+            f"{counts.get('ok', 0)}/{total}",
+            str(failed) if failed else "",
+            e.source,
+        )
     io.console.print(t)
     return 0

@@ -15,24 +15,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.cli.lazy_rich import Table
-
 from perflab.errors import InputError
-from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code (scipy) is imported on use
+from perflab.model.units import (
+    BANDWIDTH_UNITS,  # light; the fitting code (scipy) is imported on use
+)
 
 if TYPE_CHECKING:
     from perflab.model import Observation
 
 
 def register(sub) -> None:
-    p = sub.add_parser("model", help="cross-platform performance model: index, fit, predict",
-                       description="I = rate × (1/cpu + M·L/C + N): cpu in iterations/s per core, C the "
-                                   "memmove bandwidth, L the packet length in bytes, rate in packets/s, "
-                                   "N in seconds per packet.")
+    p = sub.add_parser(
+        "model",
+        help="cross-platform performance model: index, fit, predict",
+        description="I = rate × (1/cpu + M·L/C + N): cpu in iterations/s per core, C the "
+        "memmove bandwidth, L the packet length in bytes, rate in packets/s, "
+        "N in seconds per packet.",
+    )
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     pi = msub.add_parser("index", help="I per platform for given M and N")
     _inputs(pi)
     pi.add_argument("--M", type=float, default=1.0, help="memmove weight M (default 1)")
-    pi.add_argument("--N", type=_seconds, default=0.0, help="fixed cost per packet, seconds (e.g. 2e-6 or 2us)")
+    pi.add_argument(
+        "--N", type=_seconds, default=0.0, help="fixed cost per packet, seconds (e.g. 2e-6 or 2us)"
+    )
     pi.set_defaults(handler=run_index)
     pf = msub.add_parser("fit", help="estimate M, N and I from ≥ 3 platforms, with uncertainty")
     _inputs(pf)
@@ -41,49 +47,109 @@ def register(sub) -> None:
     pp = msub.add_parser("predict", help="rate of new platform(s) with a prediction interval")
     _inputs(pp)
     _fit_options(pp)
-    pp.add_argument("--target", metavar="CSV", help="CSV of platforms to predict (same columns; rate optional)")
-    pp.add_argument("--target-store", action="append", default=[], metavar="STORE[=NAME]",
-                    help="a platform to predict from its results store (probe metrics only); same forms "
-                         "as --from-store")
-    pp.add_argument("--target-name", default="target", help="name of the platform given by --target-* values")
-    pp.add_argument("--target-cpu", type=float, metavar="SCORE", help="CPU score per core of the new platform")
-    pp.add_argument("--target-memmove", type=float, metavar="BW", help="memmove bandwidth, in --memmove-unit")
-    pp.add_argument("--target-length", type=float, metavar="BYTES", help="packet length (default: --length-bytes)")
-    pp.add_argument("--method", choices=["t", "bootstrap"], default="t",
-                    help="prediction interval: t (delta method + Student t, default) or bootstrap")
+    pp.add_argument(
+        "--target", metavar="CSV", help="CSV of platforms to predict (same columns; rate optional)"
+    )
+    pp.add_argument(
+        "--target-store",
+        action="append",
+        default=[],
+        metavar="STORE[=NAME]",
+        help="a platform to predict from its results store (probe metrics only); same forms "
+        "as --from-store",
+    )
+    pp.add_argument(
+        "--target-name", default="target", help="name of the platform given by --target-* values"
+    )
+    pp.add_argument(
+        "--target-cpu", type=float, metavar="SCORE", help="CPU score per core of the new platform"
+    )
+    pp.add_argument(
+        "--target-memmove", type=float, metavar="BW", help="memmove bandwidth, in --memmove-unit"
+    )
+    pp.add_argument(
+        "--target-length",
+        type=float,
+        metavar="BYTES",
+        help="packet length (default: --length-bytes)",
+    )
+    pp.add_argument(
+        "--method",
+        choices=["t", "bootstrap"],
+        default="t",
+        help="prediction interval: t (delta method + Student t, default) or bootstrap",
+    )
     pp.set_defaults(handler=run_predict)
 
 
 def _inputs(p) -> None:
     p.add_argument("csv", metavar="CSV", nargs="?", help="one row per platform")
-    p.add_argument("--from-store", action="append", default=[], metavar="STORE[=NAME]",
-                   help="a platform from a results store: the latest experiment holding each metric, median "
-                        "over runs; repeatable. 'STORE;name=N;variant=V;cell=K' picks one variant/cell (one "
-                        "store can hold several platform configurations); ';cpu=M;memmove=M;memmove_unit=U;"
-                        "rate=M' name that store's metrics when they differ from the column flags")
+    p.add_argument(
+        "--from-store",
+        action="append",
+        default=[],
+        metavar="STORE[=NAME]",
+        help="a platform from a results store: the latest experiment holding each metric, median "
+        "over runs; repeatable. 'STORE;name=N;variant=V;cell=K' picks one variant/cell (one "
+        "store can hold several platform configurations); ';cpu=M;memmove=M;memmove_unit=U;"
+        "rate=M' name that store's metrics when they differ from the column flags",
+    )
     p.add_argument("--variant", help="with --from-store: the variant holding the metrics")
     p.add_argument("--cell", help="with --from-store: the matrix cell holding the metrics")
     p.add_argument("--platform", default="platform", metavar="COL", help="platform name column")
-    p.add_argument("--cpu", default="cpu_iter_per_sec", metavar="COL",
-                   help="CPU score per core column, iterations/s (default cpu_iter_per_sec)")
-    p.add_argument("--memmove", default="memmove_mib_per_sec", metavar="COL",
-                   help="memmove bandwidth column (default memmove_mib_per_sec)")
-    p.add_argument("--memmove-unit", default="MiB/s", metavar="UNIT",
-                   help=f"unit of the memmove column: {', '.join(BANDWIDTH_UNITS)} (default MiB/s)")
-    p.add_argument("--length", default="packet_len_bytes", metavar="COL", help="packet length column, bytes")
-    p.add_argument("--length-bytes", type=float, metavar="L",
-                   help="one packet length for every row instead of a column")
-    p.add_argument("--rate", default="rate_pkts_per_sec", metavar="COL", help="observed rate column, packets/s")
+    p.add_argument(
+        "--cpu",
+        default="cpu_iter_per_sec",
+        metavar="COL",
+        help="CPU score per core column, iterations/s (default cpu_iter_per_sec)",
+    )
+    p.add_argument(
+        "--memmove",
+        default="memmove_mib_per_sec",
+        metavar="COL",
+        help="memmove bandwidth column (default memmove_mib_per_sec)",
+    )
+    p.add_argument(
+        "--memmove-unit",
+        default="MiB/s",
+        metavar="UNIT",
+        help=f"unit of the memmove column: {', '.join(BANDWIDTH_UNITS)} (default MiB/s)",
+    )
+    p.add_argument(
+        "--length", default="packet_len_bytes", metavar="COL", help="packet length column, bytes"
+    )
+    p.add_argument(
+        "--length-bytes",
+        type=float,
+        metavar="L",
+        help="one packet length for every row instead of a column",
+    )
+    p.add_argument(
+        "--rate", default="rate_pkts_per_sec", metavar="COL", help="observed rate column, packets/s"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _fit_options(p) -> None:
     p.add_argument("--M", type=float, default=None, help="fix M instead of estimating it")
-    p.add_argument("--N", type=_seconds, default=None, help="fix N (seconds, or e.g. 2us) instead of estimating it")
-    p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap replicates (default 2000)")
+    p.add_argument(
+        "--N",
+        type=_seconds,
+        default=None,
+        help="fix N (seconds, or e.g. 2us) instead of estimating it",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=2000,
+        metavar="B",
+        help="bootstrap replicates (default 2000)",
+    )
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--plot", metavar="FILE", help="write observed vs predicted rates (.svg, .png or .pdf)")
+    p.add_argument(
+        "--plot", metavar="FILE", help="write observed vs predicted rates (.svg, .png or .pdf)"
+    )
 
 
 def _seconds(text: str) -> float:
@@ -98,14 +164,17 @@ def _seconds(text: str) -> float:
     try:
         v = float(num) * mult
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use seconds (2e-6) or a unit (2us, 0.5ms)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: use seconds (2e-6) or a unit (2us, 0.5ms)"
+        ) from None
     if not (math.isfinite(v) and v >= 0):
         raise argparse.ArgumentTypeError(f"{text!r}: a time per packet must be ≥ 0")
     return v
 
 
-def load_observations(path: str | None, args, *, need_rate: bool = True,
-                      stores: list[str] | None = None) -> list[Observation]:
+def load_observations(
+    path: str | None, args, *, need_rate: bool = True, stores: list[str] | None = None
+) -> list[Observation]:
     """Platforms from a CSV (column flags) and/or stores (metric names = the column flags)."""
     stores = args.from_store if stores is None else stores
     obs = _from_csv(path, args, need_rate=need_rate) if path else []
@@ -113,16 +182,25 @@ def load_observations(path: str | None, args, *, need_rate: bool = True,
         from perflab.platform.stored import observation_from_store
 
         if args.length_bytes is None:
-            raise InputError("--from-store needs --length-bytes (the packet length of the benchmark)")
+            raise InputError(
+                "--from-store needs --length-bytes (the packet length of the benchmark)"
+            )
         for spec in stores:
             store, opts = _store_spec(spec)
-            obs.append(observation_from_store(store, cpu=opts.get("cpu", args.cpu),
-                                              memmove=opts.get("memmove", args.memmove),
-                                              memmove_unit=opts.get("memmove_unit", args.memmove_unit),
-                                              rate=opts.get("rate", args.rate), rate_optional=not need_rate,
-                                              length_bytes=args.length_bytes, platform=opts.get("name"),
-                                              variant=opts.get("variant", args.variant),
-                                              cell=opts.get("cell", args.cell)))
+            obs.append(
+                observation_from_store(
+                    store,
+                    cpu=opts.get("cpu", args.cpu),
+                    memmove=opts.get("memmove", args.memmove),
+                    memmove_unit=opts.get("memmove_unit", args.memmove_unit),
+                    rate=opts.get("rate", args.rate),
+                    rate_optional=not need_rate,
+                    length_bytes=args.length_bytes,
+                    platform=opts.get("name"),
+                    variant=opts.get("variant", args.variant),
+                    cell=opts.get("cell", args.cell),
+                )
+            )
     if not obs:
         raise InputError("no platforms: give a CSV and/or --from-store STORE")
     return obs
@@ -151,9 +229,14 @@ def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
 def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
     from perflab.model import Columns, from_rows
 
-    cols = Columns(platform=args.platform, cpu=args.cpu, memmove=args.memmove,
-                   length=args.length if args.length_bytes is None else "__length__",
-                   rate=args.rate, memmove_unit=args.memmove_unit)
+    cols = Columns(
+        platform=args.platform,
+        cpu=args.cpu,
+        memmove=args.memmove,
+        length=args.length if args.length_bytes is None else "__length__",
+        rate=args.rate,
+        memmove_unit=args.memmove_unit,
+    )
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(line for line in f if not line.startswith("#")))  # comments
@@ -176,14 +259,33 @@ def run_index(args, io) -> int:
         return 0
     unit = args.memmove_unit
     per_unit = bytes_per_second(unit)
-    t = Table(title=f"performance index I = rate × (1/cpu + M·L/C + N), M = {args.M:g}, N = {args.N * 1e6:g} µs")
-    for col in ("platform", "rate (pkts/s)", "cpu (iter/s)", f"C ({unit})", "L (B)", "1/cpu (µs)",
-                "M·L/C (µs)", "N (µs)", "I"):
+    t = Table(
+        title=f"performance index I = rate × (1/cpu + M·L/C + N), M = {args.M:g}, N = {args.N * 1e6:g} µs"
+    )
+    for col in (
+        "platform",
+        "rate (pkts/s)",
+        "cpu (iter/s)",
+        f"C ({unit})",
+        "L (B)",
+        "1/cpu (µs)",
+        "M·L/C (µs)",
+        "N (µs)",
+        "I",
+    ):
         t.add_column(col, justify="left" if col == "platform" else "right")
     for o, r in zip(obs, table.rows):
-        t.add_row(o.platform, f"{o.rate:,.0f}", f"{o.cpu:,.0f}", _num(o.memmove / per_unit), f"{o.length:g}",
-                  f"{o.cpu_time * 1e6:.4g}", f"{args.M * o.copy_time * 1e6:.4g}", f"{args.N * 1e6:.4g}",
-                  f"{r.index:.2f}")
+        t.add_row(
+            o.platform,
+            f"{o.rate:,.0f}",
+            f"{o.cpu:,.0f}",
+            _num(o.memmove / per_unit),
+            f"{o.length:g}",
+            f"{o.cpu_time * 1e6:.4g}",
+            f"{args.M * o.copy_time * 1e6:.4g}",
+            f"{args.N * 1e6:.4g}",
+            f"{r.index:.2f}",
+        )
     io.console.print(t)
     io.print(f"spread of I: sd(ln I) = {table.log_sd:.1%}, max/min = {table.max_ratio:.3f}")
     return 0
@@ -196,8 +298,17 @@ def _fit(args, obs):
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be ≥ 0, not {args.bootstrap}")
     if not 0.5 < args.confidence < 1:
-        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
-    return fit(obs, M=args.M, N=args.N, bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed)
+        raise InputError(
+            f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})"
+        )
+    return fit(
+        obs,
+        M=args.M,
+        N=args.N,
+        bootstrap=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
 
 
 def _interval(v: tuple[float, float], scale: float = 1.0, fmt: str = ".4g") -> str:
@@ -209,29 +320,71 @@ def _interval(v: tuple[float, float], scale: float = 1.0, fmt: str = ".4g") -> s
 
 def _print_fit(io, res) -> None:
     pct = f"{res.confidence:.0%}"
-    t = Table(title=f"fitted constants ({len(res.platforms)} platforms, {res.dof} degree(s) of freedom)")
-    for col in ("constant", "unit", "estimate", f"{pct} t interval", f"{pct} bootstrap (percentile)", "status"):
+    t = Table(
+        title=f"fitted constants ({len(res.platforms)} platforms, {res.dof} degree(s) of freedom)"
+    )
+    for col in (
+        "constant",
+        "unit",
+        "estimate",
+        f"{pct} t interval",
+        f"{pct} bootstrap (percentile)",
+        "status",
+    ):
         t.add_column(col, justify="left" if col in ("constant", "unit", "status") else "right")
-    for name, unit, est, scale in (("I", "-", res.I, 1.0), ("M", "-", res.M, 1.0), ("N", "µs/packet", res.N, 1e6)):
-        status = ("fixed" if name in res.fixed else "not identified" if name in res.unidentified
-                  else "at bound 0" if name in res.at_bound else "estimated")
-        t.add_row(name, unit, f"{est * scale:.4g}", _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale),
-                  _interval(res.intervals.get(name, (math.nan, math.nan)), scale), status)
+    for name, unit, est, scale in (
+        ("I", "-", res.I, 1.0),
+        ("M", "-", res.M, 1.0),
+        ("N", "µs/packet", res.N, 1e6),
+    ):
+        status = (
+            "fixed"
+            if name in res.fixed
+            else "not identified"
+            if name in res.unidentified
+            else "at bound 0"
+            if name in res.at_bound
+            else "estimated"
+        )
+        t.add_row(
+            name,
+            unit,
+            f"{est * scale:.4g}",
+            _interval(res.t_intervals.get(name, (math.nan, math.nan)), scale),
+            _interval(res.intervals.get(name, (math.nan, math.nan)), scale),
+            status,
+        )
     io.console.print(t)
     pt = Table(title="per platform")
-    for col in ("platform", "rate (pkts/s)", "I_p", "fitted rate (pkts/s)", "residual",
-                "leave-one-out prediction (pkts/s)", f"{pct} PI", "LOO error"):
+    for col in (
+        "platform",
+        "rate (pkts/s)",
+        "I_p",
+        "fitted rate (pkts/s)",
+        "residual",
+        "leave-one-out prediction (pkts/s)",
+        f"{pct} PI",
+        "LOO error",
+    ):
         pt.add_column(col, justify="left" if col == "platform" else "right")
     loo = {x.platform: x for x in res.loo}
     for p in res.platforms:
         x = loo.get(p.platform)
-        pt.add_row(p.platform, f"{p.rate:,.0f}", _num(p.index) if p.index >= 1000 else f"{p.index:.2f}", f"{p.fitted_rate:,.0f}", f"{math.expm1(p.residual):+.1%}",
-                   f"{x.predicted:,.0f}" if x and math.isfinite(x.predicted) else "-",
-                   _interval((x.low, x.high), 1.0, ",.0f") if x else "-",
-                   f"{x.error:+.1%}" if x and math.isfinite(x.error) else "-")
+        pt.add_row(
+            p.platform,
+            f"{p.rate:,.0f}",
+            _num(p.index) if p.index >= 1000 else f"{p.index:.2f}",
+            f"{p.fitted_rate:,.0f}",
+            f"{math.expm1(p.residual):+.1%}",
+            f"{x.predicted:,.0f}" if x and math.isfinite(x.predicted) else "-",
+            _interval((x.low, x.high), 1.0, ",.0f") if x else "-",
+            f"{x.error:+.1%}" if x and math.isfinite(x.error) else "-",
+        )
     io.console.print(pt)
-    io.print(f"spread of I: sd(ln I) = {res.log_sd:.1%}" +
-             (f"; residual sigma = {res.sigma:.1%} of rate" if math.isfinite(res.sigma) else ""))
+    io.print(
+        f"spread of I: sd(ln I) = {res.log_sd:.1%}"
+        + (f"; residual sigma = {res.sigma:.1%} of rate" if math.isfinite(res.sigma) else "")
+    )
     for s in res.statements:
         io.print(f"- {s}")
 
@@ -277,31 +430,65 @@ def run_predict(args, io) -> int:
         length = args.target_length or args.length_bytes
         if length is None:
             raise InputError("give --target-length (bytes) for the --target-* platform")
-        targets.append(Observation(args.target_name, args.target_cpu,
-                                   args.target_memmove * bytes_per_second(args.memmove_unit), length))
+        targets.append(
+            Observation(
+                args.target_name,
+                args.target_cpu,
+                args.target_memmove * bytes_per_second(args.memmove_unit),
+                length,
+            )
+        )
     if not targets:
-        raise InputError("nothing to predict: give --target CSV, --target-store or --target-cpu and --target-memmove")
+        raise InputError(
+            "nothing to predict: give --target CSV, --target-store or --target-cpu and --target-memmove"
+        )
     res = _fit(args, obs)
     if args.method == "bootstrap" and res.boot is None:
-        raise InputError("--method bootstrap needs bootstrap replicates, but this fit has none "
-                         "(too few degrees of freedom, or --bootstrap 0)")
+        raise InputError(
+            "--method bootstrap needs bootstrap replicates, but this fit has none "
+            "(too few degrees of freedom, or --bootstrap 0)"
+        )
     preds = [predict(res, t, method=args.method, seed=args.seed) for t in targets]
     _plot(args, res, preds)
     if args.json:
-        io.print(json.dumps({"fit": res.to_json(),
-                             "predictions": [{**p.to_json(), "observed": t.rate} for p, t in zip(preds, targets)]},
-                            indent=2, default=_json_default))
+        io.print(
+            json.dumps(
+                {
+                    "fit": res.to_json(),
+                    "predictions": [
+                        {**p.to_json(), "observed": t.rate} for p, t in zip(preds, targets)
+                    ],
+                },
+                indent=2,
+                default=_json_default,
+            )
+        )
         return 0
     _print_fit(io, res)
     t = Table(title=f"predicted rate ({args.method} {res.confidence:.0%} prediction interval)")
-    for col in ("platform", "cpu (iter/s)", f"C ({args.memmove_unit})", "L (B)", "predicted (pkts/s)",
-                "interval (pkts/s)", "observed (pkts/s)", "observed vs predicted"):
+    for col in (
+        "platform",
+        "cpu (iter/s)",
+        f"C ({args.memmove_unit})",
+        "L (B)",
+        "predicted (pkts/s)",
+        "interval (pkts/s)",
+        "observed (pkts/s)",
+        "observed vs predicted",
+    ):
         t.add_column(col, justify="left" if col == "platform" else "right")
     per_unit = bytes_per_second(args.memmove_unit)
     for tgt, p in zip(targets, preds):
-        t.add_row(p.platform, f"{tgt.cpu:,.0f}", _num(tgt.memmove / per_unit), f"{tgt.length:g}",
-                  f"{p.rate:,.0f}", _interval((p.low, p.high), 1.0, ",.0f"),
-                  f"{tgt.rate:,.0f}" if tgt.rate else "-", f"{tgt.rate / p.rate - 1:+.1%}" if tgt.rate else "-")
+        t.add_row(
+            p.platform,
+            f"{tgt.cpu:,.0f}",
+            _num(tgt.memmove / per_unit),
+            f"{tgt.length:g}",
+            f"{p.rate:,.0f}",
+            _interval((p.low, p.high), 1.0, ",.0f"),
+            f"{tgt.rate:,.0f}" if tgt.rate else "-",
+            f"{tgt.rate / p.rate - 1:+.1%}" if tgt.rate else "-",
+        )
     io.console.print(t)
     for p in preds:
         if p.note:

@@ -7,7 +7,6 @@ import math
 import re
 
 from perflab.cli.lazy_rich import Table
-
 from perflab.errors import InputError
 
 
@@ -17,46 +16,101 @@ def _probes():
 
     return probes
 
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("probe", help="run a platform probe (cpu score, memmove bandwidth, memory latency)",
-                       description="Single-core microbenchmarks for the cross-platform model (seed 001). "
-                                   "Each is self-validating; values are medians over --repeat runs.")
+    p = sub.add_parser(
+        "probe",
+        help="run a platform probe (cpu score, memmove bandwidth, memory latency)",
+        description="Single-core microbenchmarks for the cross-platform model (seed 001). "
+        "Each is self-validating; values are medians over --repeat runs.",
+    )
     p.add_argument("probe", choices=["cpu", "memmove", "latency"])
     p.add_argument("--core", type=int, metavar="N", help="pin the probe to this CPU")
-    p.add_argument("--repeat", type=int, default=None, metavar="K",
-                   help="repeated measurements (default: 5; latency 3, as each repeat rebuilds up to 1 GiB)")
-    p.add_argument("--duration", type=float, metavar="SECONDS",
-                   help="time per measurement (default: cpu 1, memmove 0.5 per case, latency 0.1 per point)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="K",
+        help="repeated measurements (default: 5; latency 3, as each repeat rebuilds up to 1 GiB)",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="time per measurement (default: cpu 1, memmove 0.5 per case, latency 0.1 per point)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output (all repeats)")
-    p.add_argument("--store", metavar="PATH", help="also record the result as an experiment in this results store")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="also record the result as an experiment in this results store",
+    )
     p.add_argument("--name", help="experiment name for --store (default probe-<probe>)")
     g = p.add_argument_group("cpu")
-    g.add_argument("--coremark", metavar="PATH",
-                   help="run this CoreMark binary instead and use its score (validated runs only)")
-    g.add_argument("--coremark-arg", action="append", default=[], metavar="ARG",
-                   help="argument passed to CoreMark (repeatable)")
+    g.add_argument(
+        "--coremark",
+        metavar="PATH",
+        help="run this CoreMark binary instead and use its score (validated runs only)",
+    )
+    g.add_argument(
+        "--coremark-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="argument passed to CoreMark (repeatable)",
+    )
     g = p.add_argument_group("memmove")
-    g.add_argument("--case", action="append", metavar="NAME",
-                   help="only this mmbm case (repeatable): small_no_miss, small_tlbmiss, large_no_miss, "
-                        "large_cachemiss, large_allmiss")
-    g.add_argument("--sweep", action="store_true",
-                   help="also sweep copy size × buffer count (shows the cache and TLB knees)")
-    g.add_argument("--sweep-sizes", metavar="LIST", help="copy sizes for --sweep, bytes, e.g. 64,172,4096")
-    g.add_argument("--sweep-buffers", metavar="LIST", help="buffer counts for --sweep, e.g. 128,1024,3549")
-    g.add_argument("--sweep-duration", type=float, metavar="SECONDS", help="time per sweep cell (default 0.1)")
+    g.add_argument(
+        "--case",
+        action="append",
+        metavar="NAME",
+        help="only this mmbm case (repeatable): small_no_miss, small_tlbmiss, large_no_miss, "
+        "large_cachemiss, large_allmiss",
+    )
+    g.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also sweep copy size × buffer count (shows the cache and TLB knees)",
+    )
+    g.add_argument(
+        "--sweep-sizes", metavar="LIST", help="copy sizes for --sweep, bytes, e.g. 64,172,4096"
+    )
+    g.add_argument(
+        "--sweep-buffers", metavar="LIST", help="buffer counts for --sweep, e.g. 128,1024,3549"
+    )
+    g.add_argument(
+        "--sweep-duration", type=float, metavar="SECONDS", help="time per sweep cell (default 0.1)"
+    )
     g = p.add_argument_group("latency")
-    g.add_argument("--min-size", default="4K", metavar="SIZE", help="smallest working set (default 4K)")
-    g.add_argument("--max-size", default="1G", metavar="SIZE", help="largest working set (default 1G)")
-    g.add_argument("--points-per-octave", type=int, default=1, metavar="N",
-                   help="working sets per doubling (default 1)")
-    g.add_argument("--order", choices=["page", "random", "both"], default="both",
-                   help="page: random within pages, pages in random order; random: across the whole set")
-    p.add_argument("--pages", choices=["base", "huge"], default="base",
-                   help="memmove/latency memory: base 4 KiB pages (default, so TLB effects show) or "
-                        "transparent huge pages")
+    g.add_argument(
+        "--min-size", default="4K", metavar="SIZE", help="smallest working set (default 4K)"
+    )
+    g.add_argument(
+        "--max-size", default="1G", metavar="SIZE", help="largest working set (default 1G)"
+    )
+    g.add_argument(
+        "--points-per-octave",
+        type=int,
+        default=1,
+        metavar="N",
+        help="working sets per doubling (default 1)",
+    )
+    g.add_argument(
+        "--order",
+        choices=["page", "random", "both"],
+        default="both",
+        help="page: random within pages, pages in random order; random: across the whole set",
+    )
+    p.add_argument(
+        "--pages",
+        choices=["base", "huge"],
+        default="base",
+        help="memmove/latency memory: base 4 KiB pages (default, so TLB effects show) or "
+        "transparent huge pages",
+    )
     p.set_defaults(handler=run)
 
 
@@ -64,7 +118,9 @@ def parse_size(text: str) -> int:
     """'4K', '64MiB', '1G', '4096' → bytes (binary multiples)."""
     m = _SIZE.match(text)
     if not m:
-        raise InputError(f"size {text!r}: use a number of bytes with an optional K, M, G suffix (e.g. 256M)")
+        raise InputError(
+            f"size {text!r}: use a number of bytes with an optional K, M, G suffix (e.g. 256M)"
+        )
     mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
     return int(float(m.group(1)) * mult)
 
@@ -73,7 +129,11 @@ def _int_list(text: str | None, flag: str) -> list[int] | None:
     if not text:
         return None
     try:
-        return [parse_size(x) if flag == "--sweep-sizes" else int(x) for x in text.split(",") if x.strip()]
+        return [
+            parse_size(x) if flag == "--sweep-sizes" else int(x)
+            for x in text.split(",")
+            if x.strip()
+        ]
     except ValueError:
         raise InputError(f"{flag} {text!r}: use a comma-separated list of integers") from None
 
@@ -83,13 +143,22 @@ def run(args, io) -> int:
     if args.probe == "cpu":
         opts.update(coremark=args.coremark, coremark_args=tuple(args.coremark_arg))
     elif args.probe == "memmove":
-        opts.update(cases=args.case, sweep=args.sweep, sweep_sizes=_int_list(args.sweep_sizes, "--sweep-sizes"),
-                    sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"), sweep_duration=args.sweep_duration,
-                    huge_pages=args.pages == "huge")
+        opts.update(
+            cases=args.case,
+            sweep=args.sweep,
+            sweep_sizes=_int_list(args.sweep_sizes, "--sweep-sizes"),
+            sweep_buffers=_int_list(args.sweep_buffers, "--sweep-buffers"),
+            sweep_duration=args.sweep_duration,
+            huge_pages=args.pages == "huge",
+        )
     else:
-        opts.update(min_size=parse_size(args.min_size), max_size=parse_size(args.max_size),
-                    points_per_octave=args.points_per_octave, huge_pages=args.pages == "huge",
-                    orders=("page", "random") if args.order == "both" else (args.order,))
+        opts.update(
+            min_size=parse_size(args.min_size),
+            max_size=parse_size(args.max_size),
+            points_per_octave=args.points_per_octave,
+            huge_pages=args.pages == "huge",
+            orders=("page", "random") if args.order == "both" else (args.order,),
+        )
     repeat = args.repeat if args.repeat is not None else (3 if args.probe == "latency" else 5)
     result = _probes().run_probe(args.probe, core=args.core, repeat=repeat, **opts)
     if args.store:
@@ -104,8 +173,10 @@ def run(args, io) -> int:
         return 0
     host = result.host
     where = f"core {result.core}" if result.core is not None else "unpinned"
-    io.print(f"probe {result.probe} on {host.get('cpu_model') or host.get('machine')} ({where}), "
-             f"{result.repeat} repeat(s)")
+    io.print(
+        f"probe {result.probe} on {host.get('cpu_model') or host.get('machine')} ({where}), "
+        f"{result.repeat} repeat(s)"
+    )
     if args.probe == "cpu":
         _summary_table(io, result, list(result.samples))
     elif args.probe == "memmove":
@@ -135,9 +206,16 @@ def _summary_table(io, result, names: list[str], label=None) -> None:
         t.add_column(col, justify="right")
     for name in names:
         s = sums[name]
-        t.add_row(label(name) if label else name, result.units[name], _fmt(s.median),
-                  f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.n > 1 else "-",
-                  _fmt(s.min), _fmt(s.max), f"{s.cv:.2%}" if math.isfinite(s.cv) else "-", str(s.n))
+        t.add_row(
+            label(name) if label else name,
+            result.units[name],
+            _fmt(s.median),
+            f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.n > 1 else "-",
+            _fmt(s.min),
+            _fmt(s.max),
+            f"{s.cv:.2%}" if math.isfinite(s.cv) else "-",
+            str(s.n),
+        )
     io.console.print(t)
 
 
@@ -145,25 +223,41 @@ def _memmove_tables(io, result) -> None:
     cases = _probes().memmove_cases()
     sums = result.summaries()
     t = Table(title="memmove (mmbm cases): copy bandwidth, MiB/s")
-    for col, j in (("case", "left"), ("copy (B)", "right"), ("buffers", "right"), ("working set (KiB)", "right"),
-                   ("median (MiB/s)", "right"), ("95% CI of mean (MiB/s)", "right"), ("copies/s (M)", "right"),
-                   ("CV", "right")):
+    for col, j in (
+        ("case", "left"),
+        ("copy (B)", "right"),
+        ("buffers", "right"),
+        ("working set (KiB)", "right"),
+        ("median (MiB/s)", "right"),
+        ("95% CI of mean (MiB/s)", "right"),
+        ("copies/s (M)", "right"),
+        ("CV", "right"),
+    ):
         t.add_column(col, justify=j)
     for name, (size, bufs) in cases.items():
         key = f"memmove_{name}_mib_per_sec"
         if key not in sums:
             continue
         s = sums[key]
-        t.add_row(name + (" *" if name == "small_tlbmiss" else ""), str(size), str(bufs), f"{bufs * 4160 // 1024:,}",
-                  _fmt(s.median), f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.n > 1 else "-",
-                  f"{s.median * 1048576 / size / 1e6:.2f}", f"{s.cv:.2%}" if math.isfinite(s.cv) else "-")
+        t.add_row(
+            name + (" *" if name == "small_tlbmiss" else ""),
+            str(size),
+            str(bufs),
+            f"{bufs * 4160 // 1024:,}",
+            _fmt(s.median),
+            f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]" if s.n > 1 else "-",
+            f"{s.median * 1048576 / size / 1e6:.2f}",
+            f"{s.cv:.2%}" if math.isfinite(s.cv) else "-",
+        )
     if t.row_count:
         io.console.print(t)
         io.print("* the case seed 001's model uses (memmove_mib_per_sec)")
     sizes, bufs, cells = _probes().sweep_table(result)
     if cells:
-        st = Table(title="memmove sweep: median MiB/s by copy size (rows) and buffer count (columns); "
-                         "each buffer is 4160 B, so N buffers touch N pages")
+        st = Table(
+            title="memmove sweep: median MiB/s by copy size (rows) and buffer count (columns); "
+            "each buffer is 4160 B, so N buffers touch N pages"
+        )
         st.add_column("copy (B)", justify="right")
         for b in bufs:
             st.add_column(str(b), justify="right")

@@ -6,8 +6,14 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-    TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from perflab.report.format import fmt_number
 from perflab.report.safe_text import safe_text
@@ -24,14 +30,24 @@ class ConsoleObserver:
         self.failed = 0
 
     def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None:
-        what = f"resuming experiment {experiment_id}: {done} of {total} runs already done" if resumed \
+        what = (
+            f"resuming experiment {experiment_id}: {done} of {total} runs already done"
+            if resumed
             else f"experiment {experiment_id}: {total} runs"
+        )
         self.console.print(what, markup=False)
         if self.live:
-            self.progress = Progress(TextColumn("[bold]run"), MofNCompleteColumn(), BarColumn(),
-                                     TextColumn("{task.description}"), TimeElapsedColumn(),
-                                     TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
-                                     transient=False)
+            self.progress = Progress(
+                TextColumn("[bold]run"),
+                MofNCompleteColumn(),
+                BarColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=False,
+            )
             self.progress.start()
             self.task = self.progress.add_task("", total=total, completed=done)
 
@@ -46,14 +62,20 @@ class ConsoleObserver:
         if self.progress is not None:
             self.progress.update(self.task, advance=1 if outcome.status != "interrupted" else 0)
             if outcome.status not in ("ok", "interrupted"):
-                self.progress.console.print(safe_text(f"run {index} {outcome.status}", "red")
-                                            + safe_text(f": {outcome.reason}", one_line=True))
+                self.progress.console.print(
+                    safe_text(f"run {index} {outcome.status}", "red")
+                    + safe_text(f": {outcome.reason}", one_line=True)
+                )
             return
         shown = ", ".join(f"{k}={fmt_number(v)}" for k, v in list(outcome.metrics.items())[:3])
         status = outcome.status if outcome.status == "ok" else f"{outcome.status}: {outcome.reason}"
-        self.console.print(safe_text(f"[{index}/{total}] {_describe(run)} {status} "
-                                     f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
-                                     one_line=True))
+        self.console.print(
+            safe_text(
+                f"[{index}/{total}] {_describe(run)} {status} "
+                f"({format_duration(outcome.seconds)}){' ' + shown if shown else ''}",
+                one_line=True,
+            )
+        )
 
     def replanned(self, total: int, projected_total: int) -> None:
         """Adaptive repetitions added a block: the bar's length (and ETA) follow the projection."""
@@ -61,14 +83,19 @@ class ConsoleObserver:
             self.progress.update(self.task, total=max(total, projected_total))
 
     def message(self, text: str) -> None:
-        (self.progress.console if self.progress else self.console).print(safe_text(f"perflab: {text}"))
+        (self.progress.console if self.progress else self.console).print(
+            safe_text(f"perflab: {text}")
+        )
 
     def finished(self, summary) -> None:
         if self.progress is not None:
             self.progress.stop()
         counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
-        self.console.print(f"experiment {summary.experiment_id} {summary.status} "
-                           f"in {format_duration(time.monotonic() - self.t0)} ({counts})", markup=False)
+        self.console.print(
+            f"experiment {summary.experiment_id} {summary.status} "
+            f"in {format_duration(time.monotonic() - self.t0)} ({counts})",
+            markup=False,
+        )
         if summary.message:
             self.console.print(safe_text(summary.message))
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
-                                analysis_options, experiment_pairs, open_store)
+from perflab.cli.common import (
+    add_analysis_options,
+    add_experiment_arguments,
+    add_store_option,
+    analysis_options,
+    experiment_pairs,
+    open_store,
+)
 from perflab.errors import InputError
 
 # matplotlib, numpy and the report modules are imported when the command runs.
@@ -11,27 +17,49 @@ from perflab.errors import InputError
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "report", help="write a report with plots (HTML, Markdown + images, or JSON)",
+        "report",
+        help="write a report with plots (HTML, Markdown + images, or JSON)",
         description="Write the comparison of an experiment (or of experiment B against experiment A) as a "
-                    "self-contained HTML page, a Markdown post with its plots beside it, or JSON: verdict, "
-                    "TLDR table, relative changes, run distributions, runs in execution order, latency "
-                    "percentile spectra, metrics against numeric parameters, warnings, environment, the spec "
-                    "and how to reproduce.")
+        "self-contained HTML page, a Markdown post with its plots beside it, or JSON: verdict, "
+        "TLDR table, relative changes, run distributions, runs in execution order, latency "
+        "percentile spectra, metrics against numeric parameters, warnings, environment, the spec "
+        "and how to reproduce.",
+    )
     add_experiment_arguments(p, "report")
     add_store_option(p)
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="report.html, report.md (plots go to report_files/) or report.json; '-' for "
-                        "stdout (HTML or JSON); default: report-ID.html")
-    p.add_argument("--format", choices=["html", "markdown", "json"], default=None,
-                   help="instead of guessing from the file name")
-    p.add_argument("--json", action="store_const", const="json", dest="format",
-                   help="the JSON export (schema perflab.report/1); to stdout unless -o")
-    p.add_argument("--images", choices=["png", "svg"], default="png",
-                   help="image format of a Markdown report's plots (default: png)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="report.html, report.md (plots go to report_files/) or report.json; '-' for "
+        "stdout (HTML or JSON); default: report-ID.html",
+    )
+    p.add_argument(
+        "--format",
+        choices=["html", "markdown", "json"],
+        default=None,
+        help="instead of guessing from the file name",
+    )
+    p.add_argument(
+        "--json",
+        action="store_const",
+        const="json",
+        dest="format",
+        help="the JSON export (schema perflab.report/1); to stdout unless -o",
+    )
+    p.add_argument(
+        "--images",
+        choices=["png", "svg"],
+        default="png",
+        help="image format of a Markdown report's plots (default: png)",
+    )
     add_analysis_options(p)
-    p.add_argument("--screenshot", metavar="PNG",
-                   help="also load the HTML report in headless Chromium, check it loads cleanly and save "
-                        "a screenshot of its top")
+    p.add_argument(
+        "--screenshot",
+        metavar="PNG",
+        help="also load the HTML report in headless Chromium, check it loads cleanly and save "
+        "a screenshot of its top",
+    )
     p.set_defaults(handler=run)
 
 
@@ -40,6 +68,7 @@ def run(args, io) -> int:
 
     from perflab.report.document import report_for, report_for_pair
     from perflab.report.output import format_of, render_plots, write_report
+
     opts = analysis_options(args)
     pairs = experiment_pairs(args)
     with open_store(args) as store:
@@ -58,14 +87,18 @@ def run(args, io) -> int:
     if out == "-":
         kind = args.format or "html"
         if kind == "markdown":
-            raise InputError("a Markdown report needs a file name (its plots are written beside it): -o report.md")
+            raise InputError(
+                "a Markdown report needs a file name (its plots are written beside it): -o report.md"
+            )
         if args.screenshot:
             raise InputError("--screenshot needs the HTML report in a file: -o report.html")
         if kind == "json":
             from perflab.report.report_json import render_report_json
+
             io.out.write(render_report_json(report))
         else:
             from perflab.report.html import render_html
+
             io.out.write(render_html(report, images=render_plots(report.plots(), "svg")))
         return 0
 
@@ -79,6 +112,7 @@ def run(args, io) -> int:
     io.print(f"wrote {path}{extra} ({n} plots" + (", data only" if kind == "json" else "") + ")")
     if args.screenshot:
         from perflab.report.browser import screenshot_file
+
         page = screenshot_file(path, args.screenshot, max_height=2400)
         io.print(f"wrote {args.screenshot} (headless Chromium)")
         for problem in page.console_errors + page.exceptions + page.failed_requests + page.dialogs:

@@ -18,22 +18,37 @@ def _count(text: str) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run an experiment file (continues an unfinished one)",
-                       description="Execute the experiment's plan, storing every run as it finishes. "
-                                   "Re-running the same spec continues an unfinished experiment; "
-                                   "--new starts over.")
+    p = sub.add_parser(
+        "run",
+        help="run an experiment file (continues an unfinished one)",
+        description="Execute the experiment's plan, storing every run as it finishes. "
+        "Re-running the same spec continues an unfinished experiment; "
+        "--new starts over.",
+    )
     p.add_argument("spec", nargs="?", help="experiment file (TOML)")
     add_store_option(p)
     p.add_argument("--resume", metavar="ID", help="continue the interrupted experiment ID")
-    p.add_argument("--new", action="store_true", help="start a new experiment even if one is unfinished")
+    p.add_argument(
+        "--new", action="store_true", help="start a new experiment even if one is unfinished"
+    )
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     p.add_argument("--no-compare", action="store_true", help="do not print the TLDR at the end")
-    p.add_argument("--max-failures", type=_count, default=None, metavar="N",
-                   help="stop when N runs in a row, or the first N of a variant, fail the same way "
-                        "(default: the spec's max_failures, 3; 0 never stops)")
-    p.add_argument("--export", action="append", default=[], metavar="FILE",
-                   help="write the comparison to FILE (.json, .csv or .md), rewritten after every run "
-                        "so that a crash loses nothing (repeatable)")
+    p.add_argument(
+        "--max-failures",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="stop when N runs in a row, or the first N of a variant, fail the same way "
+        "(default: the spec's max_failures, 3; 0 never stops)",
+    )
+    p.add_argument(
+        "--export",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write the comparison to FILE (.json, .csv or .md), rewritten after every run "
+        "so that a crash loses nothing (repeatable)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -56,12 +71,16 @@ def run(args, io) -> int:
     with open_store(args, write=True, create=args.resume is None) as store:
         opened = open_experiment(store, spec, resume=args.resume, new=args.new)
         if args.spec and opened.resumed:
-            io.err.write(f"perflab: continuing unfinished experiment {opened.id} of this spec "
-                         f"(use --new to start over)\n")
+            io.err.write(
+                f"perflab: continuing unfinished experiment {opened.id} of this spec "
+                f"(use --new to start over)\n"
+            )
         observer = ConsoleObserver(io.err_console)
         if args.export:
             observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
-        runner = Runner(store, opened.spec, opened.id, observer=observer, max_failures=args.max_failures)
+        runner = Runner(
+            store, opened.spec, opened.id, observer=observer, max_failures=args.max_failures
+        )
         outcome = runner.run()
         if outcome.status == "interrupted":
             io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
@@ -77,9 +96,12 @@ def run(args, io) -> int:
             render_terminal(compare_dataset(data), io.console, summaries=False)
         if outcome.status == "aborted" or failed:
             what = "stopped early" if outcome.status == "aborted" else "finished"
-            io.err.write(f"perflab: experiment {opened.id} {what} with {failed} failed run"
-                         f"{'s' if failed != 1 else ''} and {ok} ok; see `perflab show {opened.id} --runs`"
-                         + (" (nothing to compare)" if not ok else "") + "\n")
+            io.err.write(
+                f"perflab: experiment {opened.id} {what} with {failed} failed run"
+                f"{'s' if failed != 1 else ''} and {ok} ok; see `perflab show {opened.id} --runs`"
+                + (" (nothing to compare)" if not ok else "")
+                + "\n"
+            )
             return EXIT_RUNS_FAILED
         return 0
 
@@ -91,18 +113,25 @@ def _print_plan(spec, io) -> None:
     m = spec.model
     plan = make_plan(m)
     measured = sum(1 for r in plan if not r.warmup)
-    io.print(f"{m.name}: {len(plan)} runs ({measured} measured, {len(plan) - measured} warm-up), "
-             f"order {m.order} (seed {m.seed}), baseline {m.baseline}"
-             + (f", timeout {format_duration(m.timeout)} per run" if m.timeout else ""))
+    io.print(
+        f"{m.name}: {len(plan)} runs ({measured} measured, {len(plan) - measured} warm-up), "
+        f"order {m.order} (seed {m.seed}), baseline {m.baseline}"
+        + (f", timeout {format_duration(m.timeout)} per run" if m.timeout else "")
+    )
     if m.adaptive:
         a = m.adaptive
-        io.print(f"adaptive repetitions: {a.min} blocks planned, then one more at a time until every "
-                 f"interval is within ±{a.target_ci:.2%} (at most {a.max} blocks)")
-    io.print(f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
-             f"metrics: {', '.join(x.name for x in m.metric)}")
+        io.print(
+            f"adaptive repetitions: {a.min} blocks planned, then one more at a time until every "
+            f"interval is within ±{a.target_ci:.2%} (at most {a.max} blocks)"
+        )
+    io.print(
+        f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
+        f"metrics: {', '.join(x.name for x in m.metric)}"
+    )
     width = len(str(len(plan)))
     for r in plan:
         cell = "" if r.cell.key == "-" else f"{r.cell.key}  "
-        io.print(f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
-                 f"#{r.repetition}{' (warm-up)' if r.warmup else ''}")
-
+        io.print(
+            f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
+            f"#{r.repetition}{' (warm-up)' if r.warmup else ''}"
+        )

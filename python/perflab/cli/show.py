@@ -5,10 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from perflab.cli.lazy_rich import Table
-from perflab.cli.lazy_rich import Text
-
 from perflab.cli.common import add_store_option, open_store
+from perflab.cli.lazy_rich import Table, Text
 from perflab.errors import InputError
 from perflab.report.safe_text import safe_text, terminal_safe
 
@@ -18,10 +16,16 @@ def register(sub) -> None:
     p.add_argument("experiment", help="experiment id, name or 'last'")
     add_store_option(p)
     p.add_argument("--runs", action="store_true", help="list every run with its status and metrics")
-    p.add_argument("--run", type=int, metavar="N", help="show run N (1-based, execution order) with its output")
-    p.add_argument("--artifact", metavar="NAME", help="print one stored artifact raw (e.g. /proc/cpuinfo, "
-                                                      "or stdout:phase:NAME with --run); on a terminal, "
-                                                      "control characters are shown escaped")
+    p.add_argument(
+        "--run", type=int, metavar="N", help="show run N (1-based, execution order) with its output"
+    )
+    p.add_argument(
+        "--artifact",
+        metavar="NAME",
+        help="print one stored artifact raw (e.g. /proc/cpuinfo, "
+        "or stdout:phase:NAME with --run); on a terminal, "
+        "control characters are shown escaped",
+    )
     p.add_argument("--spec", action="store_true", help="print the experiment file as it was run")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
@@ -44,7 +48,10 @@ def run(args, io) -> int:
             data = store.artifact(e.id, args.artifact, run_row.id if run_row else None)
             if data is None:
                 names = [n for n, _ in store.artifact_names(e.id, run_row.id if run_row else None)]
-                raise InputError(f"no artifact '{args.artifact}'" + (f" (have: {', '.join(names)})" if names else ""))
+                raise InputError(
+                    f"no artifact '{args.artifact}'"
+                    + (f" (have: {', '.join(names)})" if names else "")
+                )
             _write_artifact(io.out, data)
             return 0
         envs = store.environments(e.id)
@@ -53,21 +60,48 @@ def run(args, io) -> int:
             metrics_by_run.setdefault(rid, {})[name] = value
         defs = store.metric_defs(e.id)
         if run_row is not None:
-            arts = {n: store.artifact(e.id, n, run_row.id) for n, _ in store.artifact_names(e.id, run_row.id)}
+            arts = {
+                n: store.artifact(e.id, n, run_row.id)
+                for n, _ in store.artifact_names(e.id, run_row.id)
+            }
             if args.json:
-                io.out.write(json.dumps({**_run_dict(run_row, metrics_by_run),
-                                         "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()}},
-                                        indent=2) + "\n")
+                io.out.write(
+                    json.dumps(
+                        {
+                            **_run_dict(run_row, metrics_by_run),
+                            "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()},
+                        },
+                        indent=2,
+                    )
+                    + "\n"
+                )
                 return 0
             _show_run(io, run_row, metrics_by_run.get(run_row.id, {}), defs, arts)
             return 0
         if args.json:
-            io.out.write(json.dumps({
-                "id": e.id, "name": e.name, "description": e.description, "status": e.status,
-                "source": e.source, "baseline": e.baseline, "created_at": e.created_at,
-                "finished_at": e.finished_at, "settings": e.settings, "spec_path": e.spec_path,
-                "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in defs],
-                "environment": envs, "runs": [_run_dict(r, metrics_by_run) for r in runs]}, indent=2) + "\n")
+            io.out.write(
+                json.dumps(
+                    {
+                        "id": e.id,
+                        "name": e.name,
+                        "description": e.description,
+                        "status": e.status,
+                        "source": e.source,
+                        "baseline": e.baseline,
+                        "created_at": e.created_at,
+                        "finished_at": e.finished_at,
+                        "settings": e.settings,
+                        "spec_path": e.spec_path,
+                        "metrics": [
+                            {"name": m.name, "unit": m.unit, "better": m.better} for m in defs
+                        ],
+                        "environment": envs,
+                        "runs": [_run_dict(r, metrics_by_run) for r in runs],
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
             return 0
         _show_experiment(io, e, runs, defs, envs)
         if args.runs:
@@ -76,10 +110,22 @@ def run(args, io) -> int:
 
 
 def _run_dict(r, metrics_by_run) -> dict:
-    return {"run": r.order_index + 1, "block": r.block + 1, "cell": r.cell_key, "labels": r.cell,
-            "variant": r.variant, "repetition": r.repetition, "warmup": r.warmup, "status": r.status,
-            "reason": r.reason, "attempts": r.attempts, "host": r.host, "started_at": r.started_at,
-            "ended_at": r.ended_at, "metrics": metrics_by_run.get(r.id, {})}
+    return {
+        "run": r.order_index + 1,
+        "block": r.block + 1,
+        "cell": r.cell_key,
+        "labels": r.cell,
+        "variant": r.variant,
+        "repetition": r.repetition,
+        "warmup": r.warmup,
+        "status": r.status,
+        "reason": r.reason,
+        "attempts": r.attempts,
+        "host": r.host,
+        "started_at": r.started_at,
+        "ended_at": r.ended_at,
+        "metrics": metrics_by_run.get(r.id, {}),
+    }
 
 
 def _write_artifact(out, data: bytes) -> None:
@@ -113,26 +159,51 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
     counts: dict[str, int] = {}
     for r in runs:
         counts[r.status] = counts.get(r.status, 0) + 1
-    c.print(safe_text(f"experiment {e.id}: {e.name}", "bold", one_line=True)
-            + safe_text(f" — {e.description}" if e.description else ""))
+    c.print(
+        safe_text(f"experiment {e.id}: {e.name}", "bold", one_line=True)
+        + safe_text(f" — {e.description}" if e.description else "")
+    )
     s = e.settings
-    rows = [("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
-            ("source", e.source + (f" ({e.spec_path})" if e.spec_path else "")),
-            ("created", _when(e.created_at)), ("finished", _when(e.finished_at)),
-            ("baseline", e.baseline),
-            ("variants", ", ".join(v["name"] for v in s.get("variants", []))),
-            ("matrix", "; ".join(f"{p}: {', '.join(dict.fromkeys(c['labels'][p] for c in s.get('cells', [])))}"
-                                 for p in s.get("params", [])) or "–"),
-            ("metrics", ", ".join(f"{m.name}{f' ({m.unit})' if m.unit else ''} {m.better} is better" for m in defs))]
+    rows = [
+        ("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
+        ("source", e.source + (f" ({e.spec_path})" if e.spec_path else "")),
+        ("created", _when(e.created_at)),
+        ("finished", _when(e.finished_at)),
+        ("baseline", e.baseline),
+        ("variants", ", ".join(v["name"] for v in s.get("variants", []))),
+        (
+            "matrix",
+            "; ".join(
+                f"{p}: {', '.join(dict.fromkeys(c['labels'][p] for c in s.get('cells', [])))}"
+                for p in s.get("params", [])
+            )
+            or "–",
+        ),
+        (
+            "metrics",
+            ", ".join(
+                f"{m.name}{f' ({m.unit})' if m.unit else ''} {m.better} is better" for m in defs
+            ),
+        ),
+    ]
     from perflab.report.format import describe_overhead, describe_repetitions
 
     if "repetitions" in s:
-        rows.append(("design", f"{describe_repetitions(s['repetitions'])} + {s.get('warmup', 0)} warm-up, "
-                               f"order {s.get('order')} (seed {s.get('seed')})"))
+        rows.append(
+            (
+                "design",
+                (
+                    f"{describe_repetitions(s['repetitions'])} + {s.get('warmup', 0)} warm-up, "
+                    f"order {s.get('order')} (seed {s.get('seed')})"
+                ),
+            )
+        )
     if s.get("adaptive", {}).get("summary"):
         rows.append(("adaptive", s["adaptive"]["summary"].removeprefix("adaptive repetitions: ")))
     for name, source in s.get("overheads", {}).items():
-        rows.append(("overhead", f"{name}: net of {describe_overhead(source)}, measured in each run"))
+        rows.append(
+            ("overhead", f"{name}: net of {describe_overhead(source)}, measured in each run")
+        )
     failed = [r for r in runs if r.status in ("failed", "timeout")]
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold", no_wrap=True)
@@ -153,8 +224,13 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
         c.print()
         c.print(Text(f"{len(failed)} failed run(s):", style="bold red"))
         for r in failed[:20]:
-            c.print(safe_text(f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) "
-                              f"{r.status}: {r.reason}", one_line=True))
+            c.print(
+                safe_text(
+                    f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) "
+                    f"{r.status}: {r.reason}",
+                    one_line=True,
+                )
+            )
         if len(failed) > 20:
             c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
 
@@ -164,15 +240,24 @@ def _show_runs(io, runs, metrics_by_run, defs) -> None:
 
     t = Table(header_style="bold")
     for col in ("run", "block", "cell", "variant", "rep", "status"):
-        t.add_column(col, justify="right" if col in ("run", "block", "rep") else "left", no_wrap=True)
+        t.add_column(
+            col, justify="right" if col in ("run", "block", "rep") else "left", no_wrap=True
+        )
     for m in defs:
         t.add_column(f"{m.name}{f' ({m.unit})' if m.unit else ''}", justify="right", no_wrap=True)
     t.add_column("reason")
     for r in runs:
         ms = metrics_by_run.get(r.id, {})
-        t.add_row(str(r.order_index + 1), str(r.block + 1), safe_text(r.cell_key, one_line=True),
-                  safe_text(r.variant, one_line=True), f"{r.repetition}{'w' if r.warmup else ''}", r.status,
-                  *[fmt_number(ms.get(m.name)) for m in defs], safe_text(r.reason or "", one_line=True))
+        t.add_row(
+            str(r.order_index + 1),
+            str(r.block + 1),
+            safe_text(r.cell_key, one_line=True),
+            safe_text(r.variant, one_line=True),
+            f"{r.repetition}{'w' if r.warmup else ''}",
+            r.status,
+            *[fmt_number(ms.get(m.name)) for m in defs],
+            safe_text(r.reason or "", one_line=True),
+        )
     io.console.print()
     io.console.print(t)
 
@@ -181,19 +266,37 @@ def _show_run(io, r, metrics, defs, arts) -> None:
     from perflab.report.format import fmt_number
 
     c = io.console
-    c.print(safe_text(f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
-                      f"{' (warm-up)' if r.warmup else ''} — {r.status}", "bold", one_line=True))
+    c.print(
+        safe_text(
+            f"run {r.order_index + 1}: {r.cell_key} · {r.variant} #{r.repetition}"
+            f"{' (warm-up)' if r.warmup else ''} — {r.status}",
+            "bold",
+            one_line=True,
+        )
+    )
     if r.reason:
         c.print(safe_text(f"reason: {r.reason}", one_line=True))
     dur = f"{r.ended_at - r.started_at:.3f} s" if r.started_at and r.ended_at else "–"
-    c.print(safe_text(f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}",
-                      one_line=True))
+    c.print(
+        safe_text(
+            f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}",
+            one_line=True,
+        )
+    )
     for m in defs:
         if m.name in metrics:
-            c.print(safe_text(f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), one_line=True))
+            c.print(
+                safe_text(
+                    f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), one_line=True
+                )
+            )
     for name, data in arts.items():
         c.print()
         c.print(safe_text(f"── {name} ({len(data)} bytes)", "bold", one_line=True))
         # program output: shown, never obeyed (escape sequences written visibly, [markup] literal)
-        c.print(safe_text(data.decode("utf-8", "replace").rstrip("\n")), no_wrap=True, overflow="ignore",
-                crop=False)
+        c.print(
+            safe_text(data.decode("utf-8", "replace").rstrip("\n")),
+            no_wrap=True,
+            overflow="ignore",
+            crop=False,
+        )

@@ -13,13 +13,23 @@ import importlib
 # Names are loaded on first use (PEP 562): the fitting code imports scipy, which the CLI
 # should not pay for when it only builds its parser.
 _HOMES = {
-    "FitResult": "fit", "LeaveOneOut": "fit", "PlatformFit": "fit", "fit": "fit",
-    "IndexRow": "index", "IndexTable": "index", "index": "index", "index_table": "index",
+    "FitResult": "fit",
+    "LeaveOneOut": "fit",
+    "PlatformFit": "fit",
+    "fit": "fit",
+    "IndexRow": "index",
+    "IndexTable": "index",
+    "index": "index",
+    "index_table": "index",
     "per_packet_time": "index",
-    "Columns": "observations", "Observation": "observations", "check": "observations",
+    "Columns": "observations",
+    "Observation": "observations",
+    "check": "observations",
     "from_rows": "observations",
-    "Prediction": "predict", "predict": "predict",
-    "BANDWIDTH_UNITS": "units", "bytes_per_second": "units",
+    "Prediction": "predict",
+    "predict": "predict",
+    "BANDWIDTH_UNITS": "units",
+    "bytes_per_second": "units",
 }
 
 
@@ -30,8 +40,23 @@ def __getattr__(name: str):
         return value
     raise AttributeError(f"module 'perflab.model' has no attribute {name!r}")
 
+
 __all__ = [
-    "BANDWIDTH_UNITS", "Columns", "FitResult", "IndexRow", "IndexTable", "LeaveOneOut", "Observation",
-    "PlatformFit", "Prediction", "bytes_per_second", "check", "fit", "from_rows", "index", "index_table",
-    "per_packet_time", "predict",
+    "BANDWIDTH_UNITS",
+    "Columns",
+    "FitResult",
+    "IndexRow",
+    "IndexTable",
+    "LeaveOneOut",
+    "Observation",
+    "PlatformFit",
+    "Prediction",
+    "bytes_per_second",
+    "check",
+    "fit",
+    "from_rows",
+    "index",
+    "index_table",
+    "per_packet_time",
+    "predict",
 ]

@@ -87,7 +87,7 @@ class FitResult:
     fixed: dict[str, float]
     M: float
     N: float
-    I: float
+    I: float  # noqa: E741 -- the model's own parameter name (docs/probes-and-model.md)
     sigma: float
     dof: int
     confidence: float
@@ -119,13 +119,23 @@ class FitResult:
     def to_json(self) -> dict:
         def pair(p):
             return [p[0], p[1]]
+
         return {
-            "M": self.M, "N_seconds": self.N, "I": self.I, "sigma_ln_rate": self.sigma, "dof": self.dof,
-            "confidence": self.confidence, "free": list(self.free), "fixed": self.fixed,
-            "at_bound": list(self.at_bound), "unidentified": list(self.unidentified), "se": self.se,
+            "M": self.M,
+            "N_seconds": self.N,
+            "I": self.I,
+            "sigma_ln_rate": self.sigma,
+            "dof": self.dof,
+            "confidence": self.confidence,
+            "free": list(self.free),
+            "fixed": self.fixed,
+            "at_bound": list(self.at_bound),
+            "unidentified": list(self.unidentified),
+            "se": self.se,
             "intervals": {k: pair(v) for k, v in self.intervals.items()},
             "t_intervals": {k: pair(v) for k, v in self.t_intervals.items()},
-            "log_sd": self.log_sd, "loo_rms_ln": self.loo_rms,
+            "log_sd": self.log_sd,
+            "loo_rms_ln": self.loo_rms,
             "platforms": [p.__dict__ for p in self.platforms],
             "leave_one_out": [x.__dict__ for x in self.loo],
             "statements": self.statements,
@@ -153,8 +163,13 @@ class _Problem:
         return np.array([p[0], p[1] * self.sb / self.sa, p[2] / self.sa])
 
 
-def _solve(prob: _Problem, Z: np.ndarray, free: tuple[str, ...], fixed_scaled: dict[str, float],
-           starts: np.ndarray) -> np.ndarray:
+def _solve(
+    prob: _Problem,
+    Z: np.ndarray,
+    free: tuple[str, ...],
+    fixed_scaled: dict[str, float],
+    starts: np.ndarray,
+) -> np.ndarray:
     """Scaled (lnI, m, n) minimising Σ (ln I_p − lnI)² with m, n ≥ 0, for each row of Z
     (B × platforms) from each start (S × 3); returns B × 3, the best start per row.
 
@@ -196,7 +211,9 @@ def _solve(prob: _Problem, Z: np.ndarray, free: tuple[str, ...], fixed_scaled: d
         h22 = h22 * (1 + 1e-9)
         det = h11 * h22 - h12 * h12
         det = np.where(np.abs(det) < 1e-300, 1e-300, det)
-        step = -np.stack([(h22 * g[:, 0] - h12 * g[:, 1]) / det, (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1)
+        step = -np.stack(
+            [(h22 * g[:, 0] - h12 * g[:, 1]) / det, (h11 * g[:, 1] - h12 * g[:, 0]) / det], axis=1
+        )
         step = np.nan_to_num(step * free_now)
         alpha = np.ones(X.shape[0])
         pending = np.ones(X.shape[0], dtype=bool)
@@ -232,8 +249,16 @@ def _starts(free: tuple[str, ...]) -> np.ndarray:
     return np.array([[0.0, m, n] for m in ms for n in ns])
 
 
-def fit(observations: list[Observation], *, M: float | None = None, N: float | None = None,
-        bootstrap: int = 2000, confidence: float = 0.95, seed: int = 0, loo: bool = True) -> FitResult:
+def fit(
+    observations: list[Observation],
+    *,
+    M: float | None = None,
+    N: float | None = None,
+    bootstrap: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    loo: bool = True,
+) -> FitResult:
     """Estimates the free constants (M and/or N unless given) and I from the platforms.
 
     bootstrap: residual-bootstrap replicates (0 to skip); seed makes them reproducible.
@@ -256,11 +281,17 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
         raise InputError(
             f"fewer platforms ({n}) than parameters to estimate ({k}: {shown}): add platforms"
             + (f" or fix {fixable} (--M/--N)" if fixable else "")
-            if n < k else f"need at least 2 platforms to fit, got {n}")
+            if n < k
+            else f"need at least 2 platforms to fit, got {n}"
+        )
 
     prob = _Problem(observations)
-    fixed_scaled = {name: prob.to_scaled(np.array([0.0, fixed.get("M", 0.0), fixed.get("N", 0.0)]))[
-        PARAMS.index(name)] for name in fixed}
+    fixed_scaled = {
+        name: prob.to_scaled(np.array([0.0, fixed.get("M", 0.0), fixed.get("N", 0.0)]))[
+            PARAMS.index(name)
+        ]
+        for name in fixed
+    }
     th = _solve(prob, prob.z, free, fixed_scaled, _starts(free))[0]
     p_orig = prob.to_orig(th)
     statements: list[str] = []
@@ -269,7 +300,9 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
     t = prob.a + th[1] * prob.b + th[2]
     resid = np.log(t) + prob.z - th[0]
     at_bound = tuple(f for f in free if f != "lnI" and th[PARAMS.index(f)] <= 1e-12)
-    at_upper = tuple(f for f in free if f != "lnI" and th[PARAMS.index(f)] >= SCALED_UPPER * (1 - 1e-9))
+    at_upper = tuple(
+        f for f in free if f != "lnI" and th[PARAMS.index(f)] >= SCALED_UPPER * (1 - 1e-9)
+    )
     active = tuple(f for f in free if f not in at_bound)
     dof = n - len(active)
 
@@ -286,9 +319,15 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
         unidentified = [f for f in involved if f != "lnI"] or involved
         statements.append(
             f"the platforms cannot identify {' and '.join(unidentified)}: "
-            + ("their effects are indistinguishable from each other" if len(involved) > 1 else "it has no effect")
+            + (
+                "their effects are indistinguishable from each other"
+                if len(involved) > 1
+                else "it has no effect"
+            )
             + " on these data (e.g. the same L/C or CPU mix everywhere); fix it with "
-            + "/".join(f"--{u}" for u in unidentified if u != "lnI") + " or add platforms that differ")
+            + "/".join(f"--{u}" for u in unidentified if u != "lnI")
+            + " or add platforms that differ"
+        )
 
     for f in at_upper:
         term = "memmove term M·L/C" if f == "M" else "fixed per-packet time N"
@@ -296,33 +335,42 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
             f"{f} grows without limit (stopped at {SCALED_UPPER:.0e} × the CPU term): the rates follow the {term} "
             f"alone and the CPU scores explain none of their differences, so {f} and I are not separately "
             f"identified; check that every platform's CPU score is on one scale (e.g. all CoreMark) "
-            f"and that the platforms run the same program, or fix {f} (--{f})")
+            f"and that the platforms run the same program, or fix {f} (--{f})"
+        )
         if f not in unidentified:
             unidentified.append(f)
     for f in at_bound:
         statements.append(
             f"{f} is at its lower bound 0: these platforms would need {f} < 0 to equalise I more; "
-            f"read it as 'not detectably above 0', not as a measured 0")
+            f"read it as 'not detectably above 0', not as a measured 0"
+        )
     if n == k and dof > 0:
         statements.append(
             f"{n} platforms for {k} parameters: the fit is exact but for the bound, so no bootstrap is run; "
-            f"fix {' and '.join(at_bound)} (e.g. --{at_bound[0]} 0) to get intervals for the rest")
+            f"fix {' and '.join(at_bound)} (e.g. --{at_bound[0]} 0) to get intervals for the rest"
+        )
     if dof == 0:
         statements.append(
             f"exactly determined: {n} platforms for {len(active)} parameter(s), so the fit has no residual — "
-            "no spread, no interval and no prediction error can be estimated; add a platform or fix a constant")
+            "no spread, no interval and no prediction error can be estimated; add a platform or fix a constant"
+        )
     elif dof < 3:
-        statements.append(f"only {dof} degree(s) of freedom: intervals are wide and rest on the normal-noise "
-                          "assumption; more platforms make them trustworthy")
+        statements.append(
+            f"only {dof} degree(s) of freedom: intervals are wide and rest on the normal-noise "
+            "assumption; more platforms make them trustworthy"
+        )
 
     sigma = float(np.sqrt(np.sum(resid**2) / dof)) if dof > 0 else math.nan
     cov = np.zeros((3, 3))
-    se = {f: math.nan for f in free}
-    t_int = {f: (math.nan, math.nan) for f in free}
+    se = dict.fromkeys(free, math.nan)
+    t_int = dict.fromkeys(free, (math.nan, math.nan))
     if dof > 0 and not unidentified:
         # Jacobian in original units for the covariance of (lnI, M, N).
-        orig_cols = {"lnI": -np.ones(n), "M": np.array([o.copy_time for o in observations]) / (t * prob.sa),
-                     "N": 1.0 / (t * prob.sa)}
+        orig_cols = {
+            "lnI": -np.ones(n),
+            "M": np.array([o.copy_time for o in observations]) / (t * prob.sa),
+            "N": 1.0 / (t * prob.sa),
+        }
         Jo = np.column_stack([orig_cols[f] for f in active])
         scale = np.linalg.norm(Jo, axis=0)
         inv = np.linalg.pinv((Jo / scale).T @ (Jo / scale)) / np.outer(scale, scale)
@@ -333,32 +381,61 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
             se[f] = float(math.sqrt(max(cov[PARAMS.index(f), PARAMS.index(f)], 0.0)))
             est = p_orig[PARAMS.index(f)]
             lo, hi = est - q * se[f], est + q * se[f]
-            t_int[f] = ((math.exp(lo), math.exp(hi)) if f == "lnI" else (max(float(lo), 0.0), float(hi)))
+            t_int[f] = (
+                (math.exp(lo), math.exp(hi)) if f == "lnI" else (max(float(lo), 0.0), float(hi))
+            )
     t_int = {("I" if f == "lnI" else f): v for f, v in t_int.items()}
     for f in ("M", "N"):
         lo, hi = t_int.get(f, (math.nan, math.nan))
         est = p_orig[PARAMS.index(f)]
-        if f not in at_bound and math.isfinite(lo) and math.isfinite(hi) and (lo <= 0 or hi > 10 * est):
+        if (
+            f not in at_bound
+            and math.isfinite(lo)
+            and math.isfinite(hi)
+            and (lo <= 0 or hi > 10 * est)
+        ):
             unit, scale = ("µs", 1e6) if f == "N" else ("", 1.0)
-            statements.append(f"{f} is poorly determined by these platforms: its {confidence:.0%} interval runs "
-                              f"from {lo * scale:.3g} to {hi * scale:.3g}{unit} around {est * scale:.3g}{unit}")
+            statements.append(
+                f"{f} is poorly determined by these platforms: its {confidence:.0%} interval runs "
+                f"from {lo * scale:.3g} to {hi * scale:.3g}{unit} around {est * scale:.3g}{unit}"
+            )
 
     result = FitResult(
-        observations=list(observations), free=tuple("I" if f == "lnI" else f for f in free), fixed=fixed,
-        M=float(p_orig[1]), N=float(p_orig[2]), I=float(math.exp(p_orig[0])), sigma=sigma, dof=dof,
-        confidence=confidence, se={("I" if f == "lnI" else f): v for f, v in se.items()}, cov=cov,
-        intervals={}, t_intervals=t_int,
-        platforms=[PlatformFit(o.platform, float(o.rate), float(math.exp(r + th[0])),
-                               float(o.rate * math.exp(-r)), float(r))
-                   for o, r in zip(observations, resid)],
-        loo=[], at_bound=tuple(at_bound), statements=statements, warnings=warnings,
-        unidentified=tuple(unidentified))
+        observations=list(observations),
+        free=tuple("I" if f == "lnI" else f for f in free),
+        fixed=fixed,
+        M=float(p_orig[1]),
+        N=float(p_orig[2]),
+        I=float(math.exp(p_orig[0])),
+        sigma=sigma,
+        dof=dof,
+        confidence=confidence,
+        se={("I" if f == "lnI" else f): v for f, v in se.items()},
+        cov=cov,
+        intervals={},
+        t_intervals=t_int,
+        platforms=[
+            PlatformFit(
+                o.platform,
+                float(o.rate),
+                float(math.exp(r + th[0])),
+                float(o.rate * math.exp(-r)),
+                float(r),
+            )
+            for o, r in zip(observations, resid)
+        ],
+        loo=[],
+        at_bound=tuple(at_bound),
+        statements=statements,
+        warnings=warnings,
+        unidentified=tuple(unidentified),
+    )
     # resid = ln I_p − ln I = ln(rate / fitted rate).
 
     if bootstrap and dof > 0 and n > k and not unidentified:
         _bootstrap(result, prob, th, resid, free, fixed_scaled, dof, bootstrap, confidence, seed)
     else:
-        result.intervals = {f: (math.nan, math.nan) for f in result.free}
+        result.intervals = dict.fromkeys(result.free, (math.nan, math.nan))
     if loo:
         result.loo = _leave_one_out(observations, M, N, confidence)
         done = [x for x in result.loo if math.isfinite(x.error)]
@@ -366,22 +443,37 @@ def fit(observations: list[Observation], *, M: float | None = None, N: float | N
             worst = max(done, key=lambda x: abs(x.error))
             statements.append(
                 f"leave-one-platform-out: predictions off by {result.loo_rms:.1%} (RMS, log scale), "
-                f"worst {worst.platform} {worst.error:+.1%}")
+                f"worst {worst.platform} {worst.error:+.1%}"
+            )
         else:
-            statements.append(f"leave-one-platform-out is impossible: without any one platform, "
-                              f"{n - 1} remain for {k} parameter(s)")
+            statements.append(
+                f"leave-one-platform-out is impossible: without any one platform, "
+                f"{n - 1} remain for {k} parameter(s)"
+            )
     return result
 
 
-def _bootstrap(result: FitResult, prob: _Problem, th: np.ndarray, resid: np.ndarray, free, fixed_scaled,
-               dof: int, B: int, confidence: float, seed: int) -> None:
+def _bootstrap(
+    result: FitResult,
+    prob: _Problem,
+    th: np.ndarray,
+    resid: np.ndarray,
+    free,
+    fixed_scaled,
+    dof: int,
+    B: int,
+    confidence: float,
+    seed: int,
+) -> None:
     rng = np.random.default_rng(seed)
     n = resid.size
     # Leverage-adjusted residuals r_i / sqrt(1 − h_i), centred (Davison & Hinkley 1997, §6.2.3):
     # raw residuals are too small, most of all at the platforms that pin the fit down.
     t = prob.a + th[1] * prob.b + th[2]
     cols = {"lnI": -np.ones(n), "M": prob.b / t, "N": 1.0 / t}
-    J = np.column_stack([cols[f] for f in free if not (f != "lnI" and th[PARAMS.index(f)] <= 1e-12)])
+    J = np.column_stack(
+        [cols[f] for f in free if not (f != "lnI" and th[PARAMS.index(f)] <= 1e-12)]
+    )
     h = np.clip(np.sum(J * (J @ np.linalg.pinv(J.T @ J)), axis=1), 0.0, 0.99)
     adjusted = resid / np.sqrt(1.0 - h)
     centred = adjusted - adjusted.mean()
@@ -409,13 +501,24 @@ def _leave_one_out(obs: list[Observation], M, N, confidence) -> list[LeaveOneOut
     k = 1 + (M is None) + (N is None)
     out = []
     for i, o in enumerate(obs):
-        rest = obs[:i] + obs[i + 1:]
+        rest = obs[:i] + obs[i + 1 :]
         if len(rest) < max(k, 2):
-            out.append(LeaveOneOut(o.platform, float(o.rate), math.nan, math.nan, math.nan, math.nan,
-                                   f"{len(rest)} platforms left for {k} parameters"))
+            out.append(
+                LeaveOneOut(
+                    o.platform,
+                    float(o.rate),
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    f"{len(rest)} platforms left for {k} parameters",
+                )
+            )
             continue
         sub = fit(rest, M=M, N=N, bootstrap=0, confidence=confidence, loo=False)
         p = predict(sub, o, confidence=confidence)
         note = "; ".join(s for s in sub.statements if s.startswith("the platforms cannot identify"))
-        out.append(LeaveOneOut(o.platform, float(o.rate), p.rate, p.low, p.high, p.rate / o.rate - 1, note))
+        out.append(
+            LeaveOneOut(o.platform, float(o.rate), p.rate, p.low, p.high, p.rate / o.rate - 1, note)
+        )
     return out

@@ -57,8 +57,13 @@ class IndexTable:
     max_ratio: float
 
     def to_json(self) -> dict:
-        return {"M": self.M, "N_seconds": self.N, "log_sd": self.log_sd, "max_ratio": self.max_ratio,
-                "platforms": [r.__dict__ for r in self.rows]}
+        return {
+            "M": self.M,
+            "N_seconds": self.N,
+            "log_sd": self.log_sd,
+            "max_ratio": self.max_ratio,
+            "platforms": [r.__dict__ for r in self.rows],
+        }
 
 
 def index_table(observations: list[Observation], M: float, N: float) -> IndexTable:
@@ -68,7 +73,11 @@ def index_table(observations: list[Observation], M: float, N: float) -> IndexTab
     rows = []
     for o in observations:
         t = per_packet_time(o, M, N)
-        rows.append(IndexRow(o.platform, float(o.rate), o.rate * t, o.cpu_time / t, M * o.copy_time / t, N / t))
+        rows.append(
+            IndexRow(
+                o.platform, float(o.rate), o.rate * t, o.cpu_time / t, M * o.copy_time / t, N / t
+            )
+        )
     logs = np.log([r.index for r in rows])
     sd = float(np.std(logs, ddof=1)) if len(rows) > 1 else math.nan
     return IndexTable(M, N, tuple(rows), sd, float(np.exp(logs.max() - logs.min())))

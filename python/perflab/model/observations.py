@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from perflab.errors import InputError
 from perflab.model.units import bytes_per_second
@@ -50,18 +50,27 @@ class Columns:
     memmove_unit: str = "MiB/s"
 
 
-def from_rows(rows: Iterable[Mapping[str, object]], cols: Columns, *, need_rate: bool = True,
-              source: str = "input") -> list[Observation]:
+def from_rows(
+    rows: Iterable[Mapping[str, object]],
+    cols: Columns,
+    *,
+    need_rate: bool = True,
+    source: str = "input",
+) -> list[Observation]:
     """Observations from rows (e.g. ``csv.DictReader``); InputError names row and column."""
     factor = bytes_per_second(cols.memmove_unit)
     out: list[Observation] = []
-    names = [cols.platform, cols.cpu, cols.memmove, cols.length] + ([cols.rate] if need_rate else [])
+    names = [cols.platform, cols.cpu, cols.memmove, cols.length] + (
+        [cols.rate] if need_rate else []
+    )
     for i, row in enumerate(rows, start=2):  # line 1 is the header
         missing = [c for c in names if c not in row]
         if missing:
-            have = ", ".join(k for k in row.keys() if k is not None)
-            raise InputError(f"no column {', '.join(repr(m) for m in missing)} (columns: {have})",
-                             location=source)
+            have = ", ".join(k for k in row if k is not None)
+            raise InputError(
+                f"no column {', '.join(repr(m) for m in missing)} (columns: {have})",
+                location=source,
+            )
         where = f"{source}:{i}"
         platform = str(row[cols.platform]).strip()
         if not platform:
@@ -69,13 +78,15 @@ def from_rows(rows: Iterable[Mapping[str, object]], cols: Columns, *, need_rate:
         rate = None
         if need_rate or str(row.get(cols.rate, "") or "").strip():
             rate = _positive(row.get(cols.rate), cols.rate, where)
-        out.append(Observation(
-            platform=platform,
-            cpu=_positive(row[cols.cpu], cols.cpu, where),
-            memmove=_positive(row[cols.memmove], cols.memmove, where) * factor,
-            length=_positive(row[cols.length], cols.length, where),
-            rate=rate,
-        ))
+        out.append(
+            Observation(
+                platform=platform,
+                cpu=_positive(row[cols.cpu], cols.cpu, where),
+                memmove=_positive(row[cols.memmove], cols.memmove, where) * factor,
+                length=_positive(row[cols.length], cols.length, where),
+                rate=rate,
+            )
+        )
     if not out:
         raise InputError("no rows", location=source)
     return out
@@ -86,15 +97,19 @@ def check(observations: list[Observation], *, need_rate: bool = True) -> None:
     seen: set[str] = set()
     for o in observations:
         if o.platform in seen:
-            raise InputError(f"platform {o.platform!r} appears twice: give one row per platform "
-                             "(aggregate repeated runs first)")
+            raise InputError(
+                f"platform {o.platform!r} appears twice: give one row per platform "
+                "(aggregate repeated runs first)"
+            )
         seen.add(o.platform)
         fields = [("cpu", o.cpu), ("memmove", o.memmove), ("length", o.length)]
         if need_rate or o.rate is not None:
             fields.append(("rate", o.rate))
         for name, v in fields:
             if v is None or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise InputError(f"platform {o.platform!r}: {name} must be a positive number, not {v!r}")
+                raise InputError(
+                    f"platform {o.platform!r}: {name} must be a positive number, not {v!r}"
+                )
 
 
 def _positive(value: object, column: str, where: str) -> float:
@@ -106,5 +121,7 @@ def _positive(value: object, column: str, where: str) -> float:
     except ValueError:
         raise InputError(f"column {column!r}: {text!r} is not a number", location=where) from None
     if not math.isfinite(v) or v <= 0:
-        raise InputError(f"column {column!r}: {text} must be positive (a rate, score or size)", location=where)
+        raise InputError(
+            f"column {column!r}: {text} must be positive (a rate, score or size)", location=where
+        )
     return v

@@ -34,8 +34,12 @@ class CoreChoice:
     notes: tuple[str, ...]
 
     def to_json(self) -> dict:
-        return {"cpus": list(self.cpus), "core_type": self.core_type,
-                "shared_l2_pairs": [list(p) for p in self.shared_l2_pairs], "notes": list(self.notes)}
+        return {
+            "cpus": list(self.cpus),
+            "core_type": self.core_type,
+            "shared_l2_pairs": [list(p) for p in self.shared_l2_pairs],
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -45,8 +49,13 @@ class _Core:
     type_name: str
 
 
-def pick_cores(n: int, topology: Topology, *, core_type: str | None = None,
-               exclude: set[int] | frozenset[int] = frozenset()) -> CoreChoice:
+def pick_cores(
+    n: int,
+    topology: Topology,
+    *,
+    core_type: str | None = None,
+    exclude: set[int] | frozenset[int] = frozenset(),
+) -> CoreChoice:
     """N logical CPUs on N distinct physical cores of one type, spread over L2 caches.
 
     core_type: restrict to "P" or "E" cores (hybrid CPUs); default: the fastest type
@@ -70,9 +79,13 @@ def pick_cores(n: int, topology: Topology, *, core_type: str | None = None,
     ordered = sorted(groups.items(), key=lambda kv: kv[0][1:])
     for key, members in ordered:
         if len(members) >= n:
-            return _spread(n, members, members[0].type_name,
-                           fallback=key != ordered[0][0] and core_type is None,
-                           fastest=ordered[0][1][0].type_name)
+            return _spread(
+                n,
+                members,
+                members[0].type_name,
+                fallback=key != ordered[0][0] and core_type is None,
+                fastest=ordered[0][1][0].type_name,
+            )
     raise PerflabError(
         f"cannot pick {n} cores of one type without SMT siblings: {_describe(cores)}",
         hint="ask for fewer cores" if cores else "no CPU is usable by this process",
@@ -80,11 +93,15 @@ def pick_cores(n: int, topology: Topology, *, core_type: str | None = None,
 
 
 def _physical_cores(topo: Topology, exclude: frozenset[int]) -> list[_Core]:
-    usable = [c for c in topo.usable()]
+    usable = list(topo.usable())
     by_core: dict[frozenset[int], list[LogicalCpu]] = defaultdict(list)
     for c in usable:
         by_core[c.core].append(c)
-    reps = [min(threads, key=lambda c: c.cpu) for core, threads in by_core.items() if not (core & exclude)]
+    reps = [
+        min(threads, key=lambda c: c.cpu)
+        for core, threads in by_core.items()
+        if not (core & exclude)
+    ]
     reps = [r for r in reps if r.cpu not in exclude]
     freq_class = _freq_classes({r.max_freq_khz for r in reps if r.max_freq_khz})
     class_top: dict[int, int] = {}
@@ -120,7 +137,9 @@ def _freq_classes(freqs: set[int]) -> dict[int, int]:
     return classes
 
 
-def _spread(n: int, members: list[_Core], type_name: str, *, fallback: bool, fastest: str) -> CoreChoice:
+def _spread(
+    n: int, members: list[_Core], type_name: str, *, fallback: bool, fastest: str
+) -> CoreChoice:
     notes: list[str] = []
     if fallback:
         notes.append(f"too few of the fastest cores ({fastest}) for {n}: using {type_name} cores")
@@ -135,13 +154,17 @@ def _spread(n: int, members: list[_Core], type_name: str, *, fallback: bool, fas
         pool = by_pkg[pkg]
     else:
         pool = members
-        notes.append(f"no single package has {n} such cores: the choice spans {len(by_pkg)} packages")
+        notes.append(
+            f"no single package has {n} such cores: the choice spans {len(by_pkg)} packages"
+        )
     domains = _domains(pool)
     if any(c.thread.l2 is None for c in pool):
         notes.append("L2 sharing is unknown on this machine (no cache info in sysfs)")
     # Round-robin over L2 domains; CPU 0 (interrupts, housekeeping) last everywhere.
-    ordered_domains = sorted(domains.values(), key=lambda cs: (any(c.thread.cpu == 0 for c in cs),
-                                                              min(c.thread.cpu for c in cs)))
+    ordered_domains = sorted(
+        domains.values(),
+        key=lambda cs: (any(c.thread.cpu == 0 for c in cs), min(c.thread.cpu for c in cs)),
+    )
     queues = [sorted(cs, key=lambda c: (c.thread.cpu == 0, c.thread.cpu)) for cs in ordered_domains]
     chosen: list[_Core] = []
     while len(chosen) < n:
@@ -149,12 +172,19 @@ def _spread(n: int, members: list[_Core], type_name: str, *, fallback: bool, fas
             if q and len(chosen) < n:
                 chosen.append(q.pop(0))
     cpus = tuple(sorted(c.thread.cpu for c in chosen))
-    pairs = tuple((a.thread.cpu, b.thread.cpu) if a.thread.cpu < b.thread.cpu else (b.thread.cpu, a.thread.cpu)
-                  for a, b in combinations(chosen, 2)
-                  if a.thread.l2 is not None and b.thread.cpu in a.thread.l2)
+    pairs = tuple(
+        (a.thread.cpu, b.thread.cpu)
+        if a.thread.cpu < b.thread.cpu
+        else (b.thread.cpu, a.thread.cpu)
+        for a, b in combinations(chosen, 2)
+        if a.thread.l2 is not None and b.thread.cpu in a.thread.l2
+    )
     if pairs:
-        notes.append(f"only {len(domains)} L2 domain(s) for {n} cores: "
-                     + ", ".join(f"{a}+{b}" for a, b in sorted(pairs)) + " share an L2 cache")
+        notes.append(
+            f"only {len(domains)} L2 domain(s) for {n} cores: "
+            + ", ".join(f"{a}+{b}" for a, b in sorted(pairs))
+            + " share an L2 cache"
+        )
     if 0 in cpus:
         notes.append("CPU 0 is used (it usually also serves interrupts and housekeeping)")
     return CoreChoice(cpus, type_name, tuple(sorted(pairs)), tuple(notes))
@@ -173,5 +203,7 @@ def _describe(cores: list[_Core]) -> str:
     groups: dict[str, list[int]] = defaultdict(list)
     for c in cores:
         groups[c.type_name].append(c.thread.cpu)
-    return "; ".join(f"{len(v)} physical core(s) of type {k} (cpus {','.join(map(str, sorted(v)))})"
-                     for k, v in groups.items())
+    return "; ".join(
+        f"{len(v)} physical core(s) of type {k} (cpus {','.join(map(str, sorted(v)))})"
+        for k, v in groups.items()
+    )

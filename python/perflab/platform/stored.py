@@ -26,24 +26,59 @@ def record_probe(store: Store, result: ProbeResult, *, name: str | None = None) 
     store stay apart.
     """
     host = result.host.get("hostname") or "localhost"
-    metrics = [MetricDef(m, result.units[m], "lower" if result.units[m] in LOWER_IS_BETTER_UNITS else "higher")
-               for m in result.samples]
-    runs = [NewRun(order_index=i, block=i, cell_key="-", cell={}, variant=host, repetition=i + 1, status="ok",
-                   metrics={m: v[i] for m, v in result.samples.items() if i < len(v)})
-            for i in range(result.repeat)]
-    settings = {"params": [], "cells": [{"key": "-", "labels": {}}],
-                "variants": [{"name": host, "description": result.host.get("cpu_model", "")}],
-                "confidence": 0.95, "probe": result.to_json()}
-    eid = store.create_experiment(name=name or f"probe-{result.probe}", description=f"perflab probe {result.probe}",
-                                  source="probe", baseline=host, metrics=metrics, settings=settings, runs=runs,
-                                  status="complete")
+    metrics = [
+        MetricDef(
+            m, result.units[m], "lower" if result.units[m] in LOWER_IS_BETTER_UNITS else "higher"
+        )
+        for m in result.samples
+    ]
+    runs = [
+        NewRun(
+            order_index=i,
+            block=i,
+            cell_key="-",
+            cell={},
+            variant=host,
+            repetition=i + 1,
+            status="ok",
+            metrics={m: v[i] for m, v in result.samples.items() if i < len(v)},
+        )
+        for i in range(result.repeat)
+    ]
+    settings = {
+        "params": [],
+        "cells": [{"key": "-", "labels": {}}],
+        "variants": [{"name": host, "description": result.host.get("cpu_model", "")}],
+        "confidence": 0.95,
+        "probe": result.to_json(),
+    }
+    eid = store.create_experiment(
+        name=name or f"probe-{result.probe}",
+        description=f"perflab probe {result.probe}",
+        source="probe",
+        baseline=host,
+        metrics=metrics,
+        settings=settings,
+        runs=runs,
+        status="complete",
+    )
     store.put_environment(eid, host, result.host, {})
     return eid
 
 
-def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_unit: str, rate: str | None,
-                           length_bytes: float, platform: str | None = None, variant: str | None = None,
-                           cell: str | None = None, rate_optional: bool = False) -> Observation:
+def observation_from_store(
+    path: str | Path,
+    *,
+    cpu: str,
+    memmove: str,
+    memmove_unit: str,
+    rate: str | None,
+    length_bytes: float,
+    platform: str | None = None,
+    variant: str | None = None,
+    cell: str | None = None,
+    rate_optional: bool = False,
+) -> Observation:
     """One platform from the store at ``path``: for each metric, the latest experiment that
     has it; its median over successful runs.
 
@@ -75,27 +110,42 @@ def observation_from_store(path: str | Path, *, cpu: str, memmove: str, memmove_
                 for ds in datasets:
                     hosts.extend(store.environments(ds.experiment.id))
     name = platform or (hosts[0] if hosts else p.stem)
-    return Observation(platform=name, cpu=values[cpu], memmove=values[memmove] * bytes_per_second(memmove_unit),
-                       length=float(length_bytes), rate=values.get(rate) if rate else None)
+    return Observation(
+        platform=name,
+        cpu=values[cpu],
+        memmove=values[memmove] * bytes_per_second(memmove_unit),
+        length=float(length_bytes),
+        rate=values.get(rate) if rate else None,
+    )
 
 
-def _latest_median(datasets, metric: str, variant: str | None, cell: str | None, path: Path) -> tuple[float, str | None]:
+def _latest_median(
+    datasets, metric: str, variant: str | None, cell: str | None, path: Path
+) -> tuple[float, str | None]:
     for ds in datasets:
-        keys = [k for k in ds.samples if k[2] == metric and (variant is None or k[1] == variant)
-                and (cell is None or k[0] == cell)]
+        keys = [
+            k
+            for k in ds.samples
+            if k[2] == metric
+            and (variant is None or k[1] == variant)
+            and (cell is None or k[0] == cell)
+        ]
         if not keys:
             continue
         if len(keys) > 1:
             where = ", ".join(f"variant {v!r} cell {c!r}" for c, v, _ in keys)
-            raise InputError(f"metric {metric!r} has several samples in experiment {ds.experiment.name!r} "
-                             f"of {path} ({where}): choose one with --variant/--cell")
+            raise InputError(
+                f"metric {metric!r} has several samples in experiment {ds.experiment.name!r} "
+                f"of {path} ({where}): choose one with --variant/--cell"
+            )
         values = ds.samples[keys[0]]
         if ds.experiment.source == "probe":
             return float(np.median(values)), keys[0][1]  # its variant is the host
         return float(np.median(values)), None
     have = sorted({k[2] for ds in datasets for k in ds.samples})
-    raise InputError(f"no experiment in {path} has metric {metric!r}"
-                     + (f" (for variant {variant!r})" if variant else "")
-                     + f"; metrics there: {', '.join(have) or 'none'}",
-                     hint="record probes with `perflab probe … --store`")
-
+    raise InputError(
+        f"no experiment in {path} has metric {metric!r}"
+        + (f" (for variant {variant!r})" if variant else "")
+        + f"; metrics there: {', '.join(have) or 'none'}",
+        hint="record probes with `perflab probe … --store`",
+    )

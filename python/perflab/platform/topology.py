@@ -51,10 +51,20 @@ class Topology:
         return [c for c in self.cpus if c.online and c.allowed]
 
     def to_json(self) -> list[dict]:
-        return [{"cpu": c.cpu, "package": c.package, "siblings": sorted(c.siblings),
-                 "l2": sorted(c.l2) if c.l2 is not None else None, "max_freq_khz": c.max_freq_khz,
-                 "capacity": c.capacity, "core_type": c.core_type, "online": c.online,
-                 "allowed": c.allowed} for c in self.cpus]
+        return [
+            {
+                "cpu": c.cpu,
+                "package": c.package,
+                "siblings": sorted(c.siblings),
+                "l2": sorted(c.l2) if c.l2 is not None else None,
+                "max_freq_khz": c.max_freq_khz,
+                "capacity": c.capacity,
+                "core_type": c.core_type,
+                "online": c.online,
+                "allowed": c.allowed,
+            }
+            for c in self.cpus
+        ]
 
 
 def parse_cpu_list(text: str) -> frozenset[int]:
@@ -83,7 +93,8 @@ def read_topology(root: str | Path = "/", allowed: set[int] | None = None) -> To
     if allowed is None:
         allowed = set(os.sched_getaffinity(0))
     present = _read_list(base / "present") or frozenset(
-        int(p.name[3:]) for p in base.glob("cpu[0-9]*") if p.name[3:].isdigit())
+        int(p.name[3:]) for p in base.glob("cpu[0-9]*") if p.name[3:].isdigit()
+    )
     online = _read_list(base / "online") or present
     hybrid = {}
     for pmu, label in (("cpu_core", "P"), ("cpu_atom", "E")):
@@ -93,19 +104,24 @@ def read_topology(root: str | Path = "/", allowed: set[int] | None = None) -> To
     for n in sorted(present):
         d = base / f"cpu{n}"
         topo = d / "topology"
-        siblings = (_read_list(topo / "thread_siblings_list") or _read_list(topo / "core_cpus_list")
-                    or frozenset({n}))
-        cpus.append(LogicalCpu(
-            cpu=n,
-            package=_read_int(topo / "physical_package_id", 0),
-            siblings=siblings,
-            l2=_l2_of(d),
-            max_freq_khz=_read_int(d / "cpufreq/cpuinfo_max_freq", None),
-            capacity=_read_int(d / "cpu_capacity", None),
-            core_type=hybrid.get(n),
-            online=n in online,
-            allowed=n in allowed,
-        ))
+        siblings = (
+            _read_list(topo / "thread_siblings_list")
+            or _read_list(topo / "core_cpus_list")
+            or frozenset({n})
+        )
+        cpus.append(
+            LogicalCpu(
+                cpu=n,
+                package=_read_int(topo / "physical_package_id", 0),
+                siblings=siblings,
+                l2=_l2_of(d),
+                max_freq_khz=_read_int(d / "cpufreq/cpuinfo_max_freq", None),
+                capacity=_read_int(d / "cpu_capacity", None),
+                core_type=hybrid.get(n),
+                online=n in online,
+                allowed=n in allowed,
+            )
+        )
     if not cpus:
         raise PerflabError(f"no CPUs found under {base}")
     return Topology(tuple(cpus))

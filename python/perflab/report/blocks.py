@@ -7,8 +7,9 @@ markup): each writer escapes it for its own format.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Union
 
 from matplotlib.figure import Figure
 

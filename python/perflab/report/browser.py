@@ -25,10 +25,22 @@ from typing import Any
 from perflab.errors import PerflabError
 
 #: Flags for a quiet, isolated, offline headless browser (no sync, updates, QUIC, GPU).
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-extensions",
-         "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--no-default-browser-check",
-         "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--no-default-browser-check",
+    "--remote-debugging-pipe",
+]
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -67,12 +79,20 @@ class PageLoad:
 class Browser:
     """``with Browser() as b: page = b.open(path); b.evaluate("document.title")``."""
 
-    def __init__(self, executable: str | None = None, *, width: int = 1280, height: int = 900,
-                 timeout: float = 60.0):
+    def __init__(
+        self,
+        executable: str | None = None,
+        *,
+        width: int = 1280,
+        height: int = 900,
+        timeout: float = 60.0,
+    ):
         self.executable = executable or find_chromium()
         if not self.executable:
-            raise BrowserError("chromium not found (install the Debian package: apt-get install chromium; "
-                               "scripts/setup does)")
+            raise BrowserError(
+                "chromium not found (install the Debian package: apt-get install chromium; "
+                "scripts/setup does)"
+            )
         self.width, self.height, self.timeout = width, height, timeout
         self._next_id = 0
         self._buf = b""
@@ -84,21 +104,33 @@ class Browser:
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
 
-        def fds() -> None:  # in the child: the pipe ends become fds 3 (commands in) and 4 (replies out)
+        def fds() -> None:
+            """In the child: the pipe ends become fds 3 (commands in) and 4 (replies out)."""
             a, b = os.dup(to_child_r), os.dup(from_child_w)
             os.dup2(a, 3)
             os.dup2(b, 4)
             os.set_inheritable(3, True)
             os.set_inheritable(4, True)
 
-        self._log = Path(self._profile) / "chromium.log"  # a file, not a pipe: a full pipe would stall it
+        # A file, not a pipe: a full pipe would stall it.
+        self._log = Path(self._profile) / "chromium.log"
         try:
             with open(self._log, "wb") as log:
                 self._proc = subprocess.Popen(
-                    [self.executable, *FLAGS, f"--user-data-dir={self._profile}",
-                     f"--window-size={width},{height}", "about:blank"],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                    preexec_fn=fds, close_fds=False, start_new_session=True)
+                    [
+                        self.executable,
+                        *FLAGS,
+                        f"--user-data-dir={self._profile}",
+                        f"--window-size={width},{height}",
+                        "about:blank",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    preexec_fn=fds,  # noqa: PLW1509 -- called before any thread starts
+                    close_fds=False,
+                    start_new_session=True,
+                )
         except OSError as e:
             shutil.rmtree(self._profile, ignore_errors=True)
             raise BrowserError(f"cannot start {self.executable}: {e}") from None
@@ -119,14 +151,24 @@ class Browser:
                 continue
             chunk = os.read(self._from_child, 1 << 20)
             if not chunk:
-                err = self._log.read_text(errors="replace").strip().splitlines() if self._log.exists() else []
+                err = (
+                    self._log.read_text(errors="replace").strip().splitlines()
+                    if self._log.exists()
+                    else []
+                )
                 raise BrowserError("chromium exited" + (f": {err[-1]}" if err else ""))
             self._buf += chunk
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def call(self, method: str, params: dict | None = None, *, session: bool = False,
-             timeout: float | None = None) -> dict:
+    def call(
+        self,
+        method: str,
+        params: dict | None = None,
+        *,
+        session: bool = False,
+        timeout: float | None = None,
+    ) -> dict:
         self._next_id += 1
         mid = self._next_id
         msg: dict[str, Any] = {"id": mid, "method": method, "params": params or {}}
@@ -148,21 +190,31 @@ class Browser:
         if page is None or method is None:
             return
         if method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            page.console_errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+            page.console_errors.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            )
         elif method == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
             e = p["entry"]
-            page.console_errors.append(f"{e.get('source')}: {e.get('text')}" + (f" ({e['url']})" if e.get("url") else ""))
+            page.console_errors.append(
+                f"{e.get('source')}: {e.get('text')}" + (f" ({e['url']})" if e.get("url") else "")
+            )
         elif method == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
-            page.exceptions.append(d.get("exception", {}).get("description") or d.get("text", "exception"))
+            page.exceptions.append(
+                d.get("exception", {}).get("description") or d.get("text", "exception")
+            )
         elif method == "Network.requestWillBeSent":
             url = p.get("request", {}).get("url", "")
             self._urls[p.get("requestId", "")] = url
             page.requests.append(url[:120])
         elif method == "Network.loadingFailed":
-            page.failed_requests.append(f"{self._urls.get(p.get('requestId', ''), '?')[:200]}: {p.get('errorText')}"
-                                        + (f" (blocked: {p['blockedReason']})" if p.get("blockedReason") else ""))
-        elif method == "Network.responseReceived" and p.get("response", {}).get("status", 200) >= 400:
+            page.failed_requests.append(
+                f"{self._urls.get(p.get('requestId', ''), '?')[:200]}: {p.get('errorText')}"
+                + (f" (blocked: {p['blockedReason']})" if p.get("blockedReason") else "")
+            )
+        elif (
+            method == "Network.responseReceived" and p.get("response", {}).get("status", 200) >= 400
+        ):
             r = p["response"]
             page.failed_requests.append(f"{r.get('url', '?')[:200]}: HTTP {r.get('status')}")
         elif method == "Page.javascriptDialogOpening":
@@ -190,22 +242,34 @@ class Browser:
 
     def open(self, target: str | Path, *, settle: float = 0.3) -> PageLoad:
         """Load a file (path) or URL in a fresh tab and wait for its load event and images."""
-        url = target if isinstance(target, str) and "://" in target else Path(target).resolve().as_uri()
+        url = (
+            target
+            if isinstance(target, str) and "://" in target
+            else Path(target).resolve().as_uri()
+        )
         if self._session:
             self.call("Target.closeTarget", {"targetId": self._target})
         self._target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self._session = self.call("Target.attachToTarget", {"targetId": self._target, "flatten": True})["sessionId"]
+        self._session = self.call(
+            "Target.attachToTarget", {"targetId": self._target, "flatten": True}
+        )["sessionId"]
         self._events.clear()
         self._page = PageLoad(url)
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride", {"width": self.width, "height": self.height,
-                                                         "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
         nav = self.call("Page.navigate", {"url": url}, session=True)
         if nav.get("errorText"):
             self._page.failed_requests.append(f"{url}: {nav['errorText']}")
         self._wait_event("Page.loadEventFired")
-        self.evaluate("Promise.all(Array.from(document.images, i => i.decode().catch(() => null)))", await_promise=True)
+        self.evaluate(
+            "Promise.all(Array.from(document.images, i => i.decode().catch(() => null)))",
+            await_promise=True,
+        )
         end = time.monotonic() + settle  # late console messages / requests
         while time.monotonic() < end:
             try:
@@ -215,25 +279,38 @@ class Browser:
         return self._page
 
     def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
-        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                           "awaitPromise": await_promise}, session=True)
+        r = self.call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": await_promise},
+            session=True,
+        )
         if "exceptionDetails" in r:
             raise BrowserError(f"evaluate failed: {r['exceptionDetails'].get('text')}")
         return r.get("result", {}).get("value")
 
-    def screenshot(self, path: str | Path | None = None, *, full_page: bool = True,
-                   clip: dict | None = None, max_height: int | None = None) -> bytes:
+    def screenshot(
+        self,
+        path: str | Path | None = None,
+        *,
+        full_page: bool = True,
+        clip: dict | None = None,
+        max_height: int | None = None,
+    ) -> bytes:
         """PNG of the page (whole, or the viewport, or ``clip`` = {x, y, width, height} in CSS px)."""
         params: dict[str, Any] = {"format": "png"}
         if clip is None and full_page:
-            h = int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)") or self.height)
+            h = int(
+                self.evaluate("Math.ceil(document.documentElement.scrollHeight)") or self.height
+            )
             if max_height:
                 h = min(h, max_height)
             clip = {"x": 0, "y": 0, "width": self.width, "height": h}
         if clip is not None:
             params["clip"] = {**clip, "scale": 1}
             params["captureBeyondViewport"] = True
-        data = base64.b64decode(self.call("Page.captureScreenshot", params, session=True, timeout=120)["data"])
+        data = base64.b64decode(
+            self.call("Page.captureScreenshot", params, session=True, timeout=120)["data"]
+        )
         if path is not None:
             from perflab.report.writable import write_atomically
 
@@ -252,7 +329,9 @@ class Browser:
                 try:
                     self._proc.wait(5)
                 except subprocess.TimeoutExpired:
-                    os.killpg(self._proc.pid, 9)  # its own session: the browser and its helpers only
+                    os.killpg(
+                        self._proc.pid, 9
+                    )  # its own session: the browser and its helpers only
                     self._proc.wait(5)
         finally:
             for fd in (self._to_child, self._from_child):
@@ -269,7 +348,9 @@ class Browser:
         self.close()
 
 
-def screenshot_file(html: str | Path, png: str | Path, *, width: int = 1280, max_height: int | None = None) -> PageLoad:
+def screenshot_file(
+    html: str | Path, png: str | Path, *, width: int = 1280, max_height: int | None = None
+) -> PageLoad:
     """Load a report and write its screenshot; returns what the load reported."""
     from perflab.report.writable import check_writable
 

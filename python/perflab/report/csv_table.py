@@ -21,31 +21,105 @@ def render_csv(result: CompareResult) -> str:
     data = result.dataset
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(list(data.params) + ["cell", "variant", "baseline", "metric", "unit", "better", "method",
-                                    "confidence", "n_baseline", "n_variant", "baseline_mean",
-                                    "variant_mean", "change_pct", "ci_low_pct", "ci_high_pct",
-                                    "p_value", "verdict", "tldr", "cells", "i_squared",
-                                    # a baseline within its noise of zero: the change in the metric's unit
-                                    "scale", "p_raw", "change", "ci_low", "ci_high"])
+    w.writerow(
+        list(data.params)
+        + [
+            "cell",
+            "variant",
+            "baseline",
+            "metric",
+            "unit",
+            "better",
+            "method",
+            "confidence",
+            "n_baseline",
+            "n_variant",
+            "baseline_mean",
+            "variant_mean",
+            "change_pct",
+            "ci_low_pct",
+            "ci_high_pct",
+            "p_value",
+            "verdict",
+            "tldr",
+            "cells",
+            "i_squared",
+            # a baseline within its noise of zero: the change in the metric's unit
+            "scale",
+            "p_raw",
+            "change",
+            "ci_low",
+            "ci_high",
+        ]
+    )
     for c in result.comparisons:
         k = c.comparison
         pct = k is not None and k.scale != "absolute"
-        nums = ([k.n_baseline, k.n_candidate, k.baseline_location, k.candidate_location,
-                 *((k.estimate * 100, k.low * 100, k.high * 100) if pct else ("", "", "")), k.p_value]
-                if k else [""] * 8)
-        extra = [k.scale, k.p_raw, *((k.estimate, k.low, k.high) if not pct else ("", "", ""))] if k else [""] * 5
-        w.writerow([c.labels.get(p, "") for p in data.params] +
-                   [c.cell_key, c.variant, data.baseline, c.metric.name, c.metric.unit, c.metric.better,
-                    result.method, result.confidence] + nums + [c.verdict.value,
-                                                                 tldr_text(k, c.verdict, c.metric.unit), "", ""]
-                   + extra)
+        nums = (
+            [
+                k.n_baseline,
+                k.n_candidate,
+                k.baseline_location,
+                k.candidate_location,
+                *((k.estimate * 100, k.low * 100, k.high * 100) if pct else ("", "", "")),
+                k.p_value,
+            ]
+            if k
+            else [""] * 8
+        )
+        extra = (
+            [k.scale, k.p_raw, *((k.estimate, k.low, k.high) if not pct else ("", "", ""))]
+            if k
+            else [""] * 5
+        )
+        w.writerow(
+            [c.labels.get(p, "") for p in data.params]
+            + [
+                c.cell_key,
+                c.variant,
+                data.baseline,
+                c.metric.name,
+                c.metric.unit,
+                c.metric.better,
+                result.method,
+                result.confidence,
+            ]
+            + nums
+            + [c.verdict.value, tldr_text(k, c.verdict, c.metric.unit), "", ""]
+            + extra
+        )
     for s in result.sweeps:
         k = s.comparison
-        w.writerow([""] * len(data.params) +
-                   [s.label, s.variant, data.baseline, s.metric.name, s.metric.unit, s.metric.better, "sweep",
-                    result.confidence, k.n_baseline, k.n_candidate, "", "", k.estimate * 100, k.low * 100,
-                    k.high * 100, k.p_value, s.verdict.value, tldr_text(k, s.verdict, s.metric.unit),
-                    s.summary.cells, s.summary.i_squared, k.scale, k.p_raw, "", "", ""])
+        w.writerow(
+            [""] * len(data.params)
+            + [
+                s.label,
+                s.variant,
+                data.baseline,
+                s.metric.name,
+                s.metric.unit,
+                s.metric.better,
+                "sweep",
+                result.confidence,
+                k.n_baseline,
+                k.n_candidate,
+                "",
+                "",
+                k.estimate * 100,
+                k.low * 100,
+                k.high * 100,
+                k.p_value,
+                s.verdict.value,
+                tldr_text(k, s.verdict, s.metric.unit),
+                s.summary.cells,
+                s.summary.i_squared,
+                k.scale,
+                k.p_raw,
+                "",
+                "",
+                "",
+            ]
+        )
     return buf.getvalue()
 
 
@@ -58,17 +132,73 @@ def render_scaling_csv(result: ScalingResult) -> str:
     others = [p for p in data.params if p != result.param]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(others + ["metric", "unit", "better", "param", "variant", "baseline", "confidence", "a", "a_low",
-                         "a_high", "at", "per_unit", "per_unit_low", "per_unit_high", "k", "k_low", "k_high",
-                         "exponent_fixed", "reduced_chi2", "vs_pct", "vs_low_pct", "vs_high_pct", "verdict", "text"])
+    w.writerow(
+        others
+        + [
+            "metric",
+            "unit",
+            "better",
+            "param",
+            "variant",
+            "baseline",
+            "confidence",
+            "a",
+            "a_low",
+            "a_high",
+            "at",
+            "per_unit",
+            "per_unit_low",
+            "per_unit_high",
+            "k",
+            "k_low",
+            "k_high",
+            "exponent_fixed",
+            "reduced_chi2",
+            "vs_pct",
+            "vs_low_pct",
+            "vs_high_pct",
+            "verdict",
+            "text",
+        ]
+    )
     for g in result.groups:
         m = g.metric
         for f in g.fits:
             fit, pu, v = f.fit, f.fit.per_unit(g.at), f.versus
-            vs = ([v.estimate * 100, v.low * 100, v.high * 100, f.verdict.value if f.verdict else "",
-                   fmt_cost_change(v.estimate, v.low, v.high, f.verdict, m.better)] if v else [""] * 4 + ["baseline"])
-            w.writerow([g.fixed.get(p, "") for p in others] +
-                       [m.name, m.unit, m.better, result.param, f.variant, data.baseline, result.confidence,
-                        fit.a.value, fit.a.low, fit.a.high, g.at, pu.value, pu.low, pu.high, fit.k.value, fit.k.low,
-                        fit.k.high, fit.exponent_fixed, fit.reduced_chi2] + vs)
+            vs = (
+                [
+                    v.estimate * 100,
+                    v.low * 100,
+                    v.high * 100,
+                    f.verdict.value if f.verdict else "",
+                    fmt_cost_change(v.estimate, v.low, v.high, f.verdict, m.better),
+                ]
+                if v
+                else [""] * 4 + ["baseline"]
+            )
+            w.writerow(
+                [g.fixed.get(p, "") for p in others]
+                + [
+                    m.name,
+                    m.unit,
+                    m.better,
+                    result.param,
+                    f.variant,
+                    data.baseline,
+                    result.confidence,
+                    fit.a.value,
+                    fit.a.low,
+                    fit.a.high,
+                    g.at,
+                    pu.value,
+                    pu.low,
+                    pu.high,
+                    fit.k.value,
+                    fit.k.low,
+                    fit.k.high,
+                    fit.exponent_fixed,
+                    fit.reduced_chi2,
+                ]
+                + vs
+            )
     return buf.getvalue()

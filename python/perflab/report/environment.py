@@ -40,8 +40,11 @@ def _swap(info: Mapping[str, Any]) -> str:
         return UNKNOWN
     if not devices:
         return "none"
-    return "; ".join(f"{d.get('name')} ({d.get('type')}, {_bytes(d.get('size_bytes'))}, "
-                     f"priority {d.get('priority')})" for d in devices)
+    return "; ".join(
+        f"{d.get('name')} ({d.get('type')}, {_bytes(d.get('size_bytes'))}, "
+        f"priority {d.get('priority')})"
+        for d in devices
+    )
 
 
 def _caches(info: Mapping[str, Any]) -> str:
@@ -64,8 +67,11 @@ def _frequency(info: Mapping[str, Any]) -> str:
     lo, hi = info.get("cpu_freq_min_mhz"), info.get("cpu_freq_max_mhz")
     if lo is None and hi is None:
         return UNKNOWN
-    parts = [f"{lo:.0f}-{hi:.0f} MHz" if lo is not None and hi is not None
-             else f"{(hi if hi is not None else lo):.0f} MHz"]
+    parts = [
+        f"{lo:.0f}-{hi:.0f} MHz"
+        if lo is not None and hi is not None
+        else f"{(hi if hi is not None else lo):.0f} MHz"
+    ]
     if info.get("cpufreq_driver"):
         parts.append(f"driver {info['cpufreq_driver']}")
     if info.get("turbo"):
@@ -91,6 +97,7 @@ def _value(key: str, unit: str = "") -> Callable[[Mapping[str, Any]], str]:
         if isinstance(value, list):
             return ", ".join(str(v) for v in value) or "none"
         return f"{value}{unit}"
+
     return show
 
 
@@ -99,7 +106,10 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
     ("Host", _value("hostname")),
     ("Captured", _value("captured_at")),
     ("CPU", _value("cpu_model")),
-    ("Vendor / arch", lambda i: " / ".join(str(i.get(k) or UNKNOWN) for k in ("cpu_vendor", "architecture"))),
+    (
+        "Vendor / arch",
+        lambda i: " / ".join(str(i.get(k) or UNKNOWN) for k in ("cpu_vendor", "architecture")),
+    ),
     ("Topology", _value("cpu_topology")),
     ("Online CPUs", _value("cpus_online")),
     ("SMT siblings", _value("smt_siblings")),
@@ -107,10 +117,22 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
     ("NUMA nodes", _value("numa_nodes")),
     ("Memory", _memory),
     ("Swap", _swap),
-    ("Huge pages", lambda i: UNKNOWN if i.get("hugepages_total") is None else
-     f"{i['hugepages_total']} of {_bytes(i.get('hugepage_size_bytes'))}"),
-    ("Transparent huge pages", lambda i: UNKNOWN if not i.get("transparent_hugepages") else
-     f"{i['transparent_hugepages']} (defrag {i.get('thp_defrag') or UNKNOWN})"),
+    (
+        "Huge pages",
+        lambda i: (
+            UNKNOWN
+            if i.get("hugepages_total") is None
+            else f"{i['hugepages_total']} of {_bytes(i.get('hugepage_size_bytes'))}"
+        ),
+    ),
+    (
+        "Transparent huge pages",
+        lambda i: (
+            UNKNOWN
+            if not i.get("transparent_hugepages")
+            else f"{i['transparent_hugepages']} (defrag {i.get('thp_defrag') or UNKNOWN})"
+        ),
+    ),
     ("Kernel", _value("kernel")),
     ("OS", _value("os")),
     ("Boot command line", _value("boot_cmdline")),
@@ -153,8 +175,9 @@ def _flatten(info: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def diff_environments(a: Mapping[str, Any], b: Mapping[str, Any], *,
-                      include_volatile: bool = False) -> list[tuple[str, Any, Any]]:
+def diff_environments(
+    a: Mapping[str, Any], b: Mapping[str, Any], *, include_volatile: bool = False
+) -> list[tuple[str, Any, Any]]:
     """(key, value in a, value in b) for every key whose values differ.
 
     Nested dicts are compared key by key (``tools.memcached``); a key missing on one

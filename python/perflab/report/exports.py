@@ -3,8 +3,8 @@ replaced atomically, so an export rewritten after every run is never half-writte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from perflab.analysis.compare import CompareResult
 from perflab.errors import InputError
@@ -16,11 +16,18 @@ def _renderer(path: Path) -> Callable[[CompareResult], str]:
     from perflab.report.json_export import render_json
     from perflab.report.markdown import render_markdown
 
-    table = {".json": render_json, ".csv": render_csv, ".md": render_markdown, ".markdown": render_markdown}
+    table = {
+        ".json": render_json,
+        ".csv": render_csv,
+        ".md": render_markdown,
+        ".markdown": render_markdown,
+    }
     try:
         return table[path.suffix.lower()]
     except KeyError:
-        raise InputError(f"export {path}: unknown format '{path.suffix}' (use .json, .csv or .md)") from None
+        raise InputError(
+            f"export {path}: unknown format '{path.suffix}' (use .json, .csv or .md)"
+        ) from None
 
 
 class ExportManager:

@@ -14,10 +14,10 @@ def fmt_number(x: float | None, digits: int = 4) -> str:
     if x == 0:
         return "0"
     ax = abs(x)
-    if ax >= 10 ** digits:
+    if ax >= 10**digits:
         return f"{x:,.0f}"
     if ax >= 1e-4:
-        decimals = max(0, digits - 1 - int(math.floor(math.log10(ax))))
+        decimals = max(0, digits - 1 - math.floor(math.log10(ax)))
         return f"{x:,.{decimals}f}"
     return f"{x:.{digits - 1}e}"
 
@@ -76,8 +76,10 @@ def metric_header(name: str, unit: str, better: str) -> str:
 def describe_repetitions(value) -> str:
     """A stored design's repetitions: ``10 repetitions`` or ``adaptive 5…50 repetitions (±1%)``."""
     if isinstance(value, dict):
-        return (f"adaptive {value.get('min')}…{value.get('max')} repetitions "
-                f"(until ±{float(value.get('target_ci', 0)):.2%})")
+        return (
+            f"adaptive {value.get('min')}…{value.get('max')} repetitions "
+            f"(until ±{float(value.get('target_ci', 0)):.2%})"
+        )
     return f"{value} repetitions"
 
 
@@ -105,8 +107,9 @@ def fmt_estimate(value: float, low: float, high: float, factor: float = 1.0) -> 
     return f"{fmt_number(value * factor)} [{fmt_number(low * factor)}, {fmt_number(high * factor)}]"
 
 
-def fmt_cost_change(estimate: float, low: float, high: float, verdict: Verdict, better: str,
-                    decimals: int = 1) -> str:
+def fmt_cost_change(
+    estimate: float, low: float, high: float, verdict: Verdict, better: str, decimals: int = 1
+) -> str:
     """A per-unit cost difference (fractions) in words, as judged by ``verdict`` with the metric's
     ``better`` (seed 003's "5.59% degradation"): ``degradation 5.6% [4.9, 6.3]``,
     ``improvement 3.1% [2.0, 4.2]``, ``NS [-0.5, +1.2]%``, or ``n/a``."""
@@ -126,4 +129,8 @@ def fmt_cost_change(estimate: float, low: float, high: float, verdict: Verdict, 
 
 def describe_overhead(source: dict) -> str:
     """Where a net metric's overhead came from: ``“true” run after its phase`` or ``phase calib``."""
-    return f"“{source['command']}” run after its phase" if "command" in source else f"phase {source['phase']}"
+    return (
+        f"“{source['command']}” run after its phase"
+        if "command" in source
+        else f"phase {source['phase']}"
+    )

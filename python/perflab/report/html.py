@@ -22,8 +22,13 @@ from perflab.stats import Verdict
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
-_VERDICT_CLASS = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.NOT_SIGNIFICANT: "ns",
-                  Verdict.WITHIN_NOISE: "noise", Verdict.UNDEFINED: "na"}
+_VERDICT_CLASS = {
+    Verdict.BETTER: "better",
+    Verdict.WORSE: "worse",
+    Verdict.NOT_SIGNIFICANT: "ns",
+    Verdict.WITHIN_NOISE: "noise",
+    Verdict.UNDEFINED: "na",
+}
 _WORD = {Verdict.BETTER: "better", Verdict.WORSE: "worse"}
 
 STYLE = """
@@ -115,8 +120,13 @@ def _table(t: Table) -> str:
         out.append(f'<div class="table-title">{esc(t.title)}</div>')
     out.append(f"<table{cls}{label}>")
     num = ' class="num"'
-    out.append("<thead><tr>" + "".join(f'<th{num if n else ""} scope="col">{esc(c)}</th>'
-                                       for c, n in zip(t.columns, t.numeric)) + "</tr></thead><tbody>")
+    out.append(
+        "<thead><tr>"
+        + "".join(
+            f'<th{num if n else ""} scope="col">{esc(c)}</th>' for c, n in zip(t.columns, t.numeric)
+        )
+        + "</tr></thead><tbody>"
+    )
     for i, row in enumerate(t.rows + t.footer):
         hl = bool(t.highlight) and i < len(t.highlight) and t.highlight[i]
         if i == len(t.rows):
@@ -156,9 +166,11 @@ def _plot(p: Plot, render: Callable[[Plot], bytes]) -> str:
     size = _svg_size(svg)
     dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
     data = base64.b64encode(svg).decode("ascii")
-    return (f'<figure id="fig-{esc(p.key)}" class="plot"><img src="data:image/svg+xml;base64,{data}" '
-            f'alt="{esc(p.alt)}"{dims}><figcaption><strong>{esc(p.title)}.</strong> {esc(p.caption)}'
-            '</figcaption></figure>')
+    return (
+        f'<figure id="fig-{esc(p.key)}" class="plot"><img src="data:image/svg+xml;base64,{data}" '
+        f'alt="{esc(p.alt)}"{dims}><figcaption><strong>{esc(p.title)}.</strong> {esc(p.caption)}'
+        "</figcaption></figure>"
+    )
 
 
 def _code(c: Code) -> str:
@@ -213,11 +225,13 @@ def render_html(report: Report, *, images: dict[str, bytes] | None = None) -> st
     if report.description:
         parts.append(f'<p class="desc">{esc(report.description)}</p>')
     parts.append('<ul class="meta">' + "".join(f"<li>{esc(m)}</li>" for m in report.meta) + "</ul>")
-    parts.append('<nav class="toc">' + " ".join(f'<a href="#{esc(s.id)}">{esc(s.title)}</a>'
-                                               for s in report.sections) + "</nav></header>")
+    parts.append(
+        '<nav class="toc">'
+        + " ".join(f'<a href="#{esc(s.id)}">{esc(s.title)}</a>' for s in report.sections)
+        + "</nav></header>"
+    )
     for s in report.sections:
         parts.append(_section(s, render))
     parts.append(f"<footer>perflab {esc(__version__)} · {esc(report.generated_at)}</footer>")
     parts.append("</main></body></html>\n")
     return "\n".join(parts)
-

@@ -38,8 +38,15 @@ def to_document(result: CompareResult) -> dict:
     e = d.experiment
     return {
         "schema": SCHEMA,
-        "experiment": {"id": e.id, "name": e.name, "description": e.description, "status": e.status,
-                       "baseline": d.baseline, "params": d.params, "variants": d.variants},
+        "experiment": {
+            "id": e.id,
+            "name": e.name,
+            "description": e.description,
+            "status": e.status,
+            "baseline": d.baseline,
+            "params": d.params,
+            "variants": d.variants,
+        },
         "method": result.method,
         "confidence": result.confidence,
         "threshold": result.threshold,
@@ -47,20 +54,46 @@ def to_document(result: CompareResult) -> dict:
         "correction_statement": result.correction_statement,
         "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in d.metrics],
         "comparisons": [
-            {"cell": c.cell_key, "labels": c.labels, "variant": c.variant, "metric": c.metric.name,
-             "verdict": c.verdict.value, "tldr": tldr_text(c.comparison, c.verdict, c.metric.unit),
-             **(c.comparison.to_dict() if c.comparison else {})}
-            for c in result.comparisons],
+            {
+                "cell": c.cell_key,
+                "labels": c.labels,
+                "variant": c.variant,
+                "metric": c.metric.name,
+                "verdict": c.verdict.value,
+                "tldr": tldr_text(c.comparison, c.verdict, c.metric.unit),
+                **(c.comparison.to_dict() if c.comparison else {}),
+            }
+            for c in result.comparisons
+        ],
         "summaries": [
-            {"cell": s.cell_key, "labels": s.labels, "variant": s.variant, "metric": s.metric.name,
-             **(s.summary.to_dict() if s.summary else {"n": 0})}
-            for s in result.summaries],
-        "warnings": [{**n.warning.to_dict(), "cell": n.cell_key, "variant": n.variant, "metric": n.metric}
-                     for n in result.notes],
-        "failed_runs": [{"order_index": f.order_index, "cell": f.cell_key, "variant": f.variant,
-                         "repetition": f.repetition, "status": f.status, "reason": f.reason}
-                        for f in d.failed],
-        "sweeps": [{**s.to_dict(), "tldr": tldr_text(s.comparison, s.verdict, s.metric.unit)} for s in result.sweeps],
+            {
+                "cell": s.cell_key,
+                "labels": s.labels,
+                "variant": s.variant,
+                "metric": s.metric.name,
+                **(s.summary.to_dict() if s.summary else {"n": 0}),
+            }
+            for s in result.summaries
+        ],
+        "warnings": [
+            {**n.warning.to_dict(), "cell": n.cell_key, "variant": n.variant, "metric": n.metric}
+            for n in result.notes
+        ],
+        "failed_runs": [
+            {
+                "order_index": f.order_index,
+                "cell": f.cell_key,
+                "variant": f.variant,
+                "repetition": f.repetition,
+                "status": f.status,
+                "reason": f.reason,
+            }
+            for f in d.failed
+        ],
+        "sweeps": [
+            {**s.to_dict(), "tldr": tldr_text(s.comparison, s.verdict, s.metric.unit)}
+            for s in result.sweeps
+        ],
     }
 
 
@@ -106,20 +139,49 @@ def scaling_document(result: ScalingResult) -> dict:
             vs = None
             if f.versus is not None:
                 v = f.versus
-                vs = {"estimate": v.estimate, "low": v.low, "high": v.high, "significant": v.significant,
-                      "verdict": f.verdict.value if f.verdict else None,
-                      "text": fmt_cost_change(v.estimate, v.low, v.high, f.verdict, g.metric.better)}
-            fits.append({"variant": f.variant, "baseline": f.variant == d.baseline, "a": fit.a.to_dict(),
-                         "b": fit.b.to_dict(), "k": fit.k.to_dict(), "per_unit": fit.per_unit(g.at).to_dict(),
-                         "exponent_fixed": fit.exponent_fixed, "reduced_chi2": fit.reduced_chi2, "df": fit.df,
-                         "means": list(fit.means), "sems": list(fit.sems), "vs_baseline": vs})
-        groups.append({"metric": {"name": g.metric.name, "unit": g.metric.unit, "better": g.metric.better},
-                       "fixed": g.fixed, "sizes": list(g.sizes),
-                       "size_labels": [result.size_label(n) for n in g.sizes], "at": g.at, "fits": fits})
+                vs = {
+                    "estimate": v.estimate,
+                    "low": v.low,
+                    "high": v.high,
+                    "significant": v.significant,
+                    "verdict": f.verdict.value if f.verdict else None,
+                    "text": fmt_cost_change(v.estimate, v.low, v.high, f.verdict, g.metric.better),
+                }
+            fits.append(
+                {
+                    "variant": f.variant,
+                    "baseline": f.variant == d.baseline,
+                    "a": fit.a.to_dict(),
+                    "b": fit.b.to_dict(),
+                    "k": fit.k.to_dict(),
+                    "per_unit": fit.per_unit(g.at).to_dict(),
+                    "exponent_fixed": fit.exponent_fixed,
+                    "reduced_chi2": fit.reduced_chi2,
+                    "df": fit.df,
+                    "means": list(fit.means),
+                    "sems": list(fit.sems),
+                    "vs_baseline": vs,
+                }
+            )
+        groups.append(
+            {
+                "metric": {"name": g.metric.name, "unit": g.metric.unit, "better": g.metric.better},
+                "fixed": g.fixed,
+                "sizes": list(g.sizes),
+                "size_labels": [result.size_label(n) for n in g.sizes],
+                "at": g.at,
+                "fits": fits,
+            }
+        )
     return {
         "schema": SCALING_SCHEMA,
-        "experiment": {"id": e.id, "name": e.name, "baseline": d.baseline, "params": d.params,
-                       "variants": d.variants},
+        "experiment": {
+            "id": e.id,
+            "name": e.name,
+            "baseline": d.baseline,
+            "params": d.params,
+            "variants": d.variants,
+        },
         "param": result.param,
         "model": "a + b·n^k",
         "exponent": result.options.exponent,
@@ -127,8 +189,10 @@ def scaling_document(result: ScalingResult) -> dict:
         "confidence": result.confidence,
         "threshold": result.threshold,
         "groups": groups,
-        "warnings": [{**n.warning.to_dict(), "cell": n.cell_key, "variant": n.variant, "metric": n.metric}
-                     for n in result.notes],
+        "warnings": [
+            {**n.warning.to_dict(), "cell": n.cell_key, "variant": n.variant, "metric": n.metric}
+            for n in result.notes
+        ],
     }
 
 

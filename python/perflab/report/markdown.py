@@ -20,10 +20,17 @@ def _table(model: TableModel) -> str:
     lines.append("| " + " | ".join(_escape(c) for c in model.columns) + " |")
     lines.append("|" + "|".join("---:" if n else ":---" for n in model.numeric) + "|")
     for row in model.rows:
-        lines.append("| " + " | ".join(_escape(c.text) + _MARK.get(c.verdict, "") for c in row) + " |")
+        lines.append(
+            "| " + " | ".join(_escape(c.text) + _MARK.get(c.verdict, "") for c in row) + " |"
+        )
     for row in model.summary_rows:  # bold: a summary of the rows above, not one more cell
-        lines.append("| " + " | ".join(f"**{_escape(c.text)}**" + _MARK.get(c.verdict, "") if c.text else ""
-                                       for c in row) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                f"**{_escape(c.text)}**" + _MARK.get(c.verdict, "") if c.text else "" for c in row
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
@@ -18,8 +18,14 @@ from perflab.model import FitResult, Prediction
 FORMATS = ("svg", "png", "pdf")
 
 
-def render_model_plot(fit: FitResult, fmt: str = "svg", *, predictions: Sequence[Prediction] = (),
-                      title: str | None = None, rate_unit: str = "packets/s") -> bytes:
+def render_model_plot(
+    fit: FitResult,
+    fmt: str = "svg",
+    *,
+    predictions: Sequence[Prediction] = (),
+    title: str | None = None,
+    rate_unit: str = "packets/s",
+) -> bytes:
     """Grouped bars per platform on a log scale; whiskers are prediction intervals."""
     fmt = fmt.lower()
     if fmt not in FORMATS:
@@ -31,10 +37,20 @@ def render_model_plot(fit: FitResult, fmt: str = "svg", *, predictions: Sequence
     xs = list(range(len(names)))
     n_fit = len(fit.platforms)
 
-    ax.bar([x - width for x in xs[:n_fit]], [p.rate for p in fit.platforms], width,
-           label="observed", color="#4c72b0")
-    ax.bar(xs[:n_fit], [p.fitted_rate for p in fit.platforms], width,
-           label="fitted (all platforms)", color="#55a868")
+    ax.bar(
+        [x - width for x in xs[:n_fit]],
+        [p.rate for p in fit.platforms],
+        width,
+        label="observed",
+        color="#4c72b0",
+    )
+    ax.bar(
+        xs[:n_fit],
+        [p.fitted_rate for p in fit.platforms],
+        width,
+        label="fitted (all platforms)",
+        color="#55a868",
+    )
     loo = {x.platform: x for x in fit.loo}
     lx, ly, lerr = [], [], [[], []]
     for x, p in zip(xs, fit.platforms):
@@ -47,21 +63,45 @@ def render_model_plot(fit: FitResult, fmt: str = "svg", *, predictions: Sequence
             lerr[0].append(o.predicted - lo)
             lerr[1].append(hi - o.predicted)
     if lx:
-        ax.bar(lx, ly, width, yerr=lerr, capsize=3, label="predicted without it (leave-one-out)",
-               color="#dd8452", ecolor="#333333")
+        ax.bar(
+            lx,
+            ly,
+            width,
+            yerr=lerr,
+            capsize=3,
+            label="predicted without it (leave-one-out)",
+            color="#dd8452",
+            ecolor="#333333",
+        )
     if predictions:
         px = xs[n_fit:]
         py = [p.rate for p in predictions]
-        perr = [[p.rate - (p.low if math.isfinite(p.low) else p.rate) for p in predictions],
-                [(p.high if math.isfinite(p.high) else p.rate) - p.rate for p in predictions]]
-        ax.bar(px, py, width, yerr=perr, capsize=3, label="predicted (new platform)", color="#c44e52",
-               ecolor="#333333")
+        perr = [
+            [p.rate - (p.low if math.isfinite(p.low) else p.rate) for p in predictions],
+            [(p.high if math.isfinite(p.high) else p.rate) - p.rate for p in predictions],
+        ]
+        ax.bar(
+            px,
+            py,
+            width,
+            yerr=perr,
+            capsize=3,
+            label="predicted (new platform)",
+            color="#c44e52",
+            ecolor="#333333",
+        )
     ax.set_yscale("log")
     ax.set_xticks(xs, names, rotation=20 if len(names) > 5 else 0)
     ax.set_ylabel(f"rate ({rate_unit})")
     pct = f"{fit.confidence:.0%}"
-    ax.set_title(title or (f"I = rate·(1/cpu + M·L/C + N): M = {fit.M:.3g}, N = {fit.N * 1e6:.3g} µs, "
-                           f"I = {fit.I:.3g}\nwhiskers: {pct} prediction intervals"), fontsize=9)
+    ax.set_title(
+        title
+        or (
+            f"I = rate·(1/cpu + M·L/C + N): M = {fit.M:.3g}, N = {fit.N * 1e6:.3g} µs, "
+            f"I = {fit.I:.3g}\nwhiskers: {pct} prediction intervals"
+        ),
+        fontsize=9,
+    )
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     buf = io.BytesIO()

@@ -19,7 +19,13 @@ from perflab.report.blocks import Plot
 from perflab.report.document import Report
 from perflab.report.writable import check_writable, write_atomically
 
-FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
+FORMATS = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+}
 
 #: Names of the plot files this writer puts in a Markdown report's image directory.
 _IMAGE_NAME = re.compile(r"^\d{2,}-[a-z0-9-]+\.(png|svg)$")
@@ -55,8 +61,10 @@ def format_of(path: Path, fmt: str | None = None) -> str:
     try:
         return FORMATS[path.suffix.lower()]
     except KeyError:
-        raise InputError(f"cannot tell the report format from '{path.name}': name it .html, .md or .json "
-                         "(or give --format)") from None
+        raise InputError(
+            f"cannot tell the report format from '{path.name}': name it .html, .md or .json "
+            "(or give --format)"
+        ) from None
 
 
 def image_dir_for(path: Path) -> Path:
@@ -64,8 +72,9 @@ def image_dir_for(path: Path) -> Path:
     return path.with_name(path.stem + "_files")
 
 
-def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
-                 image_format: str = "png") -> list[Path]:
+def write_report(
+    report: Report, path: str | Path, *, fmt: str | None = None, image_format: str = "png"
+) -> list[Path]:
     """Write ``report`` to ``path`` (format from its suffix unless ``fmt``); returns the
     files written (a Markdown report's images first, the report itself last)."""
     from perflab.report.html import render_html
@@ -75,7 +84,9 @@ def write_report(report: Report, path: str | Path, *, fmt: str | None = None,
     path = Path(path)
     kind = format_of(path, fmt)
     if path.is_dir():
-        raise InputError(f"{path} is a directory: name the report file, e.g. {path / 'report.html'}")
+        raise InputError(
+            f"{path} is a directory: name the report file, e.g. {path / 'report.html'}"
+        )
     check_writable(path, "report")  # before drawing any plot
     if kind == "markdown":
         check_writable(image_dir_for(path) / "00-plot.png", "report image")

@@ -9,11 +9,24 @@ from __future__ import annotations
 
 from perflab.stats import Verdict
 
-VARIANT_COLORS = ["#0072B2", "#E69F00", "#CC79A7", "#56B4E9", "#7F3C8D", "#333333", "#B8860B", "#8C564B"]
+VARIANT_COLORS = [
+    "#0072B2",
+    "#E69F00",
+    "#CC79A7",
+    "#56B4E9",
+    "#7F3C8D",
+    "#333333",
+    "#B8860B",
+    "#8C564B",
+]
 
 #: Words for the colours, for readers of a Markdown report's tables (no swatches there).
-COLOR_NAMES = dict(zip(VARIANT_COLORS, ["blue", "orange", "pink", "sky blue", "purple", "dark grey",
-                                        "ochre", "brown"]))
+COLOR_NAMES = dict(
+    zip(
+        VARIANT_COLORS,
+        ["blue", "orange", "pink", "sky blue", "purple", "dark grey", "ochre", "brown"],
+    )
+)
 
 VERDICT_COLORS = {
     Verdict.BETTER: "#1a7f37",

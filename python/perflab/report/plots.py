@@ -70,6 +70,7 @@ def render(make: Callable[[], Figure], fmt: str = "svg", dpi: int = 144) -> byte
 
 # ----- axes helpers ---------------------------------------------------------------------------
 
+
 def _tick(x: float, _pos=None) -> str:
     if x == 0:
         return "0"
@@ -98,8 +99,9 @@ def axis_label(m: MetricDef) -> str:
     return f"{m.name} ({m.unit})" if m.unit else m.name
 
 
-def _grid(n: int, panel_w: float = 3.0, panel_h: float = 2.5, sharex: bool = False,
-          extra_h: float = 0.0) -> tuple[Figure, list[Axes]]:
+def _grid(
+    n: int, panel_w: float = 3.0, panel_h: float = 2.5, sharex: bool = False, extra_h: float = 0.0
+) -> tuple[Figure, list[Axes]]:
     n = max(1, min(n, MAX_PANELS))
     cols = min(n, MAX_COLS)
     rows = math.ceil(n / cols)
@@ -122,11 +124,14 @@ def cell_title(key: str) -> str:
 
 # ----- relative change (the TLDR as a picture) ------------------------------------------------
 
+
 def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:
     """Each cell's relative change vs the baseline with its interval; 0 = no change."""
     data = result.dataset
     many = len(result.candidates) > 1
-    by_key = {(c.cell_key, c.variant): c for c in result.comparisons if c.metric.name == metric.name}
+    by_key = {
+        (c.cell_key, c.variant): c for c in result.comparisons if c.metric.name == metric.name
+    }
     rows = [(key, v) for key, _ in data.cells for v in result.candidates]
     labels = []
     for key, v in rows:
@@ -142,14 +147,34 @@ def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, 
         if c is not None and c.verdict in (Verdict.BETTER, Verdict.WORSE):
             text += f" {c.verdict.value}"
         color = VERDICT_COLORS[c.verdict] if c else "#57606a"
-        if k is not None and k.defined and k.scale != "absolute":  # the axis is in %; the text says it
+        if (
+            k is not None and k.defined and k.scale != "absolute"
+        ):  # the axis is in %; the text says it
             est, lo, hi = k.estimate * 100, k.low * 100, k.high * 100
             bounds += [lo, hi]
-            ax.errorbar([est], [y], xerr=[[est - lo], [hi - est]], fmt="o", color=colors[v], ecolor=colors[v],
-                        elinewidth=2.2, capsize=4, markersize=6, zorder=3)
-        ax.annotate(text, xy=(1.01, y), xycoords=("axes fraction", "data"), va="center", ha="left",
-                    color=color, fontsize=8.5, annotation_clip=False,
-                    fontweight="bold" if c and c.verdict in (Verdict.BETTER, Verdict.WORSE) else "normal")
+            ax.errorbar(
+                [est],
+                [y],
+                xerr=[[est - lo], [hi - est]],
+                fmt="o",
+                color=colors[v],
+                ecolor=colors[v],
+                elinewidth=2.2,
+                capsize=4,
+                markersize=6,
+                zorder=3,
+            )
+        ax.annotate(
+            text,
+            xy=(1.01, y),
+            xycoords=("axes fraction", "data"),
+            va="center",
+            ha="left",
+            color=color,
+            fontsize=8.5,
+            annotation_clip=False,
+            fontweight="bold" if c and c.verdict in (Verdict.BETTER, Verdict.WORSE) else "normal",
+        )
     ax.axvline(0, color="#24292f", linewidth=1.0, zorder=2)
     if result.threshold > 0:
         t = result.threshold * 100
@@ -163,38 +188,81 @@ def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, 
     ax.yaxis.set_minor_locator(NullLocator())
     ax.grid(axis="y", visible=False)
     ax.xaxis.set_major_formatter(FuncFormatter(_pct_tick))
-    vs = f"{result.candidates[0]} vs {data.baseline}" if not many else f"each variant vs {data.baseline}"
-    ax.set_xlabel(f"relative change of the mean of {metric.name} ({result.confidence:.0%} CI, {vs})")
+    vs = (
+        f"{result.candidates[0]} vs {data.baseline}"
+        if not many
+        else f"each variant vs {data.baseline}"
+    )
+    ax.set_xlabel(
+        f"relative change of the mean of {metric.name} ({result.confidence:.0%} CI, {vs})"
+    )
     good_right = metric.better == "higher"
-    ax.text(1.0, 1.02, "better →" if good_right else "worse →", transform=ax.transAxes, ha="right", va="bottom",
-            color=VERDICT_COLORS[Verdict.BETTER if good_right else Verdict.WORSE], fontsize=8)
-    ax.text(0.0, 1.02, "← worse" if good_right else "← better", transform=ax.transAxes, ha="left", va="bottom",
-            color=VERDICT_COLORS[Verdict.WORSE if good_right else Verdict.BETTER], fontsize=8)
+    ax.text(
+        1.0,
+        1.02,
+        "better →" if good_right else "worse →",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        color=VERDICT_COLORS[Verdict.BETTER if good_right else Verdict.WORSE],
+        fontsize=8,
+    )
+    ax.text(
+        0.0,
+        1.02,
+        "← worse" if good_right else "← better",
+        transform=ax.transAxes,
+        ha="left",
+        va="bottom",
+        color=VERDICT_COLORS[Verdict.WORSE if good_right else Verdict.BETTER],
+        fontsize=8,
+    )
     fig.suptitle(f"{metric.name}: change vs {data.baseline}", x=0.01, ha="left")
     return fig
 
 
 # ----- distributions of runs ------------------------------------------------------------------
 
+
 def distribution(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:
     """Every run as a point per variant, beside the mean and its interval; a panel per cell."""
     data = result.dataset
-    summaries = {(s.cell_key, s.variant): s.summary for s in result.summaries if s.metric.name == metric.name}
+    summaries = {
+        (s.cell_key, s.variant): s.summary for s in result.summaries if s.metric.name == metric.name
+    }
     cells = data.cells[:MAX_PANELS]
     fig, axes = _grid(len(cells), panel_w=max(2.6, 0.9 * len(data.variants) + 1.0), panel_h=2.7)
-    rng = np.random.default_rng(0)  # jitter only; fixed so that the same data draws the same picture
+    rng = np.random.default_rng(
+        0
+    )  # jitter only; fixed so that the same data draws the same picture
     for ax, (key, _labels) in zip(axes, cells):
         for x, v in enumerate(data.variants):
             values = data.sample(key, v, metric.name)
             if values:
                 jitter = rng.uniform(-0.13, 0.13, len(values)) if len(values) > 1 else np.zeros(1)
-                ax.scatter(x - 0.08 + jitter, values, s=16, color=colors[v], alpha=0.75, linewidths=0,
-                           zorder=3)
+                ax.scatter(
+                    x - 0.08 + jitter,
+                    values,
+                    s=16,
+                    color=colors[v],
+                    alpha=0.75,
+                    linewidths=0,
+                    zorder=3,
+                )
             s = summaries.get((key, v))
             if s is not None:
                 if math.isfinite(s.ci_low) and math.isfinite(s.ci_high):
-                    ax.errorbar([x + 0.27], [s.mean], yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]],
-                                fmt="_", color="#24292f", markersize=12, capsize=3, elinewidth=1.4, zorder=4)
+                    ax.errorbar(
+                        [x + 0.27],
+                        [s.mean],
+                        yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]],
+                        fmt="_",
+                        color="#24292f",
+                        markersize=12,
+                        capsize=3,
+                        elinewidth=1.4,
+                        zorder=4,
+                    )
                 else:
                     ax.plot([x + 0.27], [s.mean], "_", color="#24292f", markersize=12, zorder=4)
         ax.set_xticks(range(len(data.variants)), data.variants)
@@ -209,14 +277,20 @@ def distribution(result: CompareResult, metric: MetricDef, colors: dict[str, str
     for i, ax in enumerate(axes):
         if i % MAX_COLS == 0:
             ax.set_ylabel(axis_label(metric))
-    fig.suptitle(f"{metric.name}: every run (points) and the mean with its {result.confidence:.0%} CI (bar)",
-                 x=0.01, ha="left")
+    fig.suptitle(
+        f"{metric.name}: every run (points) and the mean with its {result.confidence:.0%} CI (bar)",
+        x=0.01,
+        ha="left",
+    )
     return fig
 
 
 # ----- runs in execution order ----------------------------------------------------------------
 
-def run_order(result: CompareResult, runs: RunData, metric: MetricDef, colors: dict[str, str]) -> Figure:
+
+def run_order(
+    result: CompareResult, runs: RunData, metric: MetricDef, colors: dict[str, str]
+) -> Figure:
     """Values against execution order, coloured by variant: drift and warm-up effects show."""
     data = result.dataset
     cells = data.cells[:MAX_PANELS]
@@ -228,7 +302,9 @@ def run_order(result: CompareResult, runs: RunData, metric: MetricDef, colors: d
     for ax, (key, _labels) in zip(axes, cells):
         pts = by_cell.get(key, [])
         for v in data.variants:
-            measured = [(r.position, r.values[metric.name]) for r in pts if r.variant == v and not r.warmup]
+            measured = [
+                (r.position, r.values[metric.name]) for r in pts if r.variant == v and not r.warmup
+            ]
             warm = [(r.position, r.values[metric.name]) for r in pts if r.variant == v and r.warmup]
             if measured:
                 xs, ys = zip(*measured)
@@ -236,8 +312,10 @@ def run_order(result: CompareResult, runs: RunData, metric: MetricDef, colors: d
                 ax.scatter(xs, ys, s=14, color=colors[v], linewidths=0, zorder=3)
             if warm:
                 xs, ys = zip(*warm)
-                ax.scatter(xs, ys, s=18, facecolors="none", edgecolors=colors[v], linewidths=1.0, zorder=3)
-        for start, label in runs.sides[1:]:
+                ax.scatter(
+                    xs, ys, s=18, facecolors="none", edgecolors=colors[v], linewidths=1.0, zorder=3
+                )
+        for start, _label in runs.sides[1:]:
             ax.axvline(start - 0.5, color="#57606a", linestyle="--", linewidth=0.8)
         ax.yaxis.set_major_formatter(value_formatter(metric.unit))
         ax.set_title(cell_title(key))
@@ -245,26 +323,53 @@ def run_order(result: CompareResult, runs: RunData, metric: MetricDef, colors: d
         if i % MAX_COLS == 0:
             ax.set_ylabel(axis_label(metric))
         if i >= len(axes) - MAX_COLS:
-            ax.set_xlabel("run (execution order)" + (" — " + " | ".join(lbl for _, lbl in runs.sides)
-                                                     if runs.sides else ""))
-    handles = [Line2D([], [], marker="o", linestyle="-", linewidth=0.7, color=colors[v], label=v)
-               for v in data.variants]
+            ax.set_xlabel(
+                "run (execution order)"
+                + (" — " + " | ".join(lbl for _, lbl in runs.sides) if runs.sides else "")
+            )
+    handles = [
+        Line2D([], [], marker="o", linestyle="-", linewidth=0.7, color=colors[v], label=v)
+        for v in data.variants
+    ]
     if any(r.warmup for r in runs.runs):
-        handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor="none",
-                              markeredgecolor="#57606a", label="warm-up (not in the statistics)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4), frameon=False)
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                markerfacecolor="none",
+                markeredgecolor="#57606a",
+                label="warm-up (not in the statistics)",
+            )
+        )
+    fig.legend(
+        handles=handles, loc="outside lower center", ncols=min(len(handles), 4), frameon=False
+    )
     fig.suptitle(f"{metric.name} in the order the runs ran", x=0.01, ha="left")
     return fig
 
 
 # ----- latency spectra ------------------------------------------------------------------------
 
-_NINES_TICKS = [(math.log10(2), "p50"), (1.0, "p90"), (2.0, "p99"), (3.0, "p99.9"),
-                (4.0, "p99.99"), (5.0, "p99.999"), (6.0, "p99.9999")]
+_NINES_TICKS = [
+    (math.log10(2), "p50"),
+    (1.0, "p90"),
+    (2.0, "p99"),
+    (3.0, "p99.9"),
+    (4.0, "p99.99"),
+    (5.0, "p99.999"),
+    (6.0, "p99.9999"),
+]
 
 
-def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: list[str],
-             colors: dict[str, str]) -> Figure:
+def spectrum(
+    phase: str,
+    spectra: list[Spectrum],
+    variants: list[str],
+    cells: list[str],
+    colors: dict[str, str],
+) -> Figure:
     """Latency against percentile on a "nines" axis: merged runs bold, each run thin."""
     by = {(s.cell_key, s.variant): s for s in spectra if s.phase == phase}
     cells = [c for c in cells if any((c, v) in by for v in variants)][:MAX_PANELS]
@@ -277,7 +382,9 @@ def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: li
             if s is None:
                 continue
             for run in s.per_run:
-                ax.plot(s.nines[:len(run)], run, color=colors[v], linewidth=0.6, alpha=0.3, zorder=2)
+                ax.plot(
+                    s.nines[: len(run)], run, color=colors[v], linewidth=0.6, alpha=0.3, zorder=2
+                )
             ax.plot(s.nines, s.merged, color=colors[v], linewidth=2.0, zorder=3)
             top = max(top, s.nines[-1])
             ys += [y for y in s.merged if math.isfinite(y)]
@@ -296,19 +403,34 @@ def spectrum(phase: str, spectra: list[Spectrum], variants: list[str], cells: li
             ax.set_ylabel("latency (ms)")
         if i >= len(axes) - MAX_COLS:
             ax.set_xlabel("percentile (p99.9 = 99.9%; log scale of nines)")
-    handles = [Line2D([], [], color=colors[v], linewidth=2.0, label=v) for v in variants
-               if any(s.variant == v for s in by.values())]
+    handles = [
+        Line2D([], [], color=colors[v], linewidth=2.0, label=v)
+        for v in variants
+        if any(s.variant == v for s in by.values())
+    ]
     handles.append(Line2D([], [], color="#57606a", linewidth=0.6, alpha=0.5, label="one run"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
-    fig.suptitle(f"latency by percentile, phase {phase} (all requests of all measured runs merged)",
-                 x=0.01, ha="left")
+    fig.legend(
+        handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False
+    )
+    fig.suptitle(
+        f"latency by percentile, phase {phase} (all requests of all measured runs merged)",
+        x=0.01,
+        ha="left",
+    )
     return fig
 
 
 # ----- metric against a numeric matrix parameter ----------------------------------------------
 
-def scaling(result: CompareResult, param: str, values: dict[str, float], metric: MetricDef,
-            colors: dict[str, str], max_groups: int = 4) -> Figure:
+
+def scaling(
+    result: CompareResult,
+    param: str,
+    values: dict[str, float],
+    metric: MetricDef,
+    colors: dict[str, str],
+    max_groups: int = 4,
+) -> Figure:
     """Mean with its CI band against the parameter (left) and the relative change (right),
     one row per combination of the other matrix parameters."""
     data = result.dataset
@@ -320,8 +442,14 @@ def scaling(result: CompareResult, param: str, values: dict[str, float], metric:
         g = tuple(f"{p}={labels.get(p, '')}" for p in others)
         groups.setdefault(g, []).append((values[labels[param]], labels[param], key))
     items = list(groups.items())[:max_groups]
-    summaries = {(s.cell_key, s.variant): s.summary for s in result.summaries if s.metric.name == metric.name}
-    comps = {(c.cell_key, c.variant): c.comparison for c in result.comparisons if c.metric.name == metric.name}
+    summaries = {
+        (s.cell_key, s.variant): s.summary for s in result.summaries if s.metric.name == metric.name
+    }
+    comps = {
+        (c.cell_key, c.variant): c.comparison
+        for c in result.comparisons
+        if c.metric.name == metric.name
+    }
     fig = Figure(figsize=(WIDTH, 0.5 + 2.9 * len(items)), layout="constrained")
     axes = fig.subplots(len(items), 2, squeeze=False)
     xs_all = sorted(set(values.values()))

@@ -37,10 +37,12 @@ def md_escape(text: str) -> str:
 
 def _guard_start(text: str) -> str:
     """A paragraph or list item must not begin a heading, list or setext underline."""
+
     def guard(m: re.Match) -> str:
         if m.group(2)[0].isdigit():  # "1. x" → "1\. x"; a digit alone starts nothing
             return m.group(0) if not m.group(3) else f"{m.group(1)}{m.group(2)}\\{m.group(3)}"
         return f"{m.group(1)}\\{m.group(2)}{m.group(3)}"
+
     return _BLOCK_START.sub(guard, text)
 
 
@@ -62,7 +64,7 @@ def _span(s: Span) -> str:
     if s.strong or s.verdict in (Verdict.BETTER, Verdict.WORSE):
         stripped = t.strip()
         if stripped:
-            lead, trail = t[:len(t) - len(t.lstrip())], t[len(t.rstrip()):]
+            lead, trail = t[: len(t) - len(t.lstrip())], t[len(t.rstrip()) :]
             t = f"{lead}**{stripped}**{trail}"
     return t
 
@@ -113,7 +115,9 @@ def _block(b: Block, image_dir: str, fmt: str, depth: int) -> str:
         head = f"{md_escape(b.title)}\n\n" if b.title else ""
         return head + _fence(b.text, b.language)
     if isinstance(b, Details):
-        return f"**{md_escape(b.summary)}**\n\n" + "\n\n".join(_block(x, image_dir, fmt, depth) for x in b.blocks)
+        return f"**{md_escape(b.summary)}**\n\n" + "\n\n".join(
+            _block(x, image_dir, fmt, depth) for x in b.blocks
+        )
     if isinstance(b, Section):
         return _section(b, image_dir, fmt, depth + 1)
     raise TypeError(f"unknown block {type(b).__name__}")

@@ -139,8 +139,13 @@ def nines_to_percentile(nines: float) -> float:
     return round(100.0 * (1.0 - 10.0 ** (-nines)), 10)
 
 
-def load_run_data(store: Store, origins: list[RunOrigin], metrics: list[str],
-                  cells: list[tuple[str, dict[str, str]]], params: list[str]) -> RunData:
+def load_run_data(
+    store: Store,
+    origins: list[RunOrigin],
+    metrics: list[str],
+    cells: list[tuple[str, dict[str, str]]],
+    params: list[str],
+) -> RunData:
     """Everything per run for the dataset made of ``origins`` (``metrics``: names to keep;
     ``cells``/``params``: the dataset's, for reading matrix values)."""
     runs: list[RunPoint] = []
@@ -172,12 +177,32 @@ def load_run_data(store: Store, origins: list[RunOrigin], metrics: list[str],
                 if variant not in hosts[r.host]:
                     hosts[r.host].append(variant)
             if r.status in ("failed", "timeout"):
-                failed.append(FailedRunInfo(r.order_index + 1, eid, cell, variant, r.repetition, r.status,
-                                            r.reason or ""))
+                failed.append(
+                    FailedRunInfo(
+                        r.order_index + 1,
+                        eid,
+                        cell,
+                        variant,
+                        r.repetition,
+                        r.status,
+                        r.reason or "",
+                    )
+                )
             if r.status != "ok":
                 continue
-            runs.append(RunPoint(offset + r.order_index + 1, r.order_index + 1, eid, cell, variant, r.warmup,
-                                 values.get(r.id, {}), r.host, r.started_at))
+            runs.append(
+                RunPoint(
+                    offset + r.order_index + 1,
+                    r.order_index + 1,
+                    eid,
+                    cell,
+                    variant,
+                    r.warmup,
+                    values.get(r.id, {}),
+                    r.host,
+                    r.started_at,
+                )
+            )
             if r.warmup:
                 continue
             last_ok[variant] = (eid, r, cell)
@@ -196,10 +221,19 @@ def load_run_data(store: Store, origins: list[RunOrigin], metrics: list[str],
     outputs = []
     for variant, (eid, r, cell) in last_ok.items():
         outputs += _outputs(store, eid, r, variant, cell)
-    spectra = [_spectrum(phase, cell, variant, dists) for (phase, cell, variant), dists in kv.items()]
+    spectra = [
+        _spectrum(phase, cell, variant, dists) for (phase, cell, variant), dists in kv.items()
+    ]
     numeric = _numeric_params(store, origins, cells, params)
-    return RunData(runs, failed, spectra, _env_table(env_cols), outputs, numeric,
-                   sides if len(origins) > 1 else [])
+    return RunData(
+        runs,
+        failed,
+        spectra,
+        _env_table(env_cols),
+        outputs,
+        numeric,
+        sides if len(origins) > 1 else [],
+    )
 
 
 def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:
@@ -216,7 +250,7 @@ def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:
 def _grid(count: int) -> list[float]:
     """Nines from 0 up to what ``count`` requests can resolve (1000 requests: 99.9%)."""
     top = min(MAX_NINES, math.log10(count)) if count > 1 else 0.0
-    steps = int(math.floor(top / NINES_STEP + 1e-9))
+    steps = math.floor(top / NINES_STEP + 1e-9)
     return [round(i * NINES_STEP, 6) for i in range(steps + 1)]
 
 
@@ -225,15 +259,25 @@ def _spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistributi
     for d in dists[1:]:
         merged = merged.merge(d)
     grid = _grid(merged.count)
-    per_run = tuple(tuple(d.percentile_ms(nines_to_percentile(x)) for x in _grid(d.count)) for d in dists)
-    return Spectrum(phase, cell, variant, len(dists), merged.count, tuple(grid),
-                    tuple(merged.percentile_ms(nines_to_percentile(x)) for x in grid), per_run)
+    per_run = tuple(
+        tuple(d.percentile_ms(nines_to_percentile(x)) for x in _grid(d.count)) for d in dists
+    )
+    return Spectrum(
+        phase,
+        cell,
+        variant,
+        len(dists),
+        merged.count,
+        tuple(grid),
+        tuple(merged.percentile_ms(nines_to_percentile(x)) for x in grid),
+        per_run,
+    )
 
 
 def _outputs(store: Store, eid: int, r, variant: str, cell: str) -> list[RunOutput]:
     out = []
     for name, _size in store.artifact_names(eid, r.id):
-        if not (name.startswith("stdout:") or name.startswith("stderr:")):
+        if not (name.startswith(("stdout:", "stderr:"))):
             continue
         data = store.artifact(eid, name, r.id) or b""
         text = data.decode("utf-8", "replace")
@@ -251,18 +295,33 @@ def _env_table(cols: list[EnvColumn]) -> EnvTable | None:
     labels = [label for label, _ in cols[0].rows]
     for c in cols[1:]:
         labels += [label for label, _ in c.rows if label not in labels]
-    stable = [dict(environment_rows({k: v for k, v in c.info.items() if k not in VOLATILE_KEYS})) for c in cols]
+    stable = [
+        dict(environment_rows({k: v for k, v in c.info.items() if k not in VOLATILE_KEYS}))
+        for c in cols
+    ]
     full_cols = []
     for c in cols:
         have = dict(c.rows)
-        full_cols.append(EnvColumn(c.label, c.host, c.experiment_id, c.variants, c.info,
-                                   tuple((label, have.get(label, "–")) for label in labels)))
+        full_cols.append(
+            EnvColumn(
+                c.label,
+                c.host,
+                c.experiment_id,
+                c.variants,
+                c.info,
+                tuple((label, have.get(label, "–")) for label in labels),
+            )
+        )
     differs = tuple(len({s.get(label, "–") for s in stable}) > 1 for label in labels)
     return EnvTable(tuple(full_cols), tuple(labels), differs)
 
 
-def _numeric_params(store: Store, origins: list[RunOrigin], cells: list[tuple[str, dict[str, str]]],
-                    params: list[str]) -> dict[str, dict[str, float]]:
+def _numeric_params(
+    store: Store,
+    origins: list[RunOrigin],
+    cells: list[tuple[str, dict[str, str]]],
+    params: list[str],
+) -> dict[str, dict[str, float]]:
     """Matrix values by label from the spec as run (``{"1K" = 1000}``), else the labels
     themselves when they read as numbers (imports)."""
     values: dict[str, dict[str, Any]] = {}

@@ -17,7 +17,6 @@ JSON output needs none of this: ``json.dumps`` escapes control characters itself
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

@@ -51,35 +51,66 @@ def scaling_table(result: ScalingResult, group: ScalingGroup) -> ScalingTable:
     at_label = result.size_label(group.at)
     per_units = {f.variant: f.fit.per_unit(group.at) for f in group.fits}
     base_pu = per_units.get(data.baseline)
-    pu_unit, pu_factor = readable_unit(m.unit, base_pu.value if base_pu else
-                                       max(_finite(*(p.value for p in per_units.values())), default=math.nan))
-    a_unit, a_factor = readable_unit(m.unit, max(_finite(*(f.fit.a.value for f in group.fits)), default=math.nan))
+    pu_unit, pu_factor = readable_unit(
+        m.unit,
+        base_pu.value
+        if base_pu
+        else max(_finite(*(p.value for p in per_units.values())), default=math.nan),
+    )
+    a_unit, a_factor = readable_unit(
+        m.unit, max(_finite(*(f.fit.a.value for f in group.fits)), default=math.nan)
+    )
     cost_unit = f"{pu_unit} per {per}" if pu_unit else f"per {per}"
-    columns = ["variant", "fixed cost a" + (f" ({a_unit})" if a_unit else ""),
-               f"per-unit cost at {at_label} ({cost_unit})", "exponent k", "χ²/df", f"vs {data.baseline}"]
+    columns = [
+        "variant",
+        "fixed cost a" + (f" ({a_unit})" if a_unit else ""),
+        f"per-unit cost at {at_label} ({cost_unit})",
+        "exponent k",
+        "χ²/df",
+        f"vs {data.baseline}",
+    ]
     rows = []
     for f in group.fits:
         fit = f.fit
         pu = per_units[f.variant]
-        k = f"{fit.k.value:g} (fixed)" if fit.exponent_fixed else fmt_estimate(fit.k.value, fit.k.low, fit.k.high)
+        k = (
+            f"{fit.k.value:g} (fixed)"
+            if fit.exponent_fixed
+            else fmt_estimate(fit.k.value, fit.k.low, fit.k.high)
+        )
         undefined = math.isnan(pu.low)
         if f.versus is None:
             vs = TableCell("baseline" if f.variant == data.baseline else "n/a")
         else:
-            vs = TableCell(fmt_cost_change(f.versus.estimate, f.versus.low, f.versus.high, f.verdict, m.better),
-                           f.verdict)
-        rows.append([TableCell(f.variant + (" (baseline)" if f.variant == data.baseline else "")),
-                     TableCell(fmt_estimate(fit.a.value, fit.a.low, fit.a.high, a_factor)),
-                     TableCell("–" if undefined else fmt_estimate(pu.value, pu.low, pu.high, pu_factor)),
-                     TableCell(k), TableCell(f"{fit.reduced_chi2:.2f}"), vs])
+            vs = TableCell(
+                fmt_cost_change(
+                    f.versus.estimate, f.versus.low, f.versus.high, f.verdict, m.better
+                ),
+                f.verdict,
+            )
+        rows.append(
+            [
+                TableCell(f.variant + (" (baseline)" if f.variant == data.baseline else "")),
+                TableCell(fmt_estimate(fit.a.value, fit.a.low, fit.a.high, a_factor)),
+                TableCell("–" if undefined else fmt_estimate(pu.value, pu.low, pu.high, pu_factor)),
+                TableCell(k),
+                TableCell(f"{fit.reduced_chi2:.2f}"),
+                vs,
+            ]
+        )
     unit = f" ({m.unit})" if m.unit else ""
     where = f" at {group.where}" if group.where else ""
     sizes = f"{result.size_label(group.sizes[0])} … {result.size_label(group.sizes[-1])}"
-    title = (f"{m.name}{unit} against {result.param}{where}: cost = {model_text(result)} per variant, fitted to "
-             f"the means at {len(group.sizes)} sizes ({sizes}); {result.confidence:.0%} intervals; "
-             f"{'lower' if m.better == 'lower' else 'higher'} is better")
-    notes = [f"{n.variant}: {n.warning.message}" if n.variant else n.warning.message
-             for n in result.notes if n.metric == m.name and n.cell_key == group.where]
+    title = (
+        f"{m.name}{unit} against {result.param}{where}: cost = {model_text(result)} per variant, fitted to "
+        f"the means at {len(group.sizes)} sizes ({sizes}); {result.confidence:.0%} intervals; "
+        f"{'lower' if m.better == 'lower' else 'higher'} is better"
+    )
+    notes = [
+        f"{n.variant}: {n.warning.message}" if n.variant else n.warning.message
+        for n in result.notes
+        if n.metric == m.name and n.cell_key == group.where
+    ]
     return ScalingTable(TableModel(title, columns, rows, [False] + [True] * 5), notes)
 
 
@@ -89,7 +120,9 @@ def scaling_tables(result: ScalingResult) -> list[ScalingTable]:
 
 def method_line(result: ScalingResult) -> str:
     """One line under the tables: how the fit was made (README: How perflab decides)."""
-    return (f"Weighted least squares of the per-size means (weights 1/SE²), exponent "
-            f"{'fixed' if result.options.exponent is not None else 'fitted'}; intervals widen by √(χ²/df) when "
-            f"the model misses the means beyond their noise. Per-unit cost = b·n^(k−1) at n = the size shown; "
-            f"'vs {result.dataset.baseline}' = relative difference of per-unit costs.")
+    return (
+        f"Weighted least squares of the per-size means (weights 1/SE²), exponent "
+        f"{'fixed' if result.options.exponent is not None else 'fitted'}; intervals widen by √(χ²/df) when "
+        f"the model misses the means beyond their noise. Per-unit cost = b·n^(k−1) at n = the size shown; "
+        f"'vs {result.dataset.baseline}' = relative difference of per-unit costs."
+    )

@@ -22,7 +22,9 @@ class TableModel:
     columns: list[str]
     rows: list[list[TableCell]]
     numeric: list[bool]  # right-align these columns
-    summary_rows: list[list[TableCell]] = field(default_factory=list)  # under a rule: e.g. the sweep
+    summary_rows: list[list[TableCell]] = field(
+        default_factory=list
+    )  # under a rule: e.g. the sweep
 
 
 def _param_headers(result: CompareResult) -> list[str]:
@@ -49,7 +51,11 @@ def tldr_table(result: CompareResult) -> TableModel:
                 row.append(TableCell(variant))
             for m in data.metrics:
                 c = by_key.get((cell_key, variant, m.name))
-                row.append(TableCell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict) if c else TableCell("n/a"))
+                row.append(
+                    TableCell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict)
+                    if c
+                    else TableCell("n/a")
+                )
             rows.append(row)
     nparams = len(columns) - len(data.metrics)
     sweeps = {(s.variant, s.metric.name): s for s in result.sweeps}
@@ -72,15 +78,26 @@ def tldr_table(result: CompareResult) -> TableModel:
             row.append(TableCell(text, s.verdict))
         summary_rows.append(row)
     conf = f"{result.confidence:.0%}"
-    vs = (f"{result.candidates[0]} vs {data.baseline}" if not many
-          else f"each variant vs {data.baseline}")
+    vs = (
+        f"{result.candidates[0]} vs {data.baseline}"
+        if not many
+        else f"each variant vs {data.baseline}"
+    )
     title = f"TLDR — {vs}: {conf} CI of the relative change ({result.method.title()}); NS = not significant"
-    if any(c.comparison is not None and getattr(c.comparison, "interval", None) == "fieller"
-           for c in result.comparisons):
-        title += "; † Fieller's ratio interval (a large change next to the baseline's own uncertainty)"
+    if any(
+        c.comparison is not None and getattr(c.comparison, "interval", None) == "fieller"
+        for c in result.comparisons
+    ):
+        title += (
+            "; † Fieller's ratio interval (a large change next to the baseline's own uncertainty)"
+        )
     if summary_rows:
-        title += "; geometric mean = the average change across the cells, each cell weighted equally"
-    return TableModel(title, columns, rows, [False] * nparams + [True] * len(data.metrics), summary_rows)
+        title += (
+            "; geometric mean = the average change across the cells, each cell weighted equally"
+        )
+    return TableModel(
+        title, columns, rows, [False] * nparams + [True] * len(data.metrics), summary_rows
+    )
 
 
 SUMMARY_COLUMNS = ["n", "mean", "median", "stddev", "min", "max", "± MoE"]
@@ -103,15 +120,20 @@ def summary_tables(result: CompareResult) -> list[TableModel]:
                 row += [TableCell("0")] + [TableCell("–")] * (len(SUMMARY_COLUMNS) - 1)
             else:
                 x = s.summary
-                row += [TableCell(str(x.n))] + [TableCell(fmt_number(v)) for v in
-                                                (x.mean, x.median, x.stddev, x.min, x.max,
-                                                 x.margin_of_error)]
+                row += [TableCell(str(x.n))] + [
+                    TableCell(fmt_number(v))
+                    for v in (x.mean, x.median, x.stddev, x.min, x.max, x.margin_of_error)
+                ]
             rows.append(row)
         unit = f" ({m.unit})" if m.unit else ""
-        title = f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; " \
-                f"MoE = z·sd/√n at {result.confidence:.0%}"
+        title = (
+            f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
+            f"MoE = z·sd/√n at {result.confidence:.0%}"
+        )
         nlead = len(columns) - len(SUMMARY_COLUMNS)
-        out.append(TableModel(title, columns, rows, [False] * nlead + [True] * len(SUMMARY_COLUMNS)))
+        out.append(
+            TableModel(title, columns, rows, [False] * nlead + [True] * len(SUMMARY_COLUMNS))
+        )
     return out
 
 
@@ -120,7 +142,9 @@ def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
     design-wide issue such as too few runs is said once, not per cell)."""
     groups: dict[str, list[str]] = {}
     for n in result.notes:
-        where = " · ".join(x for x in (n.cell_key if n.cell_key not in ("", "-") else "", n.variant, n.metric) if x)
+        where = " · ".join(
+            x for x in (n.cell_key if n.cell_key not in ("", "-") else "", n.variant, n.metric) if x
+        )
         groups.setdefault(n.warning.message, []).append(where)
     lines = []
     for message, places in groups.items():
@@ -130,5 +154,7 @@ def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
         elif len(places) <= max_places:
             lines.append(f"{'; '.join(places)}: {message}")
         else:
-            lines.append(f"{'; '.join(places[:max_places])} and {len(places) - max_places} more: {message}")
+            lines.append(
+                f"{'; '.join(places[:max_places])} and {len(places) - max_places} more: {message}"
+            )
     return lines

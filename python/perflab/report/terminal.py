@@ -23,7 +23,9 @@ _WORD = {Verdict.BETTER: " better", Verdict.WORSE: " worse"}
 def _rich(model: TableModel, words: bool) -> Table:
     t = Table(header_style="bold")
     for name, numeric in zip(model.columns, model.numeric):
-        t.add_column(safe_text(name, one_line=True), justify="right" if numeric else "left", no_wrap=True)
+        t.add_column(
+            safe_text(name, one_line=True), justify="right" if numeric else "left", no_wrap=True
+        )
     for i, row in enumerate(model.rows + model.summary_rows):
         cells = []
         for c in row:
@@ -41,8 +43,10 @@ def _print(console: Console, model: TableModel, words: bool) -> None:
 
 def render_terminal(result: CompareResult, console: Console, *, summaries: bool = True) -> None:
     e = result.dataset.experiment
-    console.print(safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True) +
-                  safe_text(f" — {e.description}" if e.description else ""))
+    console.print(
+        safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
+        + safe_text(f" — {e.description}" if e.description else "")
+    )
     _print(console, tldr_table(result), words=True)
     if result.correction_statement:
         console.print(safe_text(result.correction_statement, "dim"))
@@ -57,8 +61,10 @@ def render_scaling_terminal(result: ScalingResult, console: Console) -> None:
     """`perflab compare ID --scaling PARAM`: one table per metric (and combination of the
     other parameters), its warnings under it."""
     e = result.dataset.experiment
-    console.print(safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True) +
-                  safe_text(f" — scaling with {result.param}", one_line=True))
+    console.print(
+        safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
+        + safe_text(f" — scaling with {result.param}", one_line=True)
+    )
     for table in scaling_tables(result):
         _print(console, table.model, words=False)
         for line in table.notes:

@@ -22,7 +22,9 @@ def cell_name(cell_key: str) -> str:
 
 
 def _runs(cs: list[ComparedCell]) -> str:
-    ns = sorted({n for c in cs if c.comparison for n in (c.comparison.n_baseline, c.comparison.n_candidate)})
+    ns = sorted(
+        {n for c in cs if c.comparison for n in (c.comparison.n_baseline, c.comparison.n_candidate)}
+    )
     if not ns:
         return "no runs"
     if len(ns) == 1:
@@ -42,24 +44,49 @@ def verdict_paragraphs(result: CompareResult) -> list[Para]:
         cs = [c for c in result.comparisons if c.variant == cand]
         counts = {v: sum(1 for c in cs if c.verdict is v) for v in Verdict}
         total = len(cs)
-        spans: list[Span] = [Span(cand, strong=True), Span(" vs "), Span(data.baseline, strong=True),
-                             Span(f" ({_runs(cs)}, {result.confidence:.0%} confidence intervals, "
-                                  f"{result.method.title()}): ")]
+        spans: list[Span] = [
+            Span(cand, strong=True),
+            Span(" vs "),
+            Span(data.baseline, strong=True),
+            Span(
+                f" ({_runs(cs)}, {result.confidence:.0%} confidence intervals, "
+                f"{result.method.title()}): "
+            ),
+        ]
         parts = []
         if counts[Verdict.BETTER]:
-            parts.append(Span(f"better in {counts[Verdict.BETTER]} of {total} comparisons", Verdict.BETTER))
+            parts.append(
+                Span(f"better in {counts[Verdict.BETTER]} of {total} comparisons", Verdict.BETTER)
+            )
         if counts[Verdict.WORSE]:
-            parts.append(Span(f"worse in {counts[Verdict.WORSE]}" + ("" if parts else f" of {total} comparisons"),
-                              Verdict.WORSE))
+            parts.append(
+                Span(
+                    f"worse in {counts[Verdict.WORSE]}"
+                    + ("" if parts else f" of {total} comparisons"),
+                    Verdict.WORSE,
+                )
+            )
         if counts[Verdict.WITHIN_NOISE]:
-            parts.append(Span(f"a change within the ±{result.threshold:.1%} noise threshold in "
-                              f"{counts[Verdict.WITHIN_NOISE]}"))
+            parts.append(
+                Span(
+                    f"a change within the ±{result.threshold:.1%} noise threshold in "
+                    f"{counts[Verdict.WITHIN_NOISE]}"
+                )
+            )
         if counts[Verdict.NOT_SIGNIFICANT]:
-            parts.append(Span(f"no significant change in {counts[Verdict.NOT_SIGNIFICANT]}"
-                              + ("" if parts else f" of {total} comparisons")))
+            parts.append(
+                Span(
+                    f"no significant change in {counts[Verdict.NOT_SIGNIFICANT]}"
+                    + ("" if parts else f" of {total} comparisons")
+                )
+            )
         if counts[Verdict.UNDEFINED]:
-            parts.append(Span(f"too little data in {counts[Verdict.UNDEFINED]}"
-                              + ("" if parts else f" of {total} comparisons")))
+            parts.append(
+                Span(
+                    f"too little data in {counts[Verdict.UNDEFINED]}"
+                    + ("" if parts else f" of {total} comparisons")
+                )
+            )
         for i, p in enumerate(parts):
             if i:
                 spans.append(Span(", " if i < len(parts) - 1 else " and "))
@@ -67,11 +94,20 @@ def verdict_paragraphs(result: CompareResult) -> list[Para]:
         spans.append(Span(". "))
         sweeps = {s.metric.name: s for s in result.sweeps if s.variant == cand}
         for m in data.metrics:
-            spans += _metric_sentence(result, [c for c in cs if c.metric.name == m.name], m.name, m.better,
-                                      sweeps.get(m.name))
+            spans += _metric_sentence(
+                result,
+                [c for c in cs if c.metric.name == m.name],
+                m.name,
+                m.better,
+                sweeps.get(m.name),
+            )
         if result.notes:
-            spans.append(Span(f"See the {len(result.notes)} warning{'s' if len(result.notes) != 1 else ''} "
-                              "below before relying on this."))
+            spans.append(
+                Span(
+                    f"See the {len(result.notes)} warning{'s' if len(result.notes) != 1 else ''} "
+                    "below before relying on this."
+                )
+            )
         out.append(Para(tuple(spans)))
     return out
 
@@ -93,10 +129,19 @@ def _places(cs: list[ComparedCell], with_interval: bool) -> list[Span]:
     return spans
 
 
-def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, better: str,
-                     sweep: SweepRow | None = None) -> list[Span]:
+def _metric_sentence(
+    result: CompareResult,
+    cs: list[ComparedCell],
+    name: str,
+    better: str,
+    sweep: SweepRow | None = None,
+) -> list[Span]:
     spans: list[Span] = [Span(name, code=True), Span(f" ({better} is better): ")]
-    groups = [(Verdict.BETTER, "better "), (Verdict.WORSE, "worse "), (Verdict.WITHIN_NOISE, "within noise ")]
+    groups = [
+        (Verdict.BETTER, "better "),
+        (Verdict.WORSE, "worse "),
+        (Verdict.WITHIN_NOISE, "within noise "),
+    ]
     clauses: list[list[Span]] = []
     for verdict, word in groups:
         g = [c for c in cs if c.verdict is verdict]
@@ -118,6 +163,9 @@ def _metric_sentence(result: CompareResult, cs: list[ComparedCell], name: str, b
     spans.append(Span(". "))
     if sweep is not None:
         where = sweep.label.replace(" (geometric mean)", "")
-        spans += [Span(f"Geometric mean over {where}: "),
-                  Span(tldr_text(sweep.comparison, sweep.verdict, sweep.metric.unit), sweep.verdict), Span(". ")]
+        spans += [
+            Span(f"Geometric mean over {where}: "),
+            Span(tldr_text(sweep.comparison, sweep.verdict, sweep.metric.unit), sweep.verdict),
+            Span(". "),
+        ]
     return spans

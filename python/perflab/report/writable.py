@@ -41,9 +41,14 @@ def check_writable(path: str | Path, what: str = "") -> Path:
         try:
             fd, probe = tempfile.mkstemp(dir=existing, prefix=".perflab-write-check-")
         except OSError as e:
-            missing = "" if existing == folder else f"folder {folder} does not exist and cannot be created: "
-            raise InputError(f"cannot write {label}: {missing}{existing} is not writable "
-                             f"({e.strerror or e})") from None
+            missing = (
+                ""
+                if existing == folder
+                else f"folder {folder} does not exist and cannot be created: "
+            )
+            raise InputError(
+                f"cannot write {label}: {missing}{existing} is not writable ({e.strerror or e})"
+            ) from None
         os.close(fd)
         os.unlink(probe)
         return p
@@ -66,7 +71,9 @@ def write_atomically(path: Path, data: bytes | str, what: str = "") -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
-        raise InputError(f"cannot write {what + ' ' if what else ''}{path}: {e.strerror or e}") from None
+        raise InputError(
+            f"cannot write {what + ' ' if what else ''}{path}: {e.strerror or e}"
+        ) from None
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)

@@ -36,7 +36,10 @@ def tracked_samples(data, metrics: list[str]) -> dict[str, object]:
             if not base or math.fsum(base) == 0:
                 continue
             for variant in candidates:
-                samples[f"{where}{variant} · {metric}"] = (base, data.sample(cell_key, variant, metric))
+                samples[f"{where}{variant} · {metric}"] = (
+                    base,
+                    data.sample(cell_key, variant, metric),
+                )
     return samples
 
 
@@ -63,33 +66,56 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
     if not samples:
         decision = None
         stop, reason = True, "nothing_to_track"
-        text = (f"no run of {', '.join(metrics)} succeeded in both variants after {blocks} blocks, "
-                "so precision cannot be judged; stopping")
+        text = (
+            f"no run of {', '.join(metrics)} succeeded in both variants after {blocks} blocks, "
+            "so precision cannot be judged; stopping"
+        )
         projected = blocks
     else:
         decision = decide(samples, a.target_ci, a.min, a.max, m.confidence)
         stop = decision.stop or blocks >= a.max
         reason = decision.reason if decision.stop or blocks < a.max else "max_reached"
         projected = max(blocks, min(a.max, decision.projected_runs))
-        widest = max((p.half_width for p in decision.precisions if not math.isnan(p.half_width)),
-                     default=math.nan)
-        history.append({"blocks": blocks, "widest_half_width": widest, "projected_blocks": projected,
-                        "reason": reason})
+        widest = max(
+            (p.half_width for p in decision.precisions if not math.isnan(p.half_width)),
+            default=math.nan,
+        )
+        history.append(
+            {
+                "blocks": blocks,
+                "widest_half_width": widest,
+                "projected_blocks": projected,
+                "reason": reason,
+            }
+        )
         # One run per variant per block: the rule's "runs" are this design's blocks.
-        text = decision.message.replace(" runs needed", " blocks needed").replace(" runs", " blocks")
+        text = decision.message.replace(" runs needed", " blocks needed").replace(
+            " runs", " blocks"
+        )
         if blocks >= a.max and not decision.stop:
             text = f"maximum of {a.max} blocks reached; " + decision.message.split("; ", 1)[0]
-    record.update({"min": a.min, "max": a.max, "target": a.target_ci, "metrics": metrics,
-                   "blocks": blocks, "reason": reason, "seconds_per_block": per_block,
-                   "decisions": history,
-                   "precisions": [p.to_dict() for p in decision.precisions] if decision else []})
+    record.update(
+        {
+            "min": a.min,
+            "max": a.max,
+            "target": a.target_ci,
+            "metrics": metrics,
+            "blocks": blocks,
+            "reason": reason,
+            "seconds_per_block": per_block,
+            "decisions": history,
+            "precisions": [p.to_dict() for p in decision.precisions] if decision else [],
+        }
+    )
     if stop:
         saved = a.max - blocks
         record.update({"saved_blocks": saved, "saved_seconds": saved * per_block})
         summary = f"adaptive repetitions: {text}"
         if saved > 0 and reason == "target_reached":
-            summary += (f"; {saved} blocks fewer than max = {a.max} "
-                        f"(≈ {format_duration(saved * per_block)} of machine time saved)")
+            summary += (
+                f"; {saved} blocks fewer than max = {a.max} "
+                f"(≈ {format_duration(saved * per_block)} of machine time saved)"
+            )
         record["summary"] = summary
         store.update_settings(eid, adaptive=record)
         return AdaptiveStep(0, summary, len(runs))
@@ -99,4 +125,6 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
     store.append_runs(eid, planned_rows(new))
     store.update_settings(eid, adaptive=record)
     projected_total = len(runs) + max(1, projected - blocks) * pairs
-    return AdaptiveStep(len(new), f"block {blocks}: {text}; adding block {blocks + 1}", projected_total)
+    return AdaptiveStep(
+        len(new), f"block {blocks}: {text}; adding block {blocks + 1}", projected_total
+    )

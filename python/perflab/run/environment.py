@@ -75,7 +75,7 @@ import signal
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 import perflab
@@ -114,8 +114,14 @@ class LocalHost:
     def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
         env = {**os.environ, "LC_ALL": "C", "LANG": "C"}  # version and lscpu texts in English
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         except (OSError, ValueError):
             return None
         try:
@@ -142,6 +148,7 @@ class Environment:
 
 
 # --- small readers ----------------------------------------------------------------------
+
 
 def _text(host: HostAccess, path: str) -> str | None:
     data = host.read_file(path)
@@ -261,10 +268,15 @@ def parse_swaps(text: str) -> list[dict[str, Any]]:
         if len(fields) < 5:
             continue
         name, kind, size, used, priority = fields[:5]
-        rows.append({"name": name, "type": kind,
-                     "size_bytes": _int(size) * 1024 if _int(size) is not None else None,
-                     "used_bytes": _int(used) * 1024 if _int(used) is not None else None,
-                     "priority": _int(priority)})
+        rows.append(
+            {
+                "name": name,
+                "type": kind,
+                "size_bytes": _int(size) * 1024 if _int(size) is not None else None,
+                "used_bytes": _int(used) * 1024 if _int(used) is not None else None,
+                "priority": _int(priority),
+            }
+        )
     return rows
 
 
@@ -290,6 +302,7 @@ def _human_cache_size(raw: str) -> str:
 
 # --- sections ---------------------------------------------------------------------------
 
+
 def _cpu_identity(cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[str, Any]:
     def first(*keys: str) -> str | None:
         for block in cpuinfo:
@@ -303,7 +316,9 @@ def _cpu_identity(cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[
     return {"cpu_model": model, "cpu_vendor": vendor}
 
 
-def _topology(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[str, Any]:
+def _topology(
+    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+) -> dict[str, Any]:
     """Sockets, cores, threads: /proc/cpuinfo ids, else sysfs topology, else lscpu."""
     online_text = _line(host, f"{_CPU}/online")
     processors = [b for b in cpuinfo if "processor" in b and _int(b["processor"]) is not None]
@@ -335,8 +350,9 @@ def _topology(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, 
         for cpu, key in sorted(placement.items()):
             cores.setdefault(key, []).append(cpu)
         physical = len(cores)
-        siblings = sorted((format_cpu_list(c) for c in cores.values()),
-                          key=lambda s: parse_cpu_list(s) or [])
+        siblings = sorted(
+            (format_cpu_list(c) for c in cores.values()), key=lambda s: parse_cpu_list(s) or []
+        )
     else:
         sockets = _int(lscpu.get("Socket(s)"))
         per_socket = _int(lscpu.get("Core(s) per socket"))
@@ -348,20 +364,33 @@ def _topology(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, 
 
     summary = None
     if sockets and physical and threads and logical:
-        summary = (f"{sockets} socket{'s' if sockets != 1 else ''} x {physical // sockets} "
-                   f"core{'s' if physical // sockets != 1 else ''} x {threads} "
-                   f"thread{'s' if threads != 1 else ''} = {logical} CPU{'s' if logical != 1 else ''}")
-    return {"sockets": sockets, "physical_cores": physical, "logical_cpus": logical,
-            "threads_per_core": threads, "cpu_topology": summary,
-            "cpus_online": online_text or (format_cpu_list(online) if online else None),
-            "smt_siblings": siblings}
+        summary = (
+            f"{sockets} socket{'s' if sockets != 1 else ''} x {physical // sockets} "
+            f"core{'s' if physical // sockets != 1 else ''} x {threads} "
+            f"thread{'s' if threads != 1 else ''} = {logical} CPU{'s' if logical != 1 else ''}"
+        )
+    return {
+        "sockets": sockets,
+        "physical_cores": physical,
+        "logical_cpus": logical,
+        "threads_per_core": threads,
+        "cpu_topology": summary,
+        "cpus_online": online_text or (format_cpu_list(online) if online else None),
+        "smt_siblings": siblings,
+    }
 
 
-def _caches(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[str, str] | None:
+def _caches(
+    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+) -> dict[str, str] | None:
     caches: dict[str, str] = {}
     for index in range(16):
         base = f"{_CPU}/cpu0/cache/index{index}"
-        level, kind, size = _line(host, f"{base}/level"), _line(host, f"{base}/type"), _line(host, f"{base}/size")
+        level, kind, size = (
+            _line(host, f"{base}/level"),
+            _line(host, f"{base}/type"),
+            _line(host, f"{base}/size"),
+        )
         if level is None:
             break
         if size is None:
@@ -387,11 +416,13 @@ def _numa_nodes(host: HostAccess, lscpu: dict[str, str]) -> int | None:
 
 
 def _memory(meminfo: dict[str, str]) -> dict[str, Any]:
-    return {"memory_total_bytes": _meminfo_bytes(meminfo, "MemTotal"),
-            "memory_available_bytes": _meminfo_bytes(meminfo, "MemAvailable"),
-            "swap_total_bytes": _meminfo_bytes(meminfo, "SwapTotal"),
-            "hugepages_total": _int(meminfo.get("HugePages_Total")),
-            "hugepage_size_bytes": _meminfo_bytes(meminfo, "Hugepagesize")}
+    return {
+        "memory_total_bytes": _meminfo_bytes(meminfo, "MemTotal"),
+        "memory_available_bytes": _meminfo_bytes(meminfo, "MemAvailable"),
+        "swap_total_bytes": _meminfo_bytes(meminfo, "SwapTotal"),
+        "hugepages_total": _int(meminfo.get("HugePages_Total")),
+        "hugepage_size_bytes": _meminfo_bytes(meminfo, "Hugepagesize"),
+    }
 
 
 def _frequency(host: HostAccess, online: list[int] | None) -> dict[str, Any]:
@@ -416,23 +447,38 @@ def _frequency(host: HostAccess, online: list[int] | None) -> dict[str, Any]:
     elif boost is not None:
         turbo = "on" if boost else "off"
     active = _int(_line(host, f"{_CPU}/smt/active"))
-    return {"cpufreq_driver": _line(host, f"{_CPU}/cpu0/cpufreq/scaling_driver"),
-            "cpu_governors": {g: format_cpu_list(c) for g, c in governors.items()} or None,
-            "cpu_freq_min_mhz": mhz("cpuinfo_min_freq"),
-            "cpu_freq_max_mhz": mhz("cpuinfo_max_freq"),
-            "turbo": turbo,
-            "smt_control": _line(host, f"{_CPU}/smt/control"),
-            "smt_active": bool(active) if active is not None else None}
+    return {
+        "cpufreq_driver": _line(host, f"{_CPU}/cpu0/cpufreq/scaling_driver"),
+        "cpu_governors": {g: format_cpu_list(c) for g, c in governors.items()} or None,
+        "cpu_freq_min_mhz": mhz("cpuinfo_min_freq"),
+        "cpu_freq_max_mhz": mhz("cpuinfo_max_freq"),
+        "turbo": turbo,
+        "smt_control": _line(host, f"{_CPU}/smt/control"),
+        "smt_active": bool(active) if active is not None else None,
+    }
 
 
-_HYPERVISOR_NAMES = (("kvm", "kvm"), ("qemu", "qemu"), ("vmware", "vmware"), ("virtualbox", "oracle"),
-                     ("innotek", "oracle"), ("xen", "xen"), ("microsoft", "microsoft"),
-                     ("hyper-v", "microsoft"), ("amazon ec2", "amazon"), ("google", "google"),
-                     ("bochs", "bochs"), ("parallels", "parallels"))
+_HYPERVISOR_NAMES = (
+    ("kvm", "kvm"),
+    ("qemu", "qemu"),
+    ("vmware", "vmware"),
+    ("virtualbox", "oracle"),
+    ("innotek", "oracle"),
+    ("xen", "xen"),
+    ("microsoft", "microsoft"),
+    ("hyper-v", "microsoft"),
+    ("amazon ec2", "amazon"),
+    ("google", "google"),
+    ("bochs", "bochs"),
+    ("parallels", "parallels"),
+)
 
 
-def _virtualization(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[str, Any]:
+def _virtualization(
+    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+) -> dict[str, Any]:
     """systemd-detect-virt when present; else DMI names, the CPU's hypervisor flag, lscpu."""
+
     def detect(flag: str) -> str | None:
         result = host.run(["systemd-detect-virt", flag], TOOL_TIMEOUT)
         if result is None:
@@ -442,8 +488,15 @@ def _virtualization(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict
 
     hypervisor = detect("--vm")
     if hypervisor is None:
-        dmi = " ".join(filter(None, (_line(host, "/sys/class/dmi/id/sys_vendor"),
-                                     _line(host, "/sys/class/dmi/id/product_name")))).lower()
+        dmi = " ".join(
+            filter(
+                None,
+                (
+                    _line(host, "/sys/class/dmi/id/sys_vendor"),
+                    _line(host, "/sys/class/dmi/id/product_name"),
+                ),
+            )
+        ).lower()
         hypervisor = next((name for needle, name in _HYPERVISOR_NAMES if needle in dmi), None)
         if hypervisor is None and lscpu.get("Hypervisor vendor"):
             hypervisor = lscpu["Hypervisor vendor"].lower()
@@ -463,7 +516,9 @@ def _virtualization(host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict
             container = "podman"
         else:
             cgroup = _text(host, "/proc/1/cgroup") or ""
-            container = next((c for c in ("docker", "lxc", "kubepods", "containerd") if c in cgroup), None)
+            container = next(
+                (c for c in ("docker", "lxc", "kubepods", "containerd") if c in cgroup), None
+            )
 
     parts = [h for h in (hypervisor,) if h and h != "none"]
     if container and container != "none":
@@ -537,24 +592,77 @@ def tool_version(host: HostAccess, tool: str, timeout: float = TOOL_TIMEOUT) -> 
         return None
     # Some tools (wrk) print their version and a usage text, then exit non-zero; but a
     # non-zero exit with an error message is no version.
-    if code != 0 and (not re.search(r"\d+\.\d+", line)
-                      or re.search(r"error|unknown|invalid|unrecognized|illegal|usage|not found",
-                                   line, re.IGNORECASE)):
+    if code != 0 and (
+        not re.search(r"\d+\.\d+", line)
+        or re.search(
+            r"error|unknown|invalid|unrecognized|illegal|usage|not found", line, re.IGNORECASE
+        )
+    ):
         return None
     return line
 
 
 #: Words after which the next word is again a command (keywords, wrappers).
-_COMMAND_PREFIXES = frozenset({
-    "if", "then", "else", "elif", "do", "while", "until", "{", "!", "time",
-    "sudo", "env", "nohup", "command", "builtin", "exec",
-})
+_COMMAND_PREFIXES = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "do",
+        "while",
+        "until",
+        "{",
+        "!",
+        "time",
+        "sudo",
+        "env",
+        "nohup",
+        "command",
+        "builtin",
+        "exec",
+    }
+)
 #: Shell built-ins and trivial utilities whose version says nothing about a result.
-_NOT_TOOLS = frozenset({
-    "cd", "echo", "printf", "export", "set", "unset", "exit", "true", "false", "test", "[", "[[",
-    "fi", "done", "esac", "case", "for", "}", "sleep", "cat", "rm", "mkdir", "cp", "mv", "kill",
-    "wait", "source", ".", "eval", "read", "shift", "return", "trap", "ulimit", "umask",
-})
+_NOT_TOOLS = frozenset(
+    {
+        "cd",
+        "echo",
+        "printf",
+        "export",
+        "set",
+        "unset",
+        "exit",
+        "true",
+        "false",
+        "test",
+        "[",
+        "[[",
+        "fi",
+        "done",
+        "esac",
+        "case",
+        "for",
+        "}",
+        "sleep",
+        "cat",
+        "rm",
+        "mkdir",
+        "cp",
+        "mv",
+        "kill",
+        "wait",
+        "source",
+        ".",
+        "eval",
+        "read",
+        "shift",
+        "return",
+        "trap",
+        "ulimit",
+        "umask",
+    }
+)
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
 
 
@@ -595,11 +703,18 @@ def command_tools(commands: Iterable[str]) -> list[str]:
 
 # --- capture ----------------------------------------------------------------------------
 
-_FILE_ARTIFACTS = ("/proc/cpuinfo", "/proc/meminfo", "/etc/os-release", "/proc/cmdline", "/proc/swaps")
+_FILE_ARTIFACTS = (
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/etc/os-release",
+    "/proc/cmdline",
+    "/proc/swaps",
+)
 
 
-def capture(host: HostAccess, tools: Sequence[str] = (), *,
-            timeout: float = TOOL_TIMEOUT) -> Environment:
+def capture(
+    host: HostAccess, tools: Sequence[str] = (), *, timeout: float = TOOL_TIMEOUT
+) -> Environment:
     """Describe ``host`` and the versions of ``tools``; never raises for what it cannot read."""
     artifacts: dict[str, bytes] = {}
     for path in _FILE_ARTIFACTS:
@@ -631,8 +746,10 @@ def capture(host: HostAccess, tools: Sequence[str] = (), *,
     uname_a = artifact("uname -a").strip() or None
     uname_m = _output(host, ["uname", "-m"], timeout)
 
-    info: dict[str, Any] = {"schema": SCHEMA,
-                            "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    info: dict[str, Any] = {
+        "schema": SCHEMA,
+        "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     hostname = _line(host, "/proc/sys/kernel/hostname")
     if hostname is None and (out := _output(host, ["uname", "-n"], timeout)):
         hostname = out.strip() or None
@@ -644,16 +761,22 @@ def capture(host: HostAccess, tools: Sequence[str] = (), *,
     info["caches"] = _caches(host, cpuinfo, lscpu)
     info["numa_nodes"] = _numa_nodes(host, lscpu)
     info.update(_memory(meminfo))
-    info["swap_devices"] = parse_swaps(artifact("/proc/swaps")) if "/proc/swaps" in artifacts else None
+    info["swap_devices"] = (
+        parse_swaps(artifact("/proc/swaps")) if "/proc/swaps" in artifacts else None
+    )
     thp = "/sys/kernel/mm/transparent_hugepage"
     info["transparent_hugepages"] = _bracketed(_text(host, f"{thp}/enabled"))
     info["thp_defrag"] = _bracketed(_text(host, f"{thp}/defrag"))
     info["kernel"] = uname_a
     info["kernel_release"] = _line(host, "/proc/sys/kernel/osrelease")
-    info["os"] = release.get("PRETTY_NAME") or release.get("DISTRIB_DESCRIPTION") or release.get("NAME")
+    info["os"] = (
+        release.get("PRETTY_NAME") or release.get("DISTRIB_DESCRIPTION") or release.get("NAME")
+    )
     info["boot_cmdline"] = artifact("/proc/cmdline").strip() or None
     info.update(_frequency(host, parse_cpu_list(topology["cpus_online"])))
-    info["clocksource"] = _line(host, "/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    info["clocksource"] = _line(
+        host, "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+    )
     info["aslr"] = _int(_line(host, "/proc/sys/kernel/randomize_va_space"))
     info["numa_balancing"] = _int(_line(host, "/proc/sys/kernel/numa_balancing"))
     info["swappiness"] = _int(_line(host, "/proc/sys/vm/swappiness"))

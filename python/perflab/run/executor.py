@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
 from perflab.run.process import TERM_GRACE_S, ProcessResult, run_process, spawn_argv
 
@@ -15,10 +16,21 @@ from perflab.run.process import TERM_GRACE_S, ProcessResult, run_process, spawn_
 class Executor(Protocol):
     host: str
 
-    def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
-            stdout_path: Path, stderr_path: Path, timeout: float | None,
-            stop: threading.Event | None, on_start: Callable[[int], None] | None,
-            cpus: tuple[int, ...] | None = None, kill_grace: float = TERM_GRACE_S) -> ProcessResult: ...
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None,
+        stop: threading.Event | None,
+        on_start: Callable[[int], None] | None,
+        cpus: tuple[int, ...] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ) -> ProcessResult: ...
 
     def host_access(self): ...
 
@@ -29,14 +41,33 @@ class LocalExecutor:
     def __init__(self) -> None:
         self.host = socket.gethostname()
 
-    def run(self, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
-            stdout_path: Path, stderr_path: Path, timeout: float | None = None,
-            stop: threading.Event | None = None,
-            on_start: Callable[[int], None] | None = None,
-            cpus: tuple[int, ...] | None = None, kill_grace: float = TERM_GRACE_S) -> ProcessResult:
-        return run_process(spawn_argv(command, shell), env=env, cwd=cwd, stdout_path=stdout_path,
-                           stderr_path=stderr_path, timeout=timeout, stop=stop, on_start=on_start,
-                           cpus=cpus, kill_grace=kill_grace)
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None = None,
+        stop: threading.Event | None = None,
+        on_start: Callable[[int], None] | None = None,
+        cpus: tuple[int, ...] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ) -> ProcessResult:
+        return run_process(
+            spawn_argv(command, shell),
+            env=env,
+            cwd=cwd,
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+            timeout=timeout,
+            stop=stop,
+            on_start=on_start,
+            cpus=cpus,
+            kill_grace=kill_grace,
+        )
 
     def pick_cores(self, n: int):
         """N cores of one type, no two SMT siblings, spread over L2 caches (seed 001's rule)."""

@@ -23,7 +23,9 @@ def settings_of(spec: Spec) -> dict:
     m = spec.model
     return {
         "params": list(m.matrix),
-        "cells": [{"key": c.key, "labels": c.labels, "values": c.values} for c in expand_matrix(m.matrix)],
+        "cells": [
+            {"key": c.key, "labels": c.labels, "values": c.values} for c in expand_matrix(m.matrix)
+        ],
         "variants": [{"name": v.name, "description": v.description} for v in m.variant],
         "repetitions": m.adaptive.model_dump() if m.adaptive else m.repetitions,
         "warmup": m.warmup,
@@ -31,28 +33,50 @@ def settings_of(spec: Spec) -> dict:
         "seed": m.seed,
         "confidence": m.confidence,
         "on_failure": m.on_failure,
-        "overheads": {x.name: ({"command": x.overhead} if x.overhead is not None else {"phase": x.overhead_phase})
-                      for x in m.metric if x.overhead is not None or x.overhead_phase is not None},
+        "overheads": {
+            x.name: (
+                {"command": x.overhead} if x.overhead is not None else {"phase": x.overhead_phase}
+            )
+            for x in m.metric
+            if x.overhead is not None or x.overhead_phase is not None
+        },
     }
 
 
 def planned_rows(plan: list[PlannedRun]) -> list[NewRun]:
-    return [NewRun(order_index=r.order_index, block=r.block, cell_key=r.cell.key, cell=r.cell.labels,
-                   variant=r.variant, repetition=r.repetition, warmup=r.warmup) for r in plan]
+    return [
+        NewRun(
+            order_index=r.order_index,
+            block=r.block,
+            cell_key=r.cell.key,
+            cell=r.cell.labels,
+            variant=r.variant,
+            repetition=r.repetition,
+            warmup=r.warmup,
+        )
+        for r in plan
+    ]
 
 
 def create_experiment(store: Store, spec: Spec) -> int:
     m = spec.model
     return store.create_experiment(
-        name=m.name, description=m.description, source="run", baseline=m.baseline,
+        name=m.name,
+        description=m.description,
+        source="run",
+        baseline=m.baseline,
         metrics=[MetricDef(x.name, x.unit, x.better) for x in m.metric],
-        settings=settings_of(spec), runs=planned_rows(make_plan(m)),
-        spec_path=str(spec.path.resolve()) if spec.path else None, spec_text=spec.text,
-        spec_sha256=spec.sha256)
+        settings=settings_of(spec),
+        runs=planned_rows(make_plan(m)),
+        spec_path=str(spec.path.resolve()) if spec.path else None,
+        spec_text=spec.text,
+        spec_sha256=spec.sha256,
+    )
 
 
-def open_experiment(store: Store, spec: Spec | None = None, *, resume: str | None = None,
-                    new: bool = False) -> OpenedExperiment:
+def open_experiment(
+    store: Store, spec: Spec | None = None, *, resume: str | None = None, new: bool = False
+) -> OpenedExperiment:
     """The experiment to execute: ``resume`` names one; otherwise an unfinished
     experiment of the same spec text is continued unless ``new``; else a new one."""
     if resume is not None:
@@ -69,9 +93,13 @@ def open_experiment(store: Store, spec: Spec | None = None, *, resume: str | Non
 def spec_from_store(row: ExperimentRow) -> Spec:
     """The spec exactly as it was when the experiment started (not the file as it is now)."""
     if row.source != "run" or not row.spec_text:
-        raise PerflabError(f"experiment {row.id} ('{row.name}') was imported, not run: nothing to resume")
+        raise PerflabError(
+            f"experiment {row.id} ('{row.name}') was imported, not run: nothing to resume"
+        )
     if row.status == "complete":
-        raise PerflabError(f"experiment {row.id} ('{row.name}') is already complete",
-                           hint="`perflab compare` it, or run its spec with --new")
+        raise PerflabError(
+            f"experiment {row.id} ('{row.name}') is already complete",
+            hint="`perflab compare` it, or run its spec with --new",
+        )
     path = Path(row.spec_path) if row.spec_path else None
     return parse_spec(row.spec_text, path)

@@ -62,16 +62,27 @@ class FailurePolicy:
         n = self.max_failures
         if n > 0 and len(self._streak) >= n:
             return self._same_way(f"the last {n} runs", failure)
-        if n > 0 and failure is not None and len(firsts) == n and all(
-                f is not None and f.signature == failure.signature for f in firsts):
+        if (
+            n > 0
+            and failure is not None
+            and len(firsts) == n
+            and all(f is not None and f.signature == failure.signature for f in firsts)
+        ):
             return self._same_way(f"the first {n} runs of variant '{variant}'", failure)
-        if self.max_share < 1.0 and self.finished >= MIN_RUNS_FOR_SHARE \
-                and self.failed > self.max_share * self.finished:
-            return (f"{self.failed} of {self.finished} runs failed, more than max_failure_share = "
-                    f"{self.max_share:.0%}; last: {failure.reason if failure else 'ok'}")
+        if (
+            self.max_share < 1.0
+            and self.finished >= MIN_RUNS_FOR_SHARE
+            and self.failed > self.max_share * self.finished
+        ):
+            return (
+                f"{self.failed} of {self.finished} runs failed, more than max_failure_share = "
+                f"{self.max_share:.0%}; last: {failure.reason if failure else 'ok'}"
+            )
         return None
 
     def _same_way(self, which: str, failure: Failure | None) -> str:
         assert failure is not None
-        return (f"{which} failed the same way: {failure.reason} "
-                f"(max_failures = {self.max_failures}; 0 never stops)")
+        return (
+            f"{which} failed the same way: {failure.reason} "
+            f"(max_failures = {self.max_failures}; 0 never stops)"
+        )

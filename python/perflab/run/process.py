@@ -20,9 +20,9 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 #: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
 TERM_GRACE_S = 2.0
@@ -81,12 +81,19 @@ def exec_shim() -> str | None:
     return str(path) if os.access(path, os.X_OK) else None
 
 
-def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_path: Path,
-                stderr_path: Path, timeout: float | None = None,
-                stop: threading.Event | None = None,
-                on_start: Callable[[int], None] | None = None,
-                cpus: tuple[int, ...] | None = None,
-                kill_grace: float = TERM_GRACE_S) -> ProcessResult:
+def run_process(
+    argv: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    stdout_path: Path,
+    stderr_path: Path,
+    timeout: float | None = None,
+    stop: threading.Event | None = None,
+    on_start: Callable[[int], None] | None = None,
+    cpus: tuple[int, ...] | None = None,
+    kill_grace: float = TERM_GRACE_S,
+) -> ProcessResult:
     """Run ``argv`` to completion (or timeout/stop), output to the given files.
 
     The command starts in a session of its own. On a timeout or a stop request, everything
@@ -101,11 +108,16 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
     program = _which(argv[0], env)
     shim = exec_shim()
     report_r = report_w = None
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, \
-            open(os.devnull, "rb") as devnull:
-        actions = [(os.POSIX_SPAWN_DUP2, devnull.fileno(), 0),
-                   (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
-                   (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+    with (
+        open(stdout_path, "wb") as out,
+        open(stderr_path, "wb") as err,
+        open(os.devnull, "rb") as devnull,
+    ):
+        actions = [
+            (os.POSIX_SPAWN_DUP2, devnull.fileno(), 0),
+            (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+            (os.POSIX_SPAWN_DUP2, err.fileno(), 2),
+        ]
         if shim is not None:
             report_r, report_w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, report_w, 3))
@@ -116,8 +128,14 @@ def run_process(argv: list[str], *, env: Mapping[str, str], cwd: Path, stdout_pa
         try:
             with _chdir(cwd), _affinity(cpus):
                 t0 = time.perf_counter()
-                pid = os.posix_spawn(spawn_path, spawn_argv_, dict(env), file_actions=actions,
-                                     setsid=True, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                pid = os.posix_spawn(
+                    spawn_path,
+                    spawn_argv_,
+                    dict(env),
+                    file_actions=actions,
+                    setsid=True,
+                    setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+                )
         finally:
             if report_w is not None:
                 os.close(report_w)
@@ -264,7 +282,12 @@ class Lingering:
         out = []
         for p in pids:
             try:
-                cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+                cmd = (
+                    Path(f"/proc/{p}/cmdline")
+                    .read_bytes()
+                    .replace(b"\0", b" ")
+                    .decode("utf-8", "replace")
+                )
             except OSError:
                 continue
             if cmd.strip():  # a zombie (exited, not yet reaped by the shim) has none

@@ -37,10 +37,10 @@ class Observer(Protocol):
 
     def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None: ...
     def run_started(self, run: RunRow, index: int, total: int) -> None: ...
-    def run_finished(self, run: RunRow, outcome: "RunOutcome", index: int, total: int) -> None: ...
+    def run_finished(self, run: RunRow, outcome: RunOutcome, index: int, total: int) -> None: ...
     def message(self, text: str) -> None: ...
     def replanned(self, total: int, projected_total: int) -> None: ...  # adaptive blocks added
-    def finished(self, summary: "ExperimentOutcome") -> None: ...
+    def finished(self, summary: ExperimentOutcome) -> None: ...
 
 
 class SilentObserver:
@@ -70,9 +70,17 @@ class ExperimentOutcome:
 
 
 class Runner:
-    def __init__(self, store: Store, spec: Spec, experiment_id: int, *,
-                 executor: Executor | None = None, observer: Observer | None = None,
-                 handle_signals: bool = True, max_failures: int | None = None):
+    def __init__(
+        self,
+        store: Store,
+        spec: Spec,
+        experiment_id: int,
+        *,
+        executor: Executor | None = None,
+        observer: Observer | None = None,
+        handle_signals: bool = True,
+        max_failures: int | None = None,
+    ):
         self.store = store
         self.spec = spec
         self.eid = experiment_id
@@ -89,14 +97,17 @@ class Runner:
         self._experiment_held: list[Lingering] = []
         self._told_leftovers = False
         m = spec.model
-        self.policy = FailurePolicy(m.max_failures if max_failures is None else max_failures,
-                                    m.max_failure_share)
+        self.policy = FailurePolicy(
+            m.max_failures if max_failures is None else max_failures, m.max_failure_share
+        )
 
     # -- public
     def run(self) -> ExperimentOutcome:
         holder = self.store.claim(self.eid, os.getpid(), self.executor.host)
         if holder:
-            raise PerflabError(f"experiment {self.eid} is being run by process {holder[0]} on this host")
+            raise PerflabError(
+                f"experiment {self.eid} is being run by process {holder[0]} on this host"
+            )
         previous = self._install_signals()
         remove_stale_scratch()
         scratch = make_scratch()
@@ -125,17 +136,30 @@ class Runner:
         self._capture_environment()
         m = self.spec.model
         if m.before_all:
-            step = self._step("before_all", render_shell(m.before_all, self._experiment_values()),
-                              self._env(None, None), scratch, None)
+            step = self._step(
+                "before_all",
+                render_shell(m.before_all, self._experiment_values()),
+                self._env(None, None),
+                scratch,
+                None,
+            )
             self._experiment_held, self._held = self._held, []
             if not step.ok:
                 self.store.set_status(self.eid, "interrupted")
-                raise PerflabError(f"before_all failed, no run started: {step.failure()}",
-                                   hint=f"fix it, then `perflab run --resume {self.eid}`")
+                raise PerflabError(
+                    f"before_all failed, no run started: {step.failure()}",
+                    hint=f"fix it, then `perflab run --resume {self.eid}`",
+                )
         status, message = self._execute_plan(scratch, pending, done, total)
         if m.after_all:
-            step = self._step("after_all", render_shell(m.after_all, self._experiment_values()),
-                              self._env(None, None), scratch, None, stoppable=False)
+            step = self._step(
+                "after_all",
+                render_shell(m.after_all, self._experiment_values()),
+                self._env(None, None),
+                scratch,
+                None,
+                stoppable=False,
+            )
             if not step.ok:
                 self.observer.message(f"after_all failed: {step.failure()}")
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
@@ -148,8 +172,9 @@ class Runner:
         self.observer.finished(summary)
         return summary
 
-    def _execute_plan(self, scratch: Path, pending: list[RunRow], done: int,
-                      total: int) -> tuple[str, str | None]:
+    def _execute_plan(
+        self, scratch: Path, pending: list[RunRow], done: int, total: int
+    ) -> tuple[str, str | None]:
         """Run the pending runs; with adaptive repetitions, then decide after each block
         whether to add one more. Returns (status, message)."""
         m = self.spec.model
@@ -163,8 +188,10 @@ class Runner:
                 if outcome.status == "interrupted":
                     return "interrupted", None
                 if outcome.status != "ok" and m.on_failure == "abort":
-                    return "aborted", (f"stopped: run {run.order_index + 1} {outcome.status}: "
-                                       f'{outcome.reason} (on_failure = "abort")')
+                    return "aborted", (
+                        f"stopped: run {run.order_index + 1} {outcome.status}: "
+                        f'{outcome.reason} (on_failure = "abort")'
+                    )
                 stop_reason = self.policy.observe(run.variant, outcome.failure)
                 if stop_reason:
                     return "aborted", f"stopped after {self.policy.finished} runs: {stop_reason}"
@@ -196,8 +223,13 @@ class Runner:
             elif isinstance(p.cores, str):
                 for cell in self.cells.values():
                     for v in self.variants.values():
-                        counts.add(self._core_count(render_value(p.cores, {**self.spec.model.params,
-                                                                            **cell.values, **v.params})))
+                        counts.add(
+                            self._core_count(
+                                render_value(
+                                    p.cores, {**self.spec.model.params, **cell.values, **v.params}
+                                )
+                            )
+                        )
         for n in sorted(counts):
             try:
                 self.core_choices[n] = self.executor.pick_cores(n)
@@ -214,8 +246,11 @@ class Runner:
     def _cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None:
         if phase is None or not phase.cores:
             return None
-        n = phase.cores if isinstance(phase.cores, int) else \
-            self._core_count(render_value(phase.cores, values or {}))
+        n = (
+            phase.cores
+            if isinstance(phase.cores, int)
+            else self._core_count(render_value(phase.cores, values or {}))
+        )
         return tuple(self.core_choices[n].cpus)
 
     def _capture_environment(self) -> None:
@@ -241,12 +276,24 @@ class Runner:
         m = self.spec.model
         cell = self.cells.get(run.cell_key)
         if cell is None:
-            raise PerflabError(f"run {run.order_index} is for cell '{run.cell_key}', which the spec no longer has")
+            raise PerflabError(
+                f"run {run.order_index} is for cell '{run.cell_key}', which the spec no longer has"
+            )
         variant = self.variants[run.variant]
-        return {**m.params, **cell.values, **variant.params, "variant": run.variant,
-                "repetition": run.repetition, "run": run.order_index + 1, "cell": run.cell_key,
-                "experiment": self.eid, "run_dir": str(run_dir), "block": run.block, "cores_list": "",
-                "seed": (m.seed * 1_000_003 + run.order_index) % (2**31)}
+        return {
+            **m.params,
+            **cell.values,
+            **variant.params,
+            "variant": run.variant,
+            "repetition": run.repetition,
+            "run": run.order_index + 1,
+            "cell": run.cell_key,
+            "experiment": self.eid,
+            "run_dir": str(run_dir),
+            "block": run.block,
+            "cores_list": "",
+            "seed": (m.seed * 1_000_003 + run.order_index) % (2**31),
+        }
 
     def _env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
         m = self.spec.model
@@ -255,9 +302,16 @@ class Runner:
         env["PERFLAB_EXPERIMENT"] = str(self.eid)
         if run is not None and values is not None:
             env.update(self.variants[run.variant].env)
-            env.update({"PERFLAB_VARIANT": run.variant, "PERFLAB_CELL": run.cell_key,
-                        "PERFLAB_REPETITION": str(run.repetition), "PERFLAB_RUN": str(run.order_index + 1),
-                        "PERFLAB_RUN_DIR": values["run_dir"], "PERFLAB_WARMUP": "1" if run.warmup else "0"})
+            env.update(
+                {
+                    "PERFLAB_VARIANT": run.variant,
+                    "PERFLAB_CELL": run.cell_key,
+                    "PERFLAB_REPETITION": str(run.repetition),
+                    "PERFLAB_RUN": str(run.order_index + 1),
+                    "PERFLAB_RUN_DIR": values["run_dir"],
+                    "PERFLAB_WARMUP": "1" if run.warmup else "0",
+                }
+            )
         if phase is not None:
             env.update(phase.env)
             cpus = self._cpus(phase, values)
@@ -265,16 +319,36 @@ class Runner:
                 env["PERFLAB_CORES"] = ",".join(map(str, cpus))
         return env
 
-    def _step(self, name: str, command: str, env: dict, run_dir: Path, timeout: float | None,
-              run: RunRow | None = None, shell: bool = True, stoppable: bool = True,
-              cpus: tuple[int, ...] | None = None) -> StepOutput:
+    def _step(
+        self,
+        name: str,
+        command: str,
+        env: dict,
+        run_dir: Path,
+        timeout: float | None,
+        run: RunRow | None = None,
+        shell: bool = True,
+        stoppable: bool = True,
+        cpus: tuple[int, ...] | None = None,
+    ) -> StepOutput:
         def on_start(pid: int) -> None:
             if run is not None:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
 
-        step = run_command(self.executor, name, command, shell=shell, env=env, cwd=self.spec.workdir,
-                           run_dir=run_dir, timeout=timeout, stop=self.stop if stoppable else None,
-                           on_start=on_start, cpus=cpus, kill_grace=self.spec.model.kill_grace)
+        step = run_command(
+            self.executor,
+            name,
+            command,
+            shell=shell,
+            env=env,
+            cwd=self.spec.workdir,
+            run_dir=run_dir,
+            timeout=timeout,
+            stop=self.stop if stoppable else None,
+            on_start=on_start,
+            cpus=cpus,
+            kill_grace=self.spec.model.kill_grace,
+        )
         if step.process is not None and step.process.lingering is not None:
             self._held.append(step.process.lingering)
         return step
@@ -329,16 +403,26 @@ class Runner:
                 result = self._kv_phase(phase, values, budget(phase.timeout))
                 artifacts.update(result.artifacts)
                 if result.failure:
-                    failure = (result.status, Failure(name, result.status, f"{name}: {result.failure}"))
+                    failure = (
+                        result.status,
+                        Failure(name, result.status, f"{name}: {result.failure}"),
+                    )
                 elif phase.measure:
                     outputs[phase.name] = result.output
                 continue
             cpus = self._cpus(phase, values)
             phase_values = {**values, "cores_list": ",".join(map(str, cpus))} if cpus else values
             text = render_shell(phase.command if phase else command, phase_values)
-            step = self._step(name, text, self._env(run, values, phase), run_dir,
-                              budget(phase.timeout if phase else None), run=run,
-                              shell=phase.shell if phase else True, cpus=cpus)
+            step = self._step(
+                name,
+                text,
+                self._env(run, values, phase),
+                run_dir,
+                budget(phase.timeout if phase else None),
+                run=run,
+                shell=phase.shell if phase else True,
+                cpus=cpus,
+            )
             record(step)
             if not step.ok:
                 failure = (status_of(step), _failure_of(step))
@@ -347,9 +431,16 @@ class Runner:
                 # Overhead commands of this phase's metrics: right after it, same settings.
                 for k, template in enumerate(self._overhead_commands(phase.name)):
                     oname = f"overhead:{phase.name}" + (f":{k + 1}" if k else "")
-                    ostep = self._step(oname, render_shell(template, phase_values),
-                                       self._env(run, values, phase), run_dir, budget(phase.timeout),
-                                       run=run, shell=phase.shell, cpus=cpus)
+                    ostep = self._step(
+                        oname,
+                        render_shell(template, phase_values),
+                        self._env(run, values, phase),
+                        run_dir,
+                        budget(phase.timeout),
+                        run=run,
+                        shell=phase.shell,
+                        cpus=cpus,
+                    )
                     record(ostep)
                     if not ostep.ok:
                         failure = (status_of(ostep), _failure_of(ostep))
@@ -362,8 +453,15 @@ class Runner:
         if m.after_each:
             cleanup.append(("after_each", m.after_each))
         for name, command in cleanup:
-            step = self._step(name, render_shell(command, values), self._env(run, values), run_dir,
-                              m.timeout, run=run, stoppable=False)
+            step = self._step(
+                name,
+                render_shell(command, values),
+                self._env(run, values),
+                run_dir,
+                m.timeout,
+                run=run,
+                stoppable=False,
+            )
             record(step)
             if not step.ok and failure is None:
                 failure = ("failed", _failure_of(step))
@@ -375,7 +473,8 @@ class Runner:
                 self.observer.message(
                     f"run {run.order_index + 1} left {len(left)} process(es) running "
                     f"({left[0].split(' ', 1)[-1][:40]}); stopped at the run's end, as every run's "
-                    f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)")
+                    f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)"
+                )
         metrics: dict[str, float] = {}
         if failure is None:
             try:
@@ -383,18 +482,29 @@ class Runner:
             except MetricExtractionError as e:
                 failure = ("failed", Failure("metrics", "not found", str(e)))
             except Exception as e:  # a parser bug must not kill the experiment
-                failure = ("failed", Failure("metrics", type(e).__name__, f"metric extraction: {type(e).__name__}: {e}"))
+                failure = (
+                    "failed",
+                    Failure(
+                        "metrics", type(e).__name__, f"metric extraction: {type(e).__name__}: {e}"
+                    ),
+                )
         seconds = time.monotonic() - t0
         shutil.rmtree(run_dir, ignore_errors=True)
         if failure is not None and failure[0] == "interrupted":
             self.store.reset_run(run.id)
             return RunOutcome("interrupted", failure[1].reason, {}, seconds)
         status, reason = ("ok", None) if failure is None else (failure[0], failure[1].reason)
-        if status == "timeout" and m.timeout is not None and deadline is not None \
-                and time.monotonic() >= deadline:
+        if (
+            status == "timeout"
+            and m.timeout is not None
+            and deadline is not None
+            and time.monotonic() >= deadline
+        ):
             reason = f"{reason} (run timeout {m.timeout:g} s)"
         try:
-            self.store.finish_run(run.id, status, reason, metrics, artifacts, self.eid, self.executor.host)
+            self.store.finish_run(
+                run.id, status, reason, metrics, artifacts, self.eid, self.executor.host
+            )
         except StoreError as e:
             # Nothing of this run was saved (the write rolled back whole). Mark it failed if the
             # store still takes a small write, so it is not redone blindly; either way, stop.
@@ -411,7 +521,9 @@ class Runner:
             from perflab.workloads.parsers import get_parser
 
             named = get_parser(phase.parser).parse(stdout)
-        return PhaseOutput(stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named)
+        return PhaseOutput(
+            stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named
+        )
 
     def _probe_phase(self, phase, values: dict) -> tuple[PhaseOutput | None, str | None]:
         """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
@@ -419,7 +531,9 @@ class Runner:
 
         cpus = self._cpus(phase, values)
         try:
-            named, _units = phase_metrics(render_value(phase.probe, values), core=cpus[0] if cpus else None)
+            named, _units = phase_metrics(
+                render_value(phase.probe, values), core=cpus[0] if cpus else None
+            )
         except PerflabError as e:
             return None, e.one_line()
         return PhaseOutput("", "", {}, named), None
@@ -431,8 +545,13 @@ class Runner:
 
     def _overhead_commands(self, phase_name: str) -> list[str]:
         """Distinct overhead commands of the metrics taken from this phase, in metric order."""
-        return list(dict.fromkeys(x.overhead for x in self.spec.model.metric
-                                  if x.overhead is not None and self.spec.model.metric_phase(x) == phase_name))
+        return list(
+            dict.fromkeys(
+                x.overhead
+                for x in self.spec.model.metric
+                if x.overhead is not None and self.spec.model.metric_phase(x) == phase_name
+            )
+        )
 
     def _metrics(self, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
         """Each metric's value; with an overhead, the net value (gross − overhead of the same
@@ -466,7 +585,9 @@ class Runner:
             if self.stop.is_set() and signum == signal.SIGINT:
                 raise KeyboardInterrupt  # second Ctrl-C: stop waiting for cleanup
             self.stop.set()
-            self.observer.message("stopping: the run in flight is cancelled and will be redone on resume")
+            self.observer.message(
+                "stopping: the run in flight is cancelled and will be redone on resume"
+            )
 
         return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
 

@@ -26,7 +26,7 @@ def remove_stale_scratch(root: Path | None = None) -> list[Path]:
     """Remove scratch folders whose perflab is gone; returns them."""
     removed = []
     for path in Path(root or tempfile.gettempdir()).glob(f"{PREFIX}*"):
-        parts = path.name[len(PREFIX):].split("-")
+        parts = path.name[len(PREFIX) :].split("-")
         if len(parts) < 3 or not parts[0].isdigit():
             continue
         pid, start = int(parts[0]), parts[1]

@@ -8,7 +8,16 @@ import re
 #: The longest duration a spec may give (30 days): beyond it, timers overflow.
 MAX_SECONDS = 30 * 24 * 3600.0
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "h": 3600.0,
+}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|min|s|m|h)")
 
 
@@ -22,7 +31,7 @@ def parse_duration(value: object) -> float:
         text = value.strip().lower()
         pos, seconds = 0, 0.0
         for m in _PART.finditer(text):
-            if text[pos:m.start()].strip():
+            if text[pos : m.start()].strip():
                 break
             seconds += float(m.group(1)) * _UNITS[m.group(2)]
             pos = m.end()
@@ -44,7 +53,7 @@ def format_duration(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
-        m, s = divmod(int(round(seconds)), 60)
+        m, s = divmod(round(seconds), 60)
         return f"{m} min {s:02d} s"
-    h, rem = divmod(int(round(seconds)), 3600)
+    h, rem = divmod(round(seconds), 3600)
     return f"{h} h {rem // 60:02d} min"

@@ -48,7 +48,9 @@ def read_spec_bytes(path: Path) -> bytes:
                 size = max(path.stat().st_size, len(data))
             except OSError:
                 size = len(data)
-            raise SpecError(f"spec {path} is {size_text(size)}; the limit is {size_text(MAX_FILE_BYTES)}")
+            raise SpecError(
+                f"spec {path} is {size_text(size)}; the limit is {size_text(MAX_FILE_BYTES)}"
+            )
     return data
 
 
@@ -77,8 +79,10 @@ def check_nesting(text: str, label: str) -> None:
         elif c in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise SpecError(f"arrays or tables nested more than {MAX_DEPTH} deep",
-                                location=f"{label}:{line}")
+                raise SpecError(
+                    f"arrays or tables nested more than {MAX_DEPTH} deep",
+                    location=f"{label}:{line}",
+                )
         elif c in "]}":
             depth = max(0, depth - 1)
         i += 1

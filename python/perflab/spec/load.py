@@ -63,9 +63,12 @@ def load_spec(path: str | Path) -> Spec:
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is no TOML
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise SpecError(f"not UTF-8 text (byte {e.start + 1}: {data[e.start:e.start + 1]!r}); an "
-                        "experiment file is TOML", location=f"{p}:{line}") from None
+        line = data[: e.start].count(b"\n") + 1
+        raise SpecError(
+            f"not UTF-8 text (byte {e.start + 1}: {data[e.start : e.start + 1]!r}); an "
+            "experiment file is TOML",
+            location=f"{p}:{line}",
+        ) from None
     return parse_spec(text, p)
 
 
@@ -75,8 +78,12 @@ def parse_spec(text: str, path: Path | None = None) -> Spec:
         return _parse(text, path, label)
     except SpecError as e:
         raise _single_line(e) from None
-    except RecursionError:  # a nesting the limits did not foresee: still one line, never a traceback
-        raise SpecError(f"nested too deeply (at most {limits.MAX_DEPTH} levels)", location=label) from None
+    except (
+        RecursionError
+    ):  # a nesting the limits did not foresee: still one line, never a traceback
+        raise SpecError(
+            f"nested too deeply (at most {limits.MAX_DEPTH} levels)", location=label
+        ) from None
 
 
 def _parse(text: str, path: Path | None, label: str) -> Spec:
@@ -101,6 +108,7 @@ def _parse(text: str, path: Path | None, label: str) -> Spec:
 
 def _single_line(e: SpecError) -> SpecError:
     """The same error with control characters (a newline in a key or a file name) escaped."""
+
     def clean(s: str | None) -> str | None:
         return None if s is None else _escape_controls(s)
 
@@ -148,7 +156,11 @@ def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> Spe
     loc = err["loc"]
     line = find_line(lines, loc)
     where = f"{label}:{line}" if line else label
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    more = (
+        f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+        if len(errors) > 1
+        else ""
+    )
     kind = err["type"]
     if kind == "extra_forbidden":
         key = str(loc[-1])
@@ -156,12 +168,21 @@ def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> Spe
         hint = None
         if model is not None:
             close = difflib.get_close_matches(key, key_names(model), n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(key_names(model))
-        return SpecError(f"unknown key {_shown(key)} in {_table_name(loc[:-1], data)}{more}",
-                         location=where, hint=hint)
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else "known keys: " + ", ".join(key_names(model))
+            )
+        return SpecError(
+            f"unknown key {_shown(key)} in {_table_name(loc[:-1], data)}{more}",
+            location=where,
+            hint=hint,
+        )
     if kind == "missing":
-        return SpecError(f"missing required key '{loc[-1]}' in {_table_name(loc[:-1], data)}{more}",
-                         location=where)
+        return SpecError(
+            f"missing required key '{loc[-1]}' in {_table_name(loc[:-1], data)}{more}",
+            location=where,
+        )
     value = err.get("input")
     got = f", got {_shown(value)}" if not isinstance(value, (dict, list)) else ""
     msg = err["msg"]
@@ -172,12 +193,22 @@ def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> Spe
         if (err.get("ctx") or {}).get("pattern") == NAME_RE:
             msg = "names may use letters, digits and _ . + % - (starting with a letter or digit)"
         else:
-            msg = "parameter names are identifiers: letters, digits and _ (not starting with a digit)"
+            msg = (
+                "parameter names are identifiers: letters, digits and _ (not starting with a digit)"
+            )
     return SpecError(f"{_dotted(loc)}: {msg}{got}{more}", location=where)
 
 
-_TYPE_MISMATCH = {"int_type", "int_parsing", "model_type", "dict_type", "string_type", "float_type",
-                  "bool_type", "list_type"}
+_TYPE_MISMATCH = {
+    "int_type",
+    "int_parsing",
+    "model_type",
+    "dict_type",
+    "string_type",
+    "float_type",
+    "bool_type",
+    "list_type",
+}
 
 
 def _document_path(err: dict, data: Any) -> tuple:
@@ -188,10 +219,12 @@ def _document_path(err: dict, data: Any) -> tuple:
     loc = tuple(err["loc"])
     out, cur = [], data
     for i, part in enumerate(loc):
-        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
-            cur = cur[part]
-        elif isinstance(cur, list) and isinstance(part, int) and not isinstance(part, bool) \
-                and 0 <= part < len(cur):
+        if (isinstance(cur, dict) and isinstance(part, str) and part in cur) or (
+            isinstance(cur, list)
+            and isinstance(part, int)
+            and not isinstance(part, bool)
+            and 0 <= part < len(cur)
+        ):
             cur = cur[part]
         elif i == len(loc) - 1 and err["type"] == "missing":
             cur = None
@@ -209,7 +242,9 @@ def _union_errors(errors: list[dict], data: Any) -> list[dict]:
         loc = tuple(err["loc"])
         field = _document_path(err, data)
         out.append({**err, "loc": field, "_branched": len(field) != len(loc)})
-    meant = {err["loc"][:1] for err in out if err["_branched"] and err["type"] not in _TYPE_MISMATCH}
+    meant = {
+        err["loc"][:1] for err in out if err["_branched"] and err["type"] not in _TYPE_MISMATCH
+    }
     keep, mismatches = [], []
     for err in out:
         if not (err["_branched"] and err["type"] in _TYPE_MISMATCH):
@@ -234,8 +269,15 @@ def _union_errors(errors: list[dict], data: Any) -> list[dict]:
     return keep
 
 
-_EXPECTED = {"bool_type": "true/false", "int_type": "a whole number", "float_type": "a number",
-             "string_type": "a string", "list_type": "an array", "dict_type": "a table", "model_type": "a table"}
+_EXPECTED = {
+    "bool_type": "true/false",
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "string_type": "a string",
+    "list_type": "an array",
+    "dict_type": "a table",
+    "model_type": "a table",
+}
 
 
 def _dotted(loc: tuple) -> str:

@@ -67,7 +67,7 @@ class _Scanner:
                 start = self.i
                 while self.i < len(self.s) and not self.s.startswith(quote, self.i):
                     self.advance(2 if quote[0] == '"' and self.peek() == "\\" else 1)
-                content = self.s[start:self.i]
+                content = self.s[start : self.i]
                 self.advance(3)
                 while self.peek() == quote[0]:  # up to two extra quotes belong to the content
                     self.advance()
@@ -77,7 +77,7 @@ class _Scanner:
         start = self.i
         while self.i < len(self.s) and self.peek() != q and self.peek() != "\n":
             self.advance(2 if q == '"' and self.peek() == "\\" else 1)
-        content = self.s[start:self.i]
+        content = self.s[start : self.i]
         self.advance()
         return content
 
@@ -93,7 +93,7 @@ class _Scanner:
                 start = self.i
                 while self.peek() and (self.peek().isalnum() or self.peek() in "_-"):
                     self.advance()
-                parts.append(self.s[start:self.i])
+                parts.append(self.s[start : self.i])
             self.skip_ws(newlines=False)
             if self.peek() == ".":
                 self.advance()

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 #: Parsers whose names are not all known in advance (memtier's text table turns any column
 #: it does not know into a metric): only near-misses of known names are reported there.
@@ -45,9 +46,9 @@ class NameSet:
             return close[0]
         for i, ch in enumerate(name):
             if ch == "_" and i + 1 < len(name):
-                close = difflib.get_close_matches(name[i + 1:], self.bases, n=1, cutoff=0.75)
+                close = difflib.get_close_matches(name[i + 1 :], self.bases, n=1, cutoff=0.75)
                 if close:
-                    return name[:i + 1] + close[0]
+                    return name[: i + 1] + close[0]
         return None
 
     def listing(self, limit: int = 8) -> str:
@@ -84,14 +85,24 @@ def parser_names(parser: str) -> NameSet:
     plain = [n for n in docs if "<" not in n]
     unprefixed = [n for n in docs if "<" in n and not _prefixed(n)]
     prefixed = [n for n in docs if _prefixed(n)]
-    base_rx = "(?:" + "|".join([re.escape(n) for n in plain] + [_template(t, None) for t in unprefixed]) + ")"
+    base_rx = (
+        "(?:"
+        + "|".join([re.escape(n) for n in plain] + [_template(t, None) for t in unprefixed])
+        + ")"
+    )
     patterns = tuple(re.compile(_template(t, base_rx)) for t in unprefixed + prefixed)
     bases = plain + [t.replace("<N>", p) for t in unprefixed for p in _PERCENTILE_EXAMPLES]
     examples = list(bases)
     if any(t.startswith("<type>") for t in prefixed):
         examples += [f"{p}_{b}" for p in _TYPE_EXAMPLES for b in bases]
-    return NameSet(f"parser '{parser}'", frozenset(plain), patterns, closed=parser not in OPEN_PARSERS,
-                   examples=tuple(examples), bases=tuple(bases))
+    return NameSet(
+        f"parser '{parser}'",
+        frozenset(plain),
+        patterns,
+        closed=parser not in OPEN_PARSERS,
+        examples=tuple(examples),
+        bases=tuple(bases),
+    )
 
 
 def _prefixed(template: str) -> bool:
@@ -127,7 +138,11 @@ def probe_names(table: dict[str, Any]) -> NameSet | None:
         if isinstance(cases, str):
             cases = [cases]
         patterns = []
-        if isinstance(cases, list) and all(isinstance(c, str) and "{" not in c for c in cases) and cases:
+        if (
+            isinstance(cases, list)
+            and all(isinstance(c, str) and "{" not in c for c in cases)
+            and cases
+        ):
             names = {f"memmove_{c}_mib_per_sec" for c in cases}
             if "small_tlbmiss" in cases:
                 names.add("memmove_mib_per_sec")
@@ -139,8 +154,14 @@ def probe_names(table: dict[str, Any]) -> NameSet | None:
             patterns.append(re.compile(r"memmove_sweep_\d+b_\d+buf_mib_per_sec"))
         return NameSet(what, frozenset(names), tuple(patterns), examples=tuple(sorted(names)))
     if name == "latency":
-        return NameSet(what, frozenset(), (re.compile(r"latency_(?:page|random)_\d+[kmgb]_ns"),),
-                       examples=tuple(f"latency_{o}_{s}_ns" for o in ("page", "random") for s in ("4k", "1m", "1g")))
+        return NameSet(
+            what,
+            frozenset(),
+            (re.compile(r"latency_(?:page|random)_\d+[kmgb]_ns"),),
+            examples=tuple(
+                f"latency_{o}_{s}_ns" for o in ("page", "random") for s in ("4k", "1m", "1g")
+            ),
+        )
     return None
 
 
@@ -150,5 +171,11 @@ def _memmove_cases() -> list[str]:
         from perflab.workloads.probes import memmove_cases
 
         return list(memmove_cases())
-    except Exception:  # noqa: BLE001 - a missing native module is reported when the probe runs
-        return ["small_no_miss", "small_tlbmiss", "large_no_miss", "large_cachemiss", "large_allmiss"]
+    except Exception:
+        return [
+            "small_no_miss",
+            "small_tlbmiss",
+            "large_no_miss",
+            "large_cachemiss",
+            "large_allmiss",
+        ]

@@ -8,14 +8,25 @@ known parameters, ...) live in `validate.py` so each error gets its own location
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 
 from perflab.spec.durations import parse_duration
 from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX, OVERHEAD_SUFFIXES  # noqa: F401 (re-exported)
-from perflab.spec.types import (Bool, Command, Cores, Env, Label, OverheadCommand, Scalar, Short, Text,
-                                count, real)
+from perflab.spec.types import (
+    Bool,
+    Command,
+    Cores,
+    Env,
+    Label,
+    OverheadCommand,
+    Scalar,
+    Short,
+    Text,
+    count,
+    real,
+)
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 
@@ -26,7 +37,9 @@ def parse_percent(value: object) -> float:
         m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", value)
         if m and 0 < float(m.group(1)) < 100:
             return float(m.group(1)) / 100
-    raise ValueError(f'expected a percentage between 0% and 100% such as "1%" or "0.5%", got {value!r}')
+    raise ValueError(
+        f'expected a percentage between 0% and 100% such as "1%" or "0.5%", got {value!r}'
+    )
 
 
 Percent = Annotated[float, BeforeValidator(parse_percent)]
@@ -54,7 +67,6 @@ HARNESS_METRICS = {
     "cpu_time": "s",  # user + system
     "max_rss": "KiB",  # peak resident set size of the largest process
 }
-
 
 
 class _Strict(BaseModel):
@@ -103,7 +115,9 @@ class MetricSpec(_Strict):
     regex: Short | None = None  # with a named group `value`, or exactly one group
     field: Short | None = None  # name in the phase parser's (or kv's) output
     stream: Literal["stdout", "stderr"] = "stdout"  # for json and regex
-    scale: Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt = 1  # multiply (unit conversion)
+    scale: Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt = (
+        1  # multiply (unit conversion)
+    )
     # Harness overhead subtracted from every run's value, measured in the same run (so in the
     # same interleaved schedule) and taken out of it by the metric's own source: either a
     # command run right after this metric's phase (seed 003's random() run; `true` for the
@@ -150,8 +164,10 @@ class ExperimentSpec(_Strict):
     after_each: Command | None = None
     env: Env = {}
     params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`
-    tools: Annotated[list[Short], Field(max_length=1000)] = []  # programs whose versions are recorded
-    matrix: dict[ParamName, Union[list[Scalar], dict[Label, Scalar]]] = {}
+    tools: Annotated[
+        list[Short], Field(max_length=1000)
+    ] = []  # programs whose versions are recorded
+    matrix: dict[ParamName, list[Scalar] | dict[Label, Scalar]] = {}
     variant: list[VariantSpec] = Field(min_length=1)
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)
@@ -171,7 +187,11 @@ class ExperimentSpec(_Strict):
     @property
     def initial_repetitions(self) -> int:
         """Blocks planned up front: the fixed count, or an adaptive design's minimum."""
-        return self.repetitions.min if isinstance(self.repetitions, AdaptiveRepetitions) else self.repetitions
+        return (
+            self.repetitions.min
+            if isinstance(self.repetitions, AdaptiveRepetitions)
+            else self.repetitions
+        )
 
 
 def model_at(loc: tuple) -> type[BaseModel] | None:
@@ -185,8 +205,16 @@ def model_at(loc: tuple) -> type[BaseModel] | None:
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
         if field is None:
             return None
-        model = {"variant": VariantSpec, "phase": PhaseSpec, "metric": MetricSpec,
-                 "repetitions": AdaptiveRepetitions}.get(part) if model is ExperimentSpec else None
+        model = (
+            {
+                "variant": VariantSpec,
+                "phase": PhaseSpec,
+                "metric": MetricSpec,
+                "repetitions": AdaptiveRepetitions,
+            }.get(part)
+            if model is ExperimentSpec
+            else None
+        )
     return model
 
 

@@ -10,9 +10,17 @@ character (no command, file name or environment can carry one).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 from perflab.spec.limits import KIB, MAX_COMMAND, MAX_SHORT, MAX_TEXT, size_text
 
@@ -57,7 +65,9 @@ def real(gt: float, lt: float) -> Any:
 
 def _no_nul(text: str) -> str:
     if "\0" in text:
-        raise ValueError("contains a NUL character (\\0), which no command, path or environment can carry")
+        raise ValueError(
+            "contains a NUL character (\\0), which no command, path or environment can carry"
+        )
     return text
 
 
@@ -69,8 +79,10 @@ def _command(text: str) -> str:
 
 def _command_text(text: str) -> str:
     if len(text) > MAX_COMMAND:
-        raise ValueError(f"the command is {size_text(len(text))}; the limit is {MAX_COMMAND // KIB} KiB "
-                         "(put a long script in a file and run that)")
+        raise ValueError(
+            f"the command is {size_text(len(text))}; the limit is {MAX_COMMAND // KIB} KiB "
+            "(put a long script in a file and run that)"
+        )
     return _no_nul(text)
 
 
@@ -82,7 +94,9 @@ def _env_name(name: str) -> str:
 
 def _env_value(text: str) -> str:
     if len(text) > MAX_COMMAND:
-        raise ValueError(f"the value is {size_text(len(text))}; the limit is {MAX_COMMAND // KIB} KiB")
+        raise ValueError(
+            f"the value is {size_text(len(text))}; the limit is {MAX_COMMAND // KIB} KiB"
+        )
     return _no_nul(text)
 
 
@@ -94,10 +108,13 @@ Short = Annotated[StrictStr, Field(max_length=MAX_SHORT), AfterValidator(_no_nul
 Command = Annotated[StrictStr, AfterValidator(_command)]
 #: The overhead command (its emptiness is reported with its own hint by validate.py).
 OverheadCommand = Annotated[StrictStr, AfterValidator(_command_text)]
-Env = dict[Annotated[StrictStr, AfterValidator(_env_name)], Annotated[StrictStr, AfterValidator(_env_value)]]
+Env = dict[
+    Annotated[StrictStr, AfterValidator(_env_name)],
+    Annotated[StrictStr, AfterValidator(_env_value)],
+]
 #: A parameter's value (substituted into commands): a string as long as a command at most.
 ParamText = Annotated[StrictStr, AfterValidator(_command_text)]
-Scalar = Union[StrictBool, StrictInt, StrictFloat, ParamText]
+Scalar = StrictBool | StrictInt | StrictFloat | ParamText
 #: A label of a matrix value (``{ "90%" = 1600000 }``): it names cells in every table.
 Label = Annotated[StrictStr, Field(min_length=1, max_length=256), AfterValidator(_no_nul)]
 Bool = StrictBool
@@ -121,4 +138,4 @@ def _cores(value: Any) -> Any:
 
 
 #: ``cores = 2``, or ``cores = "{param}"``.
-Cores = Annotated[Union[StrictInt, StrictStr], BeforeValidator(_cores)]
+Cores = Annotated[StrictInt | StrictStr, BeforeValidator(_cores)]

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from perflab.plan import expand_matrix
 from perflab.spec import limits
-from perflab.spec.metric_names import NameSet, kv_absence_reason, kv_names, parser_names, probe_names
+from perflab.spec.metric_names import (
+    NameSet,
+    kv_absence_reason,
+    kv_names,
+    parser_names,
+    probe_names,
+)
 from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
 from perflab.spec.template import placeholders, render_value
 
@@ -16,8 +23,17 @@ if TYPE_CHECKING:
     from perflab.spec.load import Spec
 
 #: Names every command may use besides the spec's parameters.
-BUILTIN_PARAMS = ("variant", "repetition", "run", "cell", "experiment", "run_dir", "seed", "block",
-                  "cores_list")
+BUILTIN_PARAMS = (
+    "variant",
+    "repetition",
+    "run",
+    "cell",
+    "experiment",
+    "run_dir",
+    "seed",
+    "block",
+    "cores_list",
+)
 
 
 def check_spec(spec: Spec) -> None:
@@ -27,18 +43,26 @@ def check_spec(spec: Spec) -> None:
     _unique(spec, "phase", [p.name for p in m.phase])
     _unique(spec, "metric", [x.name for x in m.metric])
     if m.baseline not in variants:
-        raise spec.error(("baseline",), f"baseline '{m.baseline}' is not a variant",
-                         hint=_choices(m.baseline, variants))
+        raise spec.error(
+            ("baseline",),
+            f"baseline '{m.baseline}' is not a variant",
+            hint=_choices(m.baseline, variants),
+        )
     if len(variants) < 2:
-        raise spec.error(("variant",), "an experiment needs at least two variants to compare",
-                         hint="add a [[variant]] besides the baseline")
+        raise spec.error(
+            ("variant",),
+            "an experiment needs at least two variants to compare",
+            hint="add a [[variant]] besides the baseline",
+        )
     for name, values in m.matrix.items():
         if len(values) == 0:
             raise spec.error(("matrix", name), f"matrix parameter '{name}' has no values")
         if isinstance(values, list) and len({str(v) for v in values}) != len(values):
             raise spec.error(("matrix", name), f"matrix parameter '{name}' repeats a value")
         if name in m.params:
-            raise spec.error(("params", name), f"'{name}' is both a matrix parameter and a constant")
+            raise spec.error(
+                ("params", name), f"'{name}' is both a matrix parameter and a constant"
+            )
         if name in BUILTIN_PARAMS:
             raise spec.error(("matrix", name), f"'{name}' is a built-in name; choose another")
     for name in m.params:
@@ -48,23 +72,35 @@ def check_spec(spec: Spec) -> None:
     _check_size(spec)
     for i, p in enumerate(m.phase):
         if sum(x is not None for x in (p.command, p.kv, p.probe)) != 1:
-            raise spec.error(("phase", i), f"phase '{p.name}' needs exactly one of 'command', 'kv' or 'probe'")
+            raise spec.error(
+                ("phase", i), f"phase '{p.name}' needs exactly one of 'command', 'kv' or 'probe'"
+            )
         if p.probe is not None:
             from perflab.workloads.probes import PROBES
 
             name = p.probe.get("name")
             if name not in PROBES:
-                raise spec.error(("phase", i, "probe"), f"probe phase '{p.name}': name = {name!r} is not a probe",
-                                 hint="use " + " | ".join(f'"{x}"' for x in PROBES))
+                raise spec.error(
+                    ("phase", i, "probe"),
+                    f"probe phase '{p.name}': name = {name!r} is not a probe",
+                    hint="use " + " | ".join(f'"{x}"' for x in PROBES),
+                )
             if p.parser is not None:
-                raise spec.error(("phase", i, "parser"), "a probe phase has its own metrics; remove 'parser'")
+                raise spec.error(
+                    ("phase", i, "parser"), "a probe phase has its own metrics; remove 'parser'"
+                )
         if p.parser is not None:
             _check_parser(spec, ("phase", i, "parser"), p.parser)
         if p.kv is not None and p.cores is not None:
-            raise spec.error(("phase", i, "cores"), "cores applies to command and probe phases, not kv "
-                             "(the load generator's threads are its own: use threads = N)")
+            raise spec.error(
+                ("phase", i, "cores"),
+                "cores applies to command and probe phases, not kv "
+                "(the load generator's threads are its own: use threads = N)",
+            )
         if p.kv is not None and p.parser is not None:
-            raise spec.error(("phase", i, "parser"), "a kv phase has its own metrics; remove 'parser'")
+            raise spec.error(
+                ("phase", i, "parser"), "a kv phase has its own metrics; remove 'parser'"
+            )
     measured = [p for p in m.phase if p.measure]
     if not measured:
         raise spec.error(("phase",), "no phase is measured", hint="set measure = true on one phase")
@@ -109,10 +145,15 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
     if x.phase is not None:
         phase = next((p for p in spec.model.phase if p.name == x.phase), None)
         if phase is None:
-            raise spec.error(loc + ("phase",), f"metric '{x.name}' names unknown phase '{x.phase}'",
-                             hint=_choices(x.phase, [p.name for p in spec.model.phase]))
+            raise spec.error(
+                loc + ("phase",),
+                f"metric '{x.name}' names unknown phase '{x.phase}'",
+                hint=_choices(x.phase, [p.name for p in spec.model.phase]),
+            )
         if not phase.measure:
-            raise spec.error(loc + ("phase",), f"phase '{x.phase}' is not measured (measure = false)")
+            raise spec.error(
+                loc + ("phase",), f"phase '{x.phase}' is not measured (measure = false)"
+            )
     else:
         phase = next(p for p in measured if p.name == spec.model.metric_phase(x))
     if x.regex is not None:
@@ -122,47 +163,75 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
             raise spec.error(loc + ("regex",), f"bad regex: {e}") from None
         except ValueError as e:
             raise spec.error(loc + ("regex",), str(e)) from None
-    if not sources:
-        # Implicit source: parser/kv output by name, else a harness metric by name.
-        if phase.parser is None and phase.kv is None and phase.probe is None and x.name not in HARNESS_METRICS:
-            raise spec.error(loc, f"metric '{x.name}' has no source",
-                             hint="add harness = \"wall_time\", json = \"path\", regex = \"...\", "
-                                  "or a parser on the phase")
+    # Implicit source: parser/kv output by name, else a harness metric by name.
+    if (
+        not sources
+        and phase.parser is None
+        and phase.kv is None
+        and phase.probe is None
+        and x.name not in HARNESS_METRICS
+    ):
+        raise spec.error(
+            loc,
+            f"metric '{x.name}' has no source",
+            hint='add harness = "wall_time", json = "path", regex = "...", or a parser on the phase',
+        )
     if x.field is not None and phase.parser is None and phase.kv is None and phase.probe is None:
-        raise spec.error(loc + ("field",), f"metric '{x.name}' uses 'field' but phase "
-                         f"'{phase.name}' has no parser")
+        raise spec.error(
+            loc + ("field",),
+            f"metric '{x.name}' uses 'field' but phase '{phase.name}' has no parser",
+        )
     _check_overhead(spec, i, x, phase)
 
 
 def _check_overhead(spec: Spec, i: int, x, phase) -> None:
     loc = ("metric", i)
     if x.overhead is not None and x.overhead_phase is not None:
-        raise spec.error(loc + ("overhead_phase",), f"metric '{x.name}' has both 'overhead' and "
-                         "'overhead_phase'; keep one")
+        raise spec.error(
+            loc + ("overhead_phase",),
+            f"metric '{x.name}' has both 'overhead' and 'overhead_phase'; keep one",
+        )
     if x.overhead is not None:
         if phase.command is None:
-            raise spec.error(loc + ("overhead",), f"an overhead command needs a command phase; "
-                             f"'{phase.name}' is a {'kv' if phase.kv is not None else 'probe'} phase")
+            raise spec.error(
+                loc + ("overhead",),
+                f"an overhead command needs a command phase; "
+                f"'{phase.name}' is a {'kv' if phase.kv is not None else 'probe'} phase",
+            )
         if not x.overhead.strip():
-            raise spec.error(loc + ("overhead",), "the overhead command is empty",
-                             hint='to subtract the shell\'s start-up, use overhead = "true"')
+            raise spec.error(
+                loc + ("overhead",),
+                "the overhead command is empty",
+                hint='to subtract the shell\'s start-up, use overhead = "true"',
+            )
     if x.overhead_phase is not None:
         other = next((p for p in spec.model.phase if p.name == x.overhead_phase), None)
         if other is None:
-            raise spec.error(loc + ("overhead_phase",), f"metric '{x.name}' names unknown phase "
-                             f"'{x.overhead_phase}'", hint=_choices(x.overhead_phase, [p.name for p in spec.model.phase]))
+            raise spec.error(
+                loc + ("overhead_phase",),
+                f"metric '{x.name}' names unknown phase '{x.overhead_phase}'",
+                hint=_choices(x.overhead_phase, [p.name for p in spec.model.phase]),
+            )
         if other is phase:
-            raise spec.error(loc + ("overhead_phase",), f"the overhead phase must differ from the "
-                             f"metric's own phase '{phase.name}'")
+            raise spec.error(
+                loc + ("overhead_phase",),
+                f"the overhead phase must differ from the metric's own phase '{phase.name}'",
+            )
         if not other.measure:
-            raise spec.error(loc + ("overhead_phase",), f"phase '{other.name}' is not measured "
-                             "(measure = false), so nothing can be taken from it")
+            raise spec.error(
+                loc + ("overhead_phase",),
+                f"phase '{other.name}' is not measured "
+                "(measure = false), so nothing can be taken from it",
+            )
     if x.overhead is not None or x.overhead_phase is not None:
         names = {m.name for m in spec.model.metric}
         for suffix in OVERHEAD_SUFFIXES:
             if x.name + suffix in names:
-                raise spec.error(loc + ("name",), f"metric '{x.name}{suffix}' collides with the "
-                                 f"{suffix[1:]} value perflab records for '{x.name}'; rename it")
+                raise spec.error(
+                    loc + ("name",),
+                    f"metric '{x.name}{suffix}' collides with the "
+                    f"{suffix[1:]} value perflab records for '{x.name}'; rename it",
+                )
 
 
 def _check_adaptive(spec: Spec) -> None:
@@ -171,22 +240,34 @@ def _check_adaptive(spec: Spec) -> None:
     if a is None:
         return
     if a.min > a.max:
-        raise spec.error(("repetitions", "max"), f"repetitions: max ({a.max}) is below min ({a.min})")
+        raise spec.error(
+            ("repetitions", "max"), f"repetitions: max ({a.max}) is below min ({a.min})"
+        )
     if m.order != "interleaved":
-        raise spec.error(("order",), "adaptive repetitions add whole blocks, so they need "
-                         'order = "interleaved"', hint="remove order, or give repetitions as a number")
+        raise spec.error(
+            ("order",),
+            'adaptive repetitions add whole blocks, so they need order = "interleaved"',
+            hint="remove order, or give repetitions as a number",
+        )
     known = [x.name for x in m.metric]
     for name in a.metrics:
         if name not in known:
-            raise spec.error(("repetitions", "metrics"), f"repetitions.metrics names unknown metric "
-                             f"'{name}'", hint=_choices(name, known))
+            raise spec.error(
+                ("repetitions", "metrics"),
+                f"repetitions.metrics names unknown metric '{name}'",
+                hint=_choices(name, known),
+            )
 
 
 def _check_templates(spec: Spec) -> None:
     m = spec.model
     base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix)
-    common = [(("before_all",), m.before_all), (("after_all",), m.after_all),
-              (("before_each",), m.before_each), (("after_each",), m.after_each)]
+    common = [
+        (("before_all",), m.before_all),
+        (("after_all",), m.after_all),
+        (("before_each",), m.before_each),
+        (("after_each",), m.after_each),
+    ]
     common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
@@ -196,13 +277,24 @@ def _check_templates(spec: Spec) -> None:
             if text is None:
                 continue
             for name in placeholders(text):
-                if loc[0] in ("before_all", "after_all") and name in ("variant", "repetition", "run", "cell",
-                                                                      "run_dir", "seed", "block", "cores_list"):
+                if loc[0] in ("before_all", "after_all") and name in (
+                    "variant",
+                    "repetition",
+                    "run",
+                    "cell",
+                    "run_dir",
+                    "seed",
+                    "block",
+                    "cores_list",
+                ):
                     raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
                 if name not in known:
                     where = f" for variant '{v.name}'" if name in _all_variant_params(m) else ""
-                    raise spec.error(loc, f"unknown parameter '{{{name}}}'{where}",
-                                     hint=_choices(name, sorted(known)) + " (write {{ }} for literal braces)")
+                    raise spec.error(
+                        loc,
+                        f"unknown parameter '{{{name}}}'{where}",
+                        hint=_choices(name, sorted(known)) + " (write {{ }} for literal braces)",
+                    )
 
 
 def _all_variant_params(m) -> set[str]:
@@ -222,7 +314,7 @@ def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
 
     for cell in expand_matrix(m.matrix):
         for v in m.variant:
-            values = {**{b: 0 for b in BUILTIN_PARAMS}, **m.params, **cell.values, **v.params}
+            values = {**dict.fromkeys(BUILTIN_PARAMS, 0), **m.params, **cell.values, **v.params}
             for i, p in kv_phases:
                 for name in _kv_placeholders(p.kv):
                     if name not in values:
@@ -241,10 +333,12 @@ def _check_variant_params(spec: Spec) -> None:
     for vi, v in enumerate(m.variant):
         for name in v.params:
             if name in m.matrix:
-                raise spec.error(("variant", vi, "params", name),
-                                 f"variant '{v.name}' sets '{name}', a matrix parameter: its cells would be "
-                                 "labelled with values that never ran",
-                                 hint="remove it, or make it a variant-only parameter")
+                raise spec.error(
+                    ("variant", vi, "params", name),
+                    f"variant '{v.name}' sets '{name}', a matrix parameter: its cells would be "
+                    "labelled with values that never ran",
+                    hint="remove it, or make it a variant-only parameter",
+                )
 
 
 def _check_size(spec: Spec) -> None:
@@ -255,14 +349,21 @@ def _check_size(spec: Spec) -> None:
         cells *= len(values)
     if cells > limits.MAX_CELLS:
         counts = " × ".join(str(len(v)) for v in m.matrix.values())
-        raise spec.error(("matrix",), f"the matrix has {counts} = {cells:,} cells; the limit is "
-                         f"{limits.MAX_CELLS:,}", hint="split the experiment, or drop values")
+        raise spec.error(
+            ("matrix",),
+            f"the matrix has {counts} = {cells:,} cells; the limit is {limits.MAX_CELLS:,}",
+            hint="split the experiment, or drop values",
+        )
     reps = m.adaptive.max if m.adaptive else m.repetitions
     runs = cells * len(m.variant) * (m.warmup + reps)
     if runs > limits.MAX_RUNS:
-        raise spec.error(("repetitions",), f"the plan has {runs:,} runs: {cells:,} cells × {len(m.variant):,} "
-                         f"variants × ({m.warmup} warm-up + {reps:,}{' (adaptive max)' if m.adaptive else ''} "
-                         f"runs); the limit is {limits.MAX_RUNS:,}", hint="fewer repetitions, variants or cells")
+        raise spec.error(
+            ("repetitions",),
+            f"the plan has {runs:,} runs: {cells:,} cells × {len(m.variant):,} "
+            f"variants × ({m.warmup} warm-up + {reps:,}{' (adaptive max)' if m.adaptive else ''} "
+            f"runs); the limit is {limits.MAX_RUNS:,}",
+            hint="fewer repetitions, variants or cells",
+        )
 
 
 def _check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]]) -> None:
@@ -283,16 +384,27 @@ def _check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]])
             continue
         key = x.field or x.name
         loc = ("metric", mi, "field" if x.field is not None else "name")
-        if names.matches(key) or (x.field is None and phase.command is not None and key in HARNESS_METRICS):
+        if names.matches(key) or (
+            x.field is None and phase.command is not None and key in HARNESS_METRICS
+        ):
             continue
         close = names.suggestion(key)
         if not names.closed and close is None:
             continue  # an open set (memtier's table): perhaps a column perflab does not know
-        source = f"kv phase '{phase.name}'" if phase.kv is not None else (
-            f"probe phase '{phase.name}'" if phase.probe is not None else
-            f"phase '{phase.name}' ({names.what})")
-        message = (f"metric '{x.name}': {source} reports no field '{key}'" if x.field is not None
-                   else f"{source} reports no metric '{key}'")
+        source = (
+            f"kv phase '{phase.name}'"
+            if phase.kv is not None
+            else (
+                f"probe phase '{phase.name}'"
+                if phase.probe is not None
+                else f"phase '{phase.name}' ({names.what})"
+            )
+        )
+        message = (
+            f"metric '{x.name}': {source} reports no field '{key}'"
+            if x.field is not None
+            else f"{source} reports no metric '{key}'"
+        )
         reason = kv_absence_reason(key) if phase.kv is not None else None
         hint = f"did you mean '{close}'?" if close else reason or f"it reports {names.listing()}"
         raise spec.error(loc, message, hint=hint)

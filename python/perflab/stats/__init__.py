@@ -55,7 +55,13 @@ from perflab.stats.methods import DEFAULT_METHOD, Method, available_methods, get
 from perflab.stats.overhead import NetTime, compare_net, subtract_overhead
 from perflab.stats.paired import Paired
 from perflab.stats.power import detectable_change, runs_needed, welch_power
-from perflab.stats.scaling import Estimate, ScalingComparison, ScalingFit, compare_scaling, fit_scaling
+from perflab.stats.scaling import (
+    Estimate,
+    ScalingComparison,
+    ScalingFit,
+    compare_scaling,
+    fit_scaling,
+)
 from perflab.stats.summary import Location, Summary, summarize
 from perflab.stats.sweep import SweepSummary, sweep_summary
 from perflab.stats.types import SCALES, Comparison, Verdict, classify
@@ -65,8 +71,8 @@ from perflab.stats.welch import Welch
 __all__ = [
     "CORRECTIONS",
     "DEFAULT_CORRECTION",
-    "SCALES",
     "DEFAULT_METHOD",
+    "SCALES",
     "Bootstrap",
     "Comparison",
     "Decision",

@@ -15,8 +15,8 @@ would inflate it without bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 from scipy import special
@@ -153,7 +153,8 @@ def decide(
         precisions.append(Precision(key, n, hw, bool(hw <= target), proj))
     runs = min(p.runs for p in precisions)
     projected = min(
-        max_runs, max((p.runs_projected if p.runs_projected is not None else max_runs) for p in precisions)
+        max_runs,
+        max((p.runs_projected if p.runs_projected is not None else max_runs) for p in precisions),
     )
     projected = max(projected, min(runs, max_runs), min_runs)
     short = [p for p in precisions if not p.reached]
@@ -163,18 +164,43 @@ def decide(
         for p in short[:3]
     ) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
     if runs < min_runs:
-        return Decision(False, BELOW_MIN, f"{runs} of at least {min_runs} runs done",
-                        runs, projected, target, tuple(precisions))
+        return Decision(
+            False,
+            BELOW_MIN,
+            f"{runs} of at least {min_runs} runs done",
+            runs,
+            projected,
+            target,
+            tuple(precisions),
+        )
     if not short:
-        return Decision(True, TARGET_REACHED,
-                        f"every interval is within ±{target:.2%} after {runs} runs",
-                        runs, runs, target, tuple(precisions))
+        return Decision(
+            True,
+            TARGET_REACHED,
+            f"every interval is within ±{target:.2%} after {runs} runs",
+            runs,
+            runs,
+            target,
+            tuple(precisions),
+        )
     if runs >= max_runs:
-        return Decision(True, MAX_REACHED,
-                        f"maximum of {max_runs} runs reached; {len(short)} of {len(precisions)} "
-                        f"intervals are still wider than ±{target:.2%} ({widest})",
-                        runs, runs, target, tuple(precisions))
-    return Decision(False, CONTINUE,
-                    f"{len(short)} of {len(precisions)} intervals wider than ±{target:.2%} "
-                    f"({widest}); about {projected} runs needed",
-                    runs, projected, target, tuple(precisions))
+        return Decision(
+            True,
+            MAX_REACHED,
+            f"maximum of {max_runs} runs reached; {len(short)} of {len(precisions)} "
+            f"intervals are still wider than ±{target:.2%} ({widest})",
+            runs,
+            runs,
+            target,
+            tuple(precisions),
+        )
+    return Decision(
+        False,
+        CONTINUE,
+        f"{len(short)} of {len(precisions)} intervals wider than ±{target:.2%} "
+        f"({widest}); about {projected} runs needed",
+        runs,
+        projected,
+        target,
+        tuple(precisions),
+    )

@@ -94,7 +94,10 @@ def pooled_shape_acceleration(jack_baseline: np.ndarray, jack_candidate: np.ndar
     total = sum(n for n, *_ in parts)
     with np.errstate(invalid="ignore", divide="ignore"):
         m2 = sum(n * m2 for n, m2, *_ in parts) / total
-        gamma = sum(sign * n * np.where(m2s > 0, m3 / m2s**1.5, 0.0) for n, m2s, m3, sign in parts) / total
+        gamma = (
+            sum(sign * n * np.where(m2s > 0, m3 / m2s**1.5, 0.0) for n, m2s, m3, sign in parts)
+            / total
+        )
         (na, *_), (nb, *_) = parts
         num = gamma * m2**1.5 * (1.0 / nb**2 - 1.0 / na**2)
         den = m2 * (1.0 / na + 1.0 / nb)
@@ -156,7 +159,7 @@ class _Quantiles:
         self.b = b
         self.beta_1 = float(special.ndtri(0.5 / b))
         self.beta_b = -self.beta_1
-        k = max(1, min(b - 1, int(round(TAIL * b - 0.5))))
+        k = max(1, min(b - 1, round(TAIL * b - 0.5)))
         beta_k = float(special.ndtri((k + 0.5) / b))
         sd = boot.std(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -245,5 +248,9 @@ def bca_interval(
     constant = q.srt[:, 0] == q.srt[:, -1]
     low = np.where(constant, theta_hat, low)
     high = np.where(constant, theta_hat, high)
-    z_null = np.where(constant, np.where(theta_hat == null, 0.0, np.where(theta_hat > null, -np.inf, np.inf)), z_null)
+    z_null = np.where(
+        constant,
+        np.where(theta_hat == null, 0.0, np.where(theta_hat > null, -np.inf, np.inf)),
+        z_null,
+    )
     return low, high, z_null

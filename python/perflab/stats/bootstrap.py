@@ -30,17 +30,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
 
 from perflab.stats.bca import (
     bca_interval,
-    row_quantiles,
     expanded_z,
     jackknife_acceleration,
     pooled_shape_acceleration,
+    row_quantiles,
 )
 from perflab.stats.diagnostics import bimodality_warning
 from perflab.stats.intervals import (
@@ -92,7 +92,9 @@ def _loo_stats(x: np.ndarray, stat: Statistic) -> np.ndarray:
     return stat.fn(x[:, loo])
 
 
-def _resampled_stats(x: np.ndarray, stat: Statistic, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _resampled_stats(
+    x: np.ndarray, stat: Statistic, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Statistic of ``resamples`` bootstrap resamples of each row: (E, B).
 
     A resample is represented by how many times it takes each run (counts,
@@ -112,7 +114,7 @@ def _resampled_stats(x: np.ndarray, stat: Statistic, resamples: int, rng: np.ran
     xs = np.sort(x, axis=1)
     cum = np.cumsum(counts, axis=1)
     h = (n - 1) * stat.quantile  # numpy's default (linear) quantile: order statistics ⌊h⌋, ⌊h⌋+1
-    j = int(math.floor(h))
+    j = math.floor(h)
     frac = h - j
     pos_j = np.argmax(cum >= j + 1, axis=1)
     out = xs[:, pos_j]
@@ -179,12 +181,33 @@ def _bootstrap(baseline, candidate, confidence, statistic, resamples, seed, expa
         zero = ~positive & (sa == 0)
         scale[zero] = ABSOLUTE
         est = np.where(zero, (sb - sa) * k, est)
-        return (Intervals(est, nan, nan.copy(), nan.copy(), sa * k, sb * k, scale, np.full(est.shape, "bca", object)),
-                np.zeros(est.shape, bool))
+        return (
+            Intervals(
+                est,
+                nan,
+                nan.copy(),
+                nan.copy(),
+                sa * k,
+                sb * k,
+                scale,
+                np.full(est.shape, "bca", object),
+            ),
+            np.zeros(est.shape, bool),
+        )
     rows = max(1, _CHUNK_ELEMENTS // resamples)
     parts = [
-        _bca_rows(a[i : i + rows], b[i : i + rows], sa[i : i + rows], sb[i : i + rows],
-                  positive[i : i + rows], st, confidence[i : i + rows], resamples, rng, expand)
+        _bca_rows(
+            a[i : i + rows],
+            b[i : i + rows],
+            sa[i : i + rows],
+            sb[i : i + rows],
+            positive[i : i + rows],
+            st,
+            confidence[i : i + rows],
+            resamples,
+            rng,
+            expand,
+        )
         for i in range(0, a.shape[0], rows)
     ]
     low, high, p, guarded, near0 = (np.concatenate(x) for x in zip(*parts))
@@ -224,15 +247,22 @@ def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
     with np.errstate(divide="ignore", invalid="ignore"):
         # θ: the change on the scale the acceleration and the guard were calibrated on
         theta = rows(lambda r: rb[r] / ra[r] - 1.0, lambda r: rb[r] - ra[r])
-        jack = [rows(lambda r: sb[r, None] / la[r] - 1.0, lambda r: sb[r, None] - la[r]),
-                rows(lambda r: lb[r] / sa[r, None] - 1.0, lambda r: lb[r] - sa[r, None])]
+        jack = [
+            rows(lambda r: sb[r, None] / la[r] - 1.0, lambda r: sb[r, None] - la[r]),
+            rows(lambda r: lb[r] / sa[r, None] - 1.0, lambda r: lb[r] - sa[r, None]),
+        ]
         # φ: the working scale the interval is read on (the log ratio keeps it above −100%)
         work = rows(lambda r: np.log(rb[r] / ra[r]), lambda r: theta[r])
         est_w = np.where(positive, np.log(sb / sa), sb - sa)
     accel = pooled_shape_acceleration(*jack)
     if expand and st.quantile is None:
-        z, c, df = expanded_z(confidence, np.where(positive, _rel_var(a), _abs_var(a)),
-                              np.where(positive, _rel_var(b), _abs_var(b)), na, nb)
+        z, c, df = expanded_z(
+            confidence,
+            np.where(positive, _rel_var(a), _abs_var(a)),
+            np.where(positive, _rel_var(b), _abs_var(b)),
+            na,
+            nb,
+        )
     else:
         z = special.ndtri(0.5 + confidence / 2) * np.ones_like(sa)
         c, df = np.ones_like(sa), np.full_like(sa, np.inf)
@@ -240,7 +270,9 @@ def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
     p = np.minimum(1.0, 2 * special.stdtr(df, -np.abs(z_null) / c))
     guarded = np.zeros(sa.shape, bool)
     if expand and st.quantile is None:
-        low, high, p, guarded = _lopsided_guard(est_w, theta, work, z, c, df, low, high, p, positive)
+        low, high, p, guarded = _lopsided_guard(
+            est_w, theta, work, z, c, df, low, high, p, positive
+        )
     # The estimate always lies inside: where BCa's bias correction left it out, the interval
     # reaches to it. It then contains 0 at every level if the estimate is on 0's other side.
     opposite = ((z_null < 0) & (est_w <= 0)) | ((z_null > 0) & (est_w >= 0))
@@ -252,7 +284,9 @@ def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
     if not positive.all():
         alpha = 1 - confidence[~positive]
         srt = np.sort(ra[~positive], axis=1)
-        near0[~positive] = (row_quantiles(srt, alpha / 2) <= 0) & (row_quantiles(srt, 1 - alpha / 2) >= 0)
+        near0[~positive] = (row_quantiles(srt, alpha / 2) <= 0) & (
+            row_quantiles(srt, 1 - alpha / 2) >= 0
+        )
     return low, high, p, guarded, near0
 
 
@@ -288,7 +322,9 @@ def _lopsided_guard(est, theta, work, z, c, df, low, high, p, is_ratio):
     # ratio's own spread, 3.9% with this), and the interval stays above −100% all the same.
     se = theta.std(axis=1, ddof=1) * np.where(is_ratio, 1.0 / np.exp(est), 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_sym = np.where(se > 0, 2 * special.stdtr(df, -np.abs(est) / (c * se)), np.where(est == 0, 1.0, 0.0))
+        p_sym = np.where(
+            se > 0, 2 * special.stdtr(df, -np.abs(est) / (c * se)), np.where(est == 0, 1.0, 0.0)
+        )
     low = np.where(guard, np.minimum(low, est - z * se), low)
     high = np.where(guard, np.maximum(high, est + z * se), high)
     p = np.where(guard, np.maximum(p, np.minimum(1.0, p_sym)), p)
@@ -344,7 +380,9 @@ class Bootstrap:
         else:
             z = special.ndtri(0.5 + confidence / 2)
         low, high, _ = bca_interval(st.fn(xs), boot, accel, z)
-        loc = Location(st.name, value, float(low[0] * k[0]), float(high[0] * k[0]), confidence, "bca")
+        loc = Location(
+            st.name, value, float(low[0] * k[0]), float(high[0] * k[0]), confidence, "bca"
+        )
         return _with_location(base, loc, ())
 
     def compare(
@@ -381,8 +419,9 @@ class Bootstrap:
                             {},
                         )
                     )
-            w = scale_warning(str(res.scale[0]), self.statistic.name,
-                              {"baseline": float(res.baseline[0])})
+            w = scale_warning(
+                str(res.scale[0]), self.statistic.name, {"baseline": float(res.baseline[0])}
+            )
             if w is not None:
                 warnings.append(w)
             warnings += note_warnings(res, 0)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import special
@@ -44,7 +44,9 @@ HOLM_INTERVALS = ("stepped", "nominal")
 def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECTION) -> np.ndarray:
     """Adjusted p-values (same order); NaN entries stay NaN and do not count in the family."""
     if correction not in CORRECTIONS:
-        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+        raise ValueError(
+            f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})"
+        )
     p = np.array(p_values, dtype=np.float64, copy=True)
     ok = ~np.isnan(p)
     m = int(ok.sum())
@@ -67,11 +69,14 @@ def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECT
     return out
 
 
-def interval_levels(p_values: Sequence[float], correction: str, confidence: float,
-                    holm_intervals: str = "stepped") -> np.ndarray:
+def interval_levels(
+    p_values: Sequence[float], correction: str, confidence: float, holm_intervals: str = "stepped"
+) -> np.ndarray:
     """Confidence level of each comparison's interval under ``correction`` (NaN where p is NaN)."""
     if holm_intervals not in HOLM_INTERVALS:
-        raise ValueError(f"holm_intervals must be one of {', '.join(HOLM_INTERVALS)}, not {holm_intervals!r}")
+        raise ValueError(
+            f"holm_intervals must be one of {', '.join(HOLM_INTERVALS)}, not {holm_intervals!r}"
+        )
     confidence = check_confidence(confidence)
     alpha = 1 - confidence
     p = np.asarray(p_values, dtype=np.float64)
@@ -104,7 +109,9 @@ def interval_levels(p_values: Sequence[float], correction: str, confidence: floa
         r = int(selected.sum())
         lv = np.where(selected, 1 - r * alpha / m, 1 - min(r + 1, m) * alpha / m)
     else:
-        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+        raise ValueError(
+            f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})"
+        )
     levels[ok] = lv
     return levels
 
@@ -146,8 +153,14 @@ class FamilyResult:
         }
 
 
-def _statement(correction: str, confidence: float, size: int, levels: np.ndarray, comps,
-               holm_intervals: str = "stepped") -> str:
+def _statement(
+    correction: str,
+    confidence: float,
+    size: int,
+    levels: np.ndarray,
+    comps,
+    holm_intervals: str = "stepped",
+) -> str:
     alpha = 1 - confidence
     a = f"{alpha:.0%}" if round(alpha * 100, 6).is_integer() else f"{alpha:.1%}"
     if size == 0:
@@ -166,12 +179,22 @@ def _statement(correction: str, confidence: float, size: int, levels: np.ndarray
         )
     if correction == "holm" and holm_intervals == "nominal":
         r = sum(1 for c in comps if c.significant)
-        found = (f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
-                 f"{confidence:.0%} each" if r else "no change was found")
+        found = (
+            f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
+            f"{confidence:.0%} each"
+            if r
+            else "no change was found"
+        )
         demoted = int(np.sum(~np.isnan(levels) & (levels > confidence + 1e-12)))
-        rest = (f"; {demoted} change{'s' if demoted != 1 else ''} significant on {'their' if demoted != 1 else 'its'} "
+        rest = (
+            (
+                f"; {demoted} change{'s' if demoted != 1 else ''} significant on {'their' if demoted != 1 else 'its'} "
                 f"own {'are' if demoted != 1 else 'is'} NS after correction (interval widened to "
-                f"{1 - alpha / (size - r):.2%})") if demoted else ""
+                f"{1 - alpha / (size - r):.2%})"
+            )
+            if demoted
+            else ""
+        )
         return f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); {found}{rest}."
     if correction == "holm":
         least, most = defined.min(), defined.max()
@@ -214,10 +237,14 @@ def correct(
     recompute_many(indices, levels): the same as ``recompute`` for many at once (preferred).
     """
     if correction not in CORRECTIONS:
-        raise ValueError(f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})")
+        raise ValueError(
+            f"unknown correction {correction!r} (choose from {', '.join(CORRECTIONS)})"
+        )
     comps = tuple(comparisons)
     if not comps:
-        return FamilyResult(correction, 0.95, 0, (), (), (), _statement(correction, 0.95, 0, np.array([]), ()))
+        return FamilyResult(
+            correction, 0.95, 0, (), (), (), _statement(correction, 0.95, 0, np.array([]), ())
+        )
     confidence = comps[0].confidence
     if any(not math.isclose(c.confidence, confidence) for c in comps):
         raise ValueError("all comparisons of a family must share one confidence level")
@@ -225,7 +252,11 @@ def correct(
     p = np.array([c.p_value for c in comps])
     p_adj = adjust_p_values(p, correction)
     levels = interval_levels(p, correction, confidence, holm_intervals)
-    redo = [i for i in range(len(comps)) if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)]
+    redo = [
+        i
+        for i in range(len(comps))
+        if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)
+    ]
     if recompute_many is not None and redo:
         batch = dict(zip(redo, recompute_many(redo, [float(levels[i]) for i in redo])))
         recompute = lambda i, lv: batch[i]  # noqa: E731 (the batch's answers, by index)
@@ -241,17 +272,28 @@ def correct(
             new = recompute(i, lv)
         else:
             new = widen(c, lv)
-        new = _replace(new, p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv, correction=correction)
+        new = _replace(
+            new, p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv, correction=correction
+        )
         if new.defined and new.significant != (new.p_value <= alpha):
             # Cannot happen for perflab's methods (their p-values invert their intervals at
             # every level); kept so that a table never contradicts itself.
-            new = _replace(widen(c, lv), p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv,
-                           correction=correction,
-                           warnings=new.warnings + (StatWarning(
-                               "interval_approximated",
-                               "the interval recomputed at the corrected level disagreed with the "
-                               "adjusted p-value; an approximation that agrees with it is shown",
-                               {"level": lv}),))
+            new = _replace(
+                widen(c, lv),
+                p_value=float(p_adj[i]),
+                p_raw=c.p_value,
+                confidence=lv,
+                correction=correction,
+                warnings=new.warnings
+                + (
+                    StatWarning(
+                        "interval_approximated",
+                        "the interval recomputed at the corrected level disagreed with the "
+                        "adjusted p-value; an approximation that agrees with it is shown",
+                        {"level": lv},
+                    ),
+                ),
+            )
         out.append(new)
     size = int((~np.isnan(p)).sum())
     return FamilyResult(
@@ -277,8 +319,8 @@ def widen(c: Comparison, level: float) -> Comparison:
     if not c.defined or level <= c.confidence:
         return c
     log = c.scale == "ratio"
-    g = (lambda x: math.log1p(x)) if log else (lambda x: x)
-    g_inv = (lambda x: math.expm1(x)) if log else (lambda x: x)
+    g = (math.log1p) if log else (lambda x: x)
+    g_inv = (math.expm1) if log else (lambda x: x)
     est, lo, hi = g(c.estimate), g(c.low), g(c.high)
     z_c = float(special.ndtri(0.5 + c.confidence / 2))
     z_l = float(special.ndtri(0.5 + level / 2))

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -101,7 +101,9 @@ def outliers_warning(values: Sequence[float], rule: str = "mad") -> StatWarning 
     if not idx:
         return None
     x = as_sample(values)
-    how = f"modified z-score > {MAD_Z}" if rule == "mad" else f"beyond {IQR_K:g}·IQR of the quartiles"
+    how = (
+        f"modified z-score > {MAD_Z}" if rule == "mad" else f"beyond {IQR_K:g}·IQR of the quartiles"
+    )
     return StatWarning(
         "outliers",
         f"{len(idx)} of {x.size} runs ({_runs(idx)}) are outliers ({how}); they are kept: "
@@ -189,7 +191,7 @@ def bimodality_warning(values: Sequence[float]) -> StatWarning | None:
     n = x.size
     if n < BIMODAL_MIN_RUNS:
         return None
-    k, (xs,) = _common_scale(x)
+    _k, (xs,) = _common_scale(x)
     share = float(_best_split_share(xs[None, :])[0])
     crit = bimodality_critical(n)
     if share <= crit:
@@ -205,12 +207,20 @@ def bimodality_warning(values: Sequence[float]) -> StatWarning | None:
         f"runs fall into two groups ({i} around {lo:.4g}, {n - i} around {hi:.4g}): something "
         "differs between runs (placement, cache, frequency, a background job); find the cause "
         "before trusting a mean — means and percentiles of such runs are unstable",
-        {"share": share, "critical": crit, "low_group": i, "high_group": n - i,
-         "low_mean": lo, "high_mean": hi},
+        {
+            "share": share,
+            "critical": crit,
+            "low_group": i,
+            "high_group": n - i,
+            "low_mean": lo,
+            "high_mean": hi,
+        },
     )
 
 
-def first_run_warning(values_in_order: Sequence[float], better: str | None = None) -> StatWarning | None:
+def first_run_warning(
+    values_in_order: Sequence[float], better: str | None = None
+) -> StatWarning | None:
     """Warn when the first run is much worse (or, without ``better``, much different)."""
     x = as_sample(values_in_order)
     if x.size < 4:
@@ -234,7 +244,9 @@ def first_run_warning(values_in_order: Sequence[float], better: str | None = Non
     )
 
 
-def unequal_variance_warning(baseline: Sequence[float], candidate: Sequence[float]) -> StatWarning | None:
+def unequal_variance_warning(
+    baseline: Sequence[float], candidate: Sequence[float]
+) -> StatWarning | None:
     a = as_sample(baseline)
     b = as_sample(candidate)
     if a.size < 3 or b.size < 3:
@@ -254,8 +266,9 @@ def unequal_variance_warning(baseline: Sequence[float], candidate: Sequence[floa
         details["ratio"] = hi / lo
         spread = f"the {noisier}'s runs are {hi / lo:.1f}× as spread out (sd {sa * k:.4g} vs {sb * k:.4g})"
     else:
-        spread = (f"the {steadier}'s runs are all identical while the {noisier}'s vary "
-                  f"(sd {hi * k:.4g})")
+        spread = (
+            f"the {steadier}'s runs are all identical while the {noisier}'s vary (sd {hi * k:.4g})"
+        )
     return StatWarning(
         "unequal_variances",
         f"{spread}: Welch's interval allows for it, but a variant this unstable deserves a look at its "
@@ -304,7 +317,8 @@ def too_few_runs_warning(
     m = abs(float(a_.mean()))
     cva, cvb = float(a_.std(ddof=1)) / m, float(b_.std(ddof=1)) / m
     need_txt = (
-        f"≥ {need} runs per variant are needed" if need
+        f"≥ {need} runs per variant are needed"
+        if need
         else "more than 100000 runs per variant would be needed"
     )
     return StatWarning(

@@ -160,8 +160,12 @@ def stand_in(low, high, at_zero, at_inf, rho, contains_one, lr_low, lr_high):
     inner_low = np.where(contains_one, np.minimum(rho, 1.0), rho)
     inner_high = np.where(contains_one, np.maximum(rho, 1.0), rho)
     with np.errstate(invalid="ignore"):
-        new_low = np.where(at_zero, np.fmin(np.where(lr_low > 0, lr_low, inner_low), inner_low), low)
-        new_high = np.where(at_inf, np.fmax(np.where(np.isfinite(lr_high), lr_high, inner_high), inner_high), high)
+        new_low = np.where(
+            at_zero, np.fmin(np.where(lr_low > 0, lr_low, inner_low), inner_low), low
+        )
+        new_high = np.where(
+            at_inf, np.fmax(np.where(np.isfinite(lr_high), lr_high, inner_high), inner_high), high
+        )
     return new_low, new_high
 
 

@@ -16,7 +16,7 @@ at least ⌈p/100·total⌉ of the requests lie.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
@@ -49,7 +49,9 @@ def _as_histograms(values, counts, name: str) -> tuple[np.ndarray, np.ndarray]:
     if c.ndim == 1:
         c = c[None, :]
     if c.ndim != 2 or c.shape[1] != v.size or v.size == 0:
-        raise ValueError(f"{name}: counts must have shape (runs, {v.size}) to match the bucket values")
+        raise ValueError(
+            f"{name}: counts must have shape (runs, {v.size}) to match the bucket values"
+        )
     if not np.all(np.isfinite(v)) or np.any(np.diff(v) <= 0):
         raise ValueError("bucket values must be finite and strictly increasing")
     if np.any(c < 0) or not np.all(np.isfinite(c)):
@@ -73,7 +75,9 @@ def merged_percentile(values: Sequence[float], counts, percentile: float) -> np.
     return v[idx]
 
 
-def _weighted_percentile(values: np.ndarray, cum: np.ndarray, w: np.ndarray, percentile: float) -> np.ndarray:
+def _weighted_percentile(
+    values: np.ndarray, cum: np.ndarray, w: np.ndarray, percentile: float
+) -> np.ndarray:
     """Percentile of Σ_i w[r, i]·hist_i for each resample r, by binary search over buckets.
 
     cum: per-run cumulative counts (n, K); w: resample weights (B, n). Merged cumulative
@@ -130,7 +134,9 @@ def histogram_bootstrap(
         if not positive and pa == 0:
             scale[0] = ABSOLUTE
             est = np.array([(pb - pa) * k])
-        return Intervals(est, nan, nan.copy(), nan.copy(), np.array([pa * k]), np.array([pb * k]), scale, kind)
+        return Intervals(
+            est, nan, nan.copy(), nan.copy(), np.array([pa * k]), np.array([pb * k]), scale, kind
+        )
 
     def boot(c: np.ndarray) -> np.ndarray:
         n = c.shape[0]
@@ -205,8 +211,13 @@ class HistogramBootstrap:
         confidence: float = 0.95,
     ) -> Comparison:
         res = histogram_bootstrap(
-            values, baseline_counts, candidate_counts, self.percentile, confidence,
-            self.resamples, self.seed,
+            values,
+            baseline_counts,
+            candidate_counts,
+            self.percentile,
+            confidence,
+            self.resamples,
+            self.seed,
         )
         na = int(np.atleast_2d(np.asarray(baseline_counts)).shape[0])
         nb = int(np.atleast_2d(np.asarray(candidate_counts)).shape[0])
@@ -221,7 +232,9 @@ class HistogramBootstrap:
                 ),
             )
         else:
-            w = scale_warning(str(res.scale[0]), f"p{self.percentile:g}", {"baseline": float(res.baseline[0])})
+            w = scale_warning(
+                str(res.scale[0]), f"p{self.percentile:g}", {"baseline": float(res.baseline[0])}
+            )
             warnings = ((w,) if w is not None else ()) + tuple(note_warnings(res, 0))
         return res.comparison(
             0,

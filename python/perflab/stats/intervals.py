@@ -166,7 +166,9 @@ def check_levels(confidence, e: int) -> np.ndarray:
     if c.ndim == 0:
         c = np.full(e, float(c))
     if c.shape != (e,) or not np.all((c > 0) & (c < 1)):
-        raise ValueError(f"confidence must lie in (0, 1) (one level, or one per row), not {confidence!r}")
+        raise ValueError(
+            f"confidence must lie in (0, 1) (one level, or one per row), not {confidence!r}"
+        )
     return c
 
 
@@ -260,17 +262,31 @@ def finite_or_reason(iv: Intervals) -> Intervals:
         with np.errstate(invalid="ignore"):
             low = np.where(ratio & (iv.low <= -1), ABOVE_MINUS_ONE, iv.low)
             est = np.where(ratio & (iv.estimate <= -1), ABOVE_MINUS_ONE, iv.estimate)
-        iv = Intervals(est, low, iv.high, iv.p_value, iv.baseline, iv.candidate, iv.scale, iv.kind, iv.note)
-    bad = ~(np.isnan(iv.low) & np.isnan(iv.high)) & ~(np.isfinite(iv.low) & np.isfinite(iv.high)
-                                                       & np.isfinite(iv.estimate))
+        iv = Intervals(
+            est, low, iv.high, iv.p_value, iv.baseline, iv.candidate, iv.scale, iv.kind, iv.note
+        )
+    bad = ~(np.isnan(iv.low) & np.isnan(iv.high)) & ~(
+        np.isfinite(iv.low) & np.isfinite(iv.high) & np.isfinite(iv.estimate)
+    )
     if not bad.any():
         return iv
     nan = np.where(bad, np.nan, 1.0)
-    return Intervals(iv.estimate, iv.low * nan, iv.high * nan, np.where(bad, np.nan, iv.p_value),
-                     iv.baseline, iv.candidate, iv.scale, iv.kind, add_note(iv.note, bad, "numerical_range"))
+    return Intervals(
+        iv.estimate,
+        iv.low * nan,
+        iv.high * nan,
+        np.where(bad, np.nan, iv.p_value),
+        iv.baseline,
+        iv.candidate,
+        iv.scale,
+        iv.kind,
+        add_note(iv.note, bad, "numerical_range"),
+    )
 
 
-def scale_warning(scale: str, location: str = "mean", details: dict | None = None) -> StatWarning | None:
+def scale_warning(
+    scale: str, location: str = "mean", details: dict | None = None
+) -> StatWarning | None:
     """The footnote a report owes its reader when a change is not a ratio."""
     if scale == ABSOLUTE:
         return StatWarning(
@@ -285,13 +301,15 @@ def scale_warning(scale: str, location: str = "mean", details: dict | None = Non
 #: Codes of `Intervals.note` that compare() turns into warnings, with their sentence.
 NOTE_MESSAGES = {
     "numerical_range": "the values are beyond what float64 arithmetic can hold for this "
-                       "interval even after rescaling: no interval; rescale the metric's unit",
+    "interval even after rescaling: no interval; rescale the metric's unit",
     "disagreement": "internal check failed: the interval and the p-value disagree; please report "
-                    "this with the runs",
+    "this with the runs",
     "estimate_outside": "internal check failed: the estimate fell outside its interval, which was "
-                        "extended to it; please report this with the runs",
+    "extended to it; please report this with the runs",
 }
 
 
 def note_warnings(iv: Intervals, i: int) -> list[StatWarning]:
-    return [StatWarning(code, NOTE_MESSAGES[code], {}) for code in iv.notes(i) if code in NOTE_MESSAGES]
+    return [
+        StatWarning(code, NOTE_MESSAGES[code], {}) for code in iv.notes(i) if code in NOTE_MESSAGES
+    ]

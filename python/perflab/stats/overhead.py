@@ -19,14 +19,26 @@ measured time (it is part of each measured run, not overlapped with the work).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy import special
 
-from perflab.stats.fieller import component_p_value, fieller_positive, log_ratio, stand_in, stand_in_warning
-from perflab.stats.intervals import Intervals, check_confidence, note_warnings, pow2_scale, reconcile
+from perflab.stats.fieller import (
+    component_p_value,
+    fieller_positive,
+    log_ratio,
+    stand_in,
+    stand_in_warning,
+)
+from perflab.stats.intervals import (
+    Intervals,
+    check_confidence,
+    note_warnings,
+    pow2_scale,
+    reconcile,
+)
 from perflab.stats.summary import as_sample
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
@@ -133,7 +145,8 @@ def subtract_overhead(
         high=net + half,
         measured_mean=mx,
         overhead_mean=mo,
-        overhead_sd=float(pow2_scale(o[None, :])[0]) * float((o / pow2_scale(o[None, :])[0]).std(ddof=1)),
+        overhead_sd=float(pow2_scale(o[None, :])[0])
+        * float((o / pow2_scale(o[None, :])[0]).std(ddof=1)),
         overhead_share=mo / mx if mx else math.inf,
         corrected=tuple(float(v) for v in x - mo),
         warnings=tuple(_share_warnings(mx, mo, net - half)),
@@ -184,8 +197,16 @@ def compare_net(
             lo, hi, at_zero, at_inf = fieller_positive(*args, t)
             if at_zero[0] or at_inf[0]:
                 _, _, l_lo, l_hi = log_ratio(*args, df, t)
-                lo, hi = stand_in(lo, hi, at_zero, at_inf, np.array([num / den]), np.array([p > 1 - confidence]),
-                                  l_lo, l_hi)
+                lo, hi = stand_in(
+                    lo,
+                    hi,
+                    at_zero,
+                    at_inf,
+                    np.array([num / den]),
+                    np.array([p > 1 - confidence]),
+                    l_lo,
+                    l_hi,
+                )
                 warnings.append(stand_in_warning(bool(at_zero[0]), bool(at_inf[0]), "net time"))
             low, high = float(lo[0]) - 1, float(hi[0]) - 1
         else:
@@ -197,21 +218,43 @@ def compare_net(
         est = diff / div * unit
         low, high = (diff - t * se) / div * unit, (diff + t * se) / div * unit
         if near0:
-            warnings.append(StatWarning(
-                "absolute_change",
-                "the baseline's net time is within its own noise of zero, so a relative change "
-                "would be meaningless: the change and its interval are in the metric's own unit; "
-                "do more work per run",
-                {"baseline_net": den * k}))
+            warnings.append(
+                StatWarning(
+                    "absolute_change",
+                    "the baseline's net time is within its own noise of zero, so a relative change "
+                    "would be meaningless: the change and its interval are in the metric's own unit; "
+                    "do more work per run",
+                    {"baseline_net": den * k},
+                )
+            )
         else:
-            warnings.append(StatWarning(
-                "net_not_positive",
-                "a net time is not above zero, so its ratio is meaningless: the change is the "
-                "difference over |baseline net time|; do more work per run",
-                {"baseline_net": den * k, "candidate_net": num * k}))
-    iv = reconcile(Intervals(np.array([est]), np.array([low]), np.array([high]), np.array([p]),
-                             np.array([den * k]), np.array([num * k]), np.array([scale], dtype=object),
-                             np.array([interval], dtype=object)), confidence)
-    return iv.comparison(0, method="welch-net", confidence=confidence, n_baseline=int(a.size),
-                         n_candidate=int(b.size), statistic="net mean",
-                         warnings=tuple(warnings) + tuple(note_warnings(iv, 0)))
+            warnings.append(
+                StatWarning(
+                    "net_not_positive",
+                    "a net time is not above zero, so its ratio is meaningless: the change is the "
+                    "difference over |baseline net time|; do more work per run",
+                    {"baseline_net": den * k, "candidate_net": num * k},
+                )
+            )
+    iv = reconcile(
+        Intervals(
+            np.array([est]),
+            np.array([low]),
+            np.array([high]),
+            np.array([p]),
+            np.array([den * k]),
+            np.array([num * k]),
+            np.array([scale], dtype=object),
+            np.array([interval], dtype=object),
+        ),
+        confidence,
+    )
+    return iv.comparison(
+        0,
+        method="welch-net",
+        confidence=confidence,
+        n_baseline=int(a.size),
+        n_candidate=int(b.size),
+        statistic="net mean",
+        warnings=tuple(warnings) + tuple(note_warnings(iv, 0)),
+    )

@@ -19,12 +19,18 @@ tests/stats/test_paired.py); without drift it costs a little power (df = k − 1
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 from scipy import special
 
-from perflab.stats.fieller import fieller_positive, component_p_value, log_ratio, stand_in, stand_in_warning
+from perflab.stats.fieller import (
+    component_p_value,
+    fieller_positive,
+    log_ratio,
+    stand_in,
+    stand_in_warning,
+)
 from perflab.stats.intervals import (
     ABSOLUTE,
     RATIO,
@@ -45,7 +51,9 @@ from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 
 
-def paired_batch(baseline: np.ndarray, candidate: np.ndarray, confidence: float = 0.95) -> Intervals:
+def paired_batch(
+    baseline: np.ndarray, candidate: np.ndarray, confidence: float = 0.95
+) -> Intervals:
     """Paired intervals for E comparisons; column j of both arrays is block j: (E, k).
     confidence: one level, or an (E,) array of one per row.
 
@@ -59,7 +67,9 @@ def paired_batch(baseline: np.ndarray, candidate: np.ndarray, confidence: float 
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
     if a.shape != b.shape:
-        raise ValueError(f"paired samples need one value per block on each side: {a.shape} vs {b.shape}")
+        raise ValueError(
+            f"paired samples need one value per block on each side: {a.shape} vs {b.shape}"
+        )
     e, k = a.shape
     confidence = check_levels(confidence, e)
     positive = positive_rows(a, b)
@@ -87,7 +97,9 @@ def paired_batch(baseline: np.ndarray, candidate: np.ndarray, confidence: float 
     se = np.sqrt(d.var(axis=1, ddof=1) / k)
     exact = se == 0  # every block shows the same difference
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(exact, np.where(diff == 0, 1.0, 0.0), 2 * special.stdtr(k - 1, -np.abs(diff) / se))
+        p = np.where(
+            exact, np.where(diff == 0, 1.0, 0.0), 2 * special.stdtr(k - 1, -np.abs(diff) / se)
+        )
         near0 = ~positive & (absm <= t * np.sqrt(va))
         scale[near0] = ABSOLUTE
         div = np.where(near0, 1.0, absm)
@@ -101,7 +113,9 @@ def paired_batch(baseline: np.ndarray, candidate: np.ndarray, confidence: float 
         r_lo, r_hi, at_zero, at_inf = fieller_positive(mb[i], ma[i], vb[i], va[i], cov[i], t[i])
         if (at_zero | at_inf).any():
             _, _, l_lo, l_hi = log_ratio(mb[i], ma[i], vb[i], va[i], cov[i], k - 1, t[i])
-            r_lo, r_hi = stand_in(r_lo, r_hi, at_zero, at_inf, mb[i] / ma[i], p[i] > 1 - confidence[i], l_lo, l_hi)
+            r_lo, r_hi = stand_in(
+                r_lo, r_hi, at_zero, at_inf, mb[i] / ma[i], p[i] > 1 - confidence[i], l_lo, l_hi
+            )
             note = add_note(note, np.isin(np.arange(e), i[at_zero]), "lower_unbounded")
             note = add_note(note, np.isin(np.arange(e), i[at_inf]), "upper_unbounded")
         low[i], high[i] = r_lo - 1.0, r_hi - 1.0
@@ -113,9 +127,7 @@ def paired_batch(baseline: np.ndarray, candidate: np.ndarray, confidence: float 
     return reconcile(finite_or_reason(iv), confidence)
 
 
-def block_means(
-    values: np.ndarray, blocks: Sequence[Hashable]
-) -> dict[Hashable, float]:
+def block_means(values: np.ndarray, blocks: Sequence[Hashable]) -> dict[Hashable, float]:
     out: dict[Hashable, list[float]] = {}
     for v, blk in zip(values, blocks, strict=True):
         out.setdefault(blk, []).append(float(v))
@@ -186,7 +198,9 @@ class Paired:
         else:
             notes = res.notes(0)
             if "lower_unbounded" in notes or "upper_unbounded" in notes:
-                warnings.append(stand_in_warning("lower_unbounded" in notes, "upper_unbounded" in notes))
+                warnings.append(
+                    stand_in_warning("lower_unbounded" in notes, "upper_unbounded" in notes)
+                )
             w = scale_warning(str(res.scale[0]), "mean", {"baseline_mean": float(res.baseline[0])})
             if w is not None:
                 warnings.append(w)

@@ -9,7 +9,7 @@ approximation for Welch's test.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special

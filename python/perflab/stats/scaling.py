@@ -20,8 +20,8 @@ each size (for its standard error) and more sizes than parameters.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy import special
@@ -160,11 +160,13 @@ def fit_scaling(
     lb0 = float(np.median(y - k0 * np.log(n)))
 
     if exponent is None:
+
         def f(x, a, lb, k):
             return a + np.exp(lb + k * np.log(x))
 
         p0, lower, upper = [a0, lb0, k0], [-np.inf, -np.inf, 0.05], [np.inf, np.inf, 4.0]
     else:
+
         def f(x, a, lb):
             return a + np.exp(lb + exponent * np.log(x))
 
@@ -173,7 +175,14 @@ def fit_scaling(
         from scipy import optimize  # on use: ~0.1 s to import
 
         popt, pcov = optimize.curve_fit(
-            f, n, m, p0=p0, sigma=se, absolute_sigma=True, bounds=(lower, upper), method="trf",
+            f,
+            n,
+            m,
+            p0=p0,
+            sigma=se,
+            absolute_sigma=True,
+            bounds=(lower, upper),
+            method="trf",
             max_nfev=20_000,
         )
     except (RuntimeError, ValueError) as exc:
@@ -272,7 +281,9 @@ class ScalingComparison:
         }
 
 
-def compare_scaling(baseline: ScalingFit, candidate: ScalingFit, at: float | None = None) -> ScalingComparison:
+def compare_scaling(
+    baseline: ScalingFit, candidate: ScalingFit, at: float | None = None
+) -> ScalingComparison:
     """Per-unit cost of ``candidate`` relative to ``baseline`` at size ``at`` (default: the
     largest size both fits cover), with a Welch–Satterthwaite t interval on the log ratio."""
     if not math.isclose(baseline.confidence, candidate.confidence):
@@ -281,7 +292,11 @@ def compare_scaling(baseline: ScalingFit, candidate: ScalingFit, at: float | Non
     la, sa = baseline._log_per_unit(at)
     lb, sb = candidate._log_per_unit(at)
     va, vb = sa * sa, sb * sb
-    df = (va + vb) ** 2 / (va * va / baseline.df + vb * vb / candidate.df) if va + vb > 0 else math.inf
+    df = (
+        (va + vb) ** 2 / (va * va / baseline.df + vb * vb / candidate.df)
+        if va + vb > 0
+        else math.inf
+    )
     t = float(special.stdtrit(df, 0.5 + baseline.confidence / 2))
     d = lb - la
     half = t * math.sqrt(va + vb)

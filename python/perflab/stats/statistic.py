@@ -7,8 +7,8 @@ Each is a vectorised function over the last axis, so that bootstrap resamples
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

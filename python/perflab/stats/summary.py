@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy import special
@@ -177,8 +177,18 @@ def summarize_many(samples: Sequence[Sequence[float]], confidence: float = 0.95)
         med, lo_x, hi_x = np.median(x, axis=1), np.min(x, axis=1), np.max(x, axis=1)
         for j, i in enumerate(rows):
             m, h = float(mean[j]), float(half[j])
-            out[i] = Summary(n=n, mean=m, median=float(med[j]), stddev=float(sd[j]), min=float(lo_x[j]),
-                             max=float(hi_x[j]), margin_of_error=float(moe[j]), ci_low=m - h, ci_high=m + h,
-                             confidence=confidence, warnings=(),
-                             location=Location("mean", m, m - h, m + h, confidence, "t"))
+            out[i] = Summary(
+                n=n,
+                mean=m,
+                median=float(med[j]),
+                stddev=float(sd[j]),
+                min=float(lo_x[j]),
+                max=float(hi_x[j]),
+                margin_of_error=float(moe[j]),
+                ci_low=m - h,
+                ci_high=m + h,
+                confidence=confidence,
+                warnings=(),
+                location=Location("mean", m, m - h, m + h, confidence, "t"),
+            )
     return [s for s in out if s is not None]

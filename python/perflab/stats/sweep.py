@@ -14,8 +14,8 @@ ratio varies between cells beyond run noise (I² near 1: the average hides a tre
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import special
@@ -97,8 +97,16 @@ def sweep_summary(
             raise ValueError(f"cell {i}: need ≥ 2 runs per variant")
         ka, xa = scaled(a)
         kb, xb = scaled(b)
-        moments.append((a.size, ka * float(xa.mean()), ka * float(xa.std(ddof=1)),
-                        b.size, kb * float(xb.mean()), kb * float(xb.std(ddof=1))))
+        moments.append(
+            (
+                a.size,
+                ka * float(xa.mean()),
+                ka * float(xa.std(ddof=1)),
+                b.size,
+                kb * float(xb.mean()),
+                kb * float(xb.std(ddof=1)),
+            )
+        )
     return sweep_summary_of_moments(moments, confidence)
 
 

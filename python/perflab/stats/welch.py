@@ -34,7 +34,7 @@ same intervals come out for runs of 1e-300 and of 1e300.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
@@ -120,7 +120,9 @@ def welch_batch(
     difference is known exactly (zero-width interval, p = 0 or 1).
     """
     if interval not in INTERVALS:
-        raise ValueError(f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})")
+        raise ValueError(
+            f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})"
+        )
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
     na, nb = a.shape[1], b.shape[1]
@@ -153,7 +155,9 @@ def welch_batch(
     se = np.sqrt(tot)
     t = special.stdtrit(df, q)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(exact, np.where(diff == 0, 1.0, 0.0), 2 * special.stdtr(df, -np.abs(diff) / se))
+        p = np.where(
+            exact, np.where(diff == 0, 1.0, 0.0), 2 * special.stdtr(df, -np.abs(diff) / se)
+        )
         # The baseline mean within its own noise of zero: its t interval contains 0.
         near0 = ~positive & (absm <= special.stdtrit(na - 1, q) * np.sqrt(va))
         scale[near0] = ABSOLUTE
@@ -183,9 +187,13 @@ def welch_batch(
         if (at_zero | at_inf).any():
             wa, wb = va[i] / ma[i] ** 2, vb[i] / mb[i] ** 2
             df_l = _welch_df(wa, wb, na, nb)
-            _, _, l_lo, l_hi = log_ratio(mb[i], ma[i], vb[i], va[i], 0.0, df_l, special.stdtrit(df_l, q[i]))
+            _, _, l_lo, l_hi = log_ratio(
+                mb[i], ma[i], vb[i], va[i], 0.0, df_l, special.stdtrit(df_l, q[i])
+            )
             rho = mb[i] / ma[i]
-            r_lo, r_hi = stand_in(r_lo, r_hi, at_zero, at_inf, rho, p[i] > 1 - confidence[i], l_lo, l_hi)
+            r_lo, r_hi = stand_in(
+                r_lo, r_hi, at_zero, at_inf, rho, p[i] > 1 - confidence[i], l_lo, l_hi
+            )
             note = add_note(note, need & np.isin(np.arange(e), i[at_zero]), "lower_unbounded")
             note = add_note(note, need & np.isin(np.arange(e), i[at_inf]), "upper_unbounded")
         low[i], high[i] = r_lo - 1.0, r_hi - 1.0
@@ -217,7 +225,9 @@ class Welch:
     def summary(self, sample: Sequence[float], confidence: float = 0.95) -> Summary:
         return summarize(sample, confidence)
 
-    def summary_many(self, samples: Sequence[Sequence[float]], confidence: float = 0.95) -> list[Summary]:
+    def summary_many(
+        self, samples: Sequence[Sequence[float]], confidence: float = 0.95
+    ) -> list[Summary]:
         return summarize_many(samples, confidence)
 
     def compare(
@@ -228,7 +238,8 @@ class Welch:
         return self._comparison(welch_batch(a, b, confidence, self.interval), 0, a, b, confidence)
 
     def compare_many(
-        self, pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+        self,
+        pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
         confidence: float | Sequence[float] = 0.95,
     ) -> list[Comparison]:
         """`compare` of many (baseline, candidate) pairs, the same results: pairs of equal
@@ -236,19 +247,29 @@ class Welch:
         milliseconds instead of a call each). ``confidence``: one level, or one per pair
         (e.g. the levels a multiple-comparison correction asks for)."""
         samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
-        levels = [float(confidence)] * len(samples) if np.isscalar(confidence) else [float(c) for c in confidence]
+        levels = (
+            [float(confidence)] * len(samples)
+            if np.isscalar(confidence)
+            else [float(c) for c in confidence]
+        )
         groups: dict[tuple[int, int], list[int]] = {}
         for i, (a, b) in enumerate(samples):
             groups.setdefault((a.size, b.size), []).append(i)
         out: list[Comparison | None] = [None] * len(samples)
         for rows in groups.values():
-            res = welch_batch(np.stack([samples[i][0] for i in rows]), np.stack([samples[i][1] for i in rows]),
-                              np.array([levels[i] for i in rows]), self.interval)
+            res = welch_batch(
+                np.stack([samples[i][0] for i in rows]),
+                np.stack([samples[i][1] for i in rows]),
+                np.array([levels[i] for i in rows]),
+                self.interval,
+            )
             for j, i in enumerate(rows):
                 out[i] = self._comparison(res, j, samples[i][0], samples[i][1], levels[i])
         return [c for c in out if c is not None]
 
-    def _comparison(self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float) -> Comparison:
+    def _comparison(
+        self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float
+    ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
         notes = res.notes(i)
         scale = str(res.scale[i])
@@ -263,20 +284,28 @@ class Welch:
             )
         else:
             if "below_minus_100" in notes and self.interval == "difference":
-                warnings.append(StatWarning(
-                    "interval_replaced",
-                    "the difference interval would reach −100% or below, impossible for a ratio of "
-                    "positive means: Fieller's ratio interval (the same test) is shown",
-                    {}))
+                warnings.append(
+                    StatWarning(
+                        "interval_replaced",
+                        "the difference interval would reach −100% or below, impossible for a ratio of "
+                        "positive means: Fieller's ratio interval (the same test) is shown",
+                        {},
+                    )
+                )
             if "lower_unbounded" in notes or "upper_unbounded" in notes:
-                warnings.append(stand_in_warning("lower_unbounded" in notes, "upper_unbounded" in notes))
+                warnings.append(
+                    stand_in_warning("lower_unbounded" in notes, "upper_unbounded" in notes)
+                )
             if "fieller_needs_positive" in notes:
-                warnings.append(StatWarning(
-                    "interval_replaced",
-                    "Fieller's ratio interval needs runs that are all positive: the difference "
-                    f"interval ({'in the metric unit' if scale == ABSOLUTE else 'over |baseline mean|'}) "
-                    "is shown, with the same test",
-                    {}))
+                warnings.append(
+                    StatWarning(
+                        "interval_replaced",
+                        "Fieller's ratio interval needs runs that are all positive: the difference "
+                        f"interval ({'in the metric unit' if scale == ABSOLUTE else 'over |baseline mean|'}) "
+                        "is shown, with the same test",
+                        {},
+                    )
+                )
             if res.kind[i] == "difference" and "coverage_short" in notes:
                 cov = implied_coverage(a, b, confidence)
                 warnings.append(self._coverage_warning(a, b, confidence, cov, scale))
@@ -301,11 +330,15 @@ class Welch:
             fl = welch_batch(a, b, confidence, "fieller")
             lo, hi = float(fl.low[0]), float(fl.high[0])
             details.update(fieller_low=lo, fieller_high=hi)
-            remedy = (f"Fieller's ratio interval, [{lo:+.2%}, {hi:+.2%}], accounts for it "
-                      "(interval = fieller or auto)")
+            remedy = (
+                f"Fieller's ratio interval, [{lo:+.2%}, {hi:+.2%}], accounts for it "
+                "(interval = fieller or auto)"
+            )
         else:
-            remedy = ("Fieller's ratio interval, which would account for it, needs positive runs; "
-                      "add runs to narrow the baseline mean")
+            remedy = (
+                "Fieller's ratio interval, which would account for it, needs positive runs; "
+                "add runs to narrow the baseline mean"
+            )
         return StatWarning(
             "baseline_uncertainty",
             f"the change is large next to the baseline mean's own uncertainty, which this "

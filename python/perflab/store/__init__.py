@@ -6,11 +6,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.store.db import (DEFAULT_STORE, ExperimentRow, MetricDef, NewRun, RunRow, Store,
-                                  default_store_path)
+    from perflab.store.db import (
+        DEFAULT_STORE,
+        ExperimentRow,
+        MetricDef,
+        NewRun,
+        RunRow,
+        Store,
+        default_store_path,
+    )
 
-__all__ = ["DEFAULT_STORE", "ExperimentRow", "MetricDef", "NewRun", "RunRow", "Store",
-           "default_store_path"]
+__all__ = [
+    "DEFAULT_STORE",
+    "ExperimentRow",
+    "MetricDef",
+    "NewRun",
+    "RunRow",
+    "Store",
+    "default_store_path",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -63,7 +63,9 @@ def _checked(db: sqlite3.Connection, path: Path, *, new_ok: bool) -> sqlite3.Con
     """``db`` if it holds a perflab store (or no tables at all, when ``new_ok``); closed otherwise."""
     with _closed_on_error(db, path):
         if not _check_schema(db, path) and not new_ok:
-            raise StoreError(f"store {path} is not a perflab store (an SQLite database with no tables)")
+            raise StoreError(
+                f"store {path} is not a perflab store (an SQLite database with no tables)"
+            )
     return db
 
 
@@ -104,8 +106,10 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
             error = e  # cannot make the -wal/-shm files here: try the next, more modest mode
     assert error is not None
     if files.wal_has_frames(path):
-        raise StoreError(f"cannot read store {path}: its folder {files.folder(path)} is read-only and "
-                         f"{path.name}-wal holds changes not yet merged ({detail(error)})") from error
+        raise StoreError(
+            f"cannot read store {path}: its folder {files.folder(path)} is read-only and "
+            f"{path.name}-wal holds changes not yet merged ({detail(error)})"
+        ) from error
     raise StoreError(f"cannot read store {path}: {detail(error)}") from error
 
 
@@ -120,7 +124,9 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> bool:
         raise
     if not tables:
         return False
-    foreign = StoreError(f"store {path} is not a perflab store (an SQLite database without perflab's tables)")
+    foreign = StoreError(
+        f"store {path} is not a perflab store (an SQLite database without perflab's tables)"
+    )
     if "meta" not in tables:
         raise foreign
     try:
@@ -132,10 +138,14 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> bool:
     try:
         version = int(row[0])
     except (TypeError, ValueError):
-        raise StoreError(f"store {path} is damaged: its schema version {row[0]!r} is not a number") from None
+        raise StoreError(
+            f"store {path} is damaged: its schema version {row[0]!r} is not a number"
+        ) from None
     if version > SCHEMA_VERSION:
-        raise StoreError(f"store {path} has schema {version}, newer than this perflab ({SCHEMA_VERSION})",
-                         hint="upgrade perflab")
+        raise StoreError(
+            f"store {path} has schema {version}, newer than this perflab ({SCHEMA_VERSION})",
+            hint="upgrade perflab",
+        )
     if version < 1:
         raise StoreError(f"store {path} is damaged: its schema version is {version}")
     for table, columns in expected_columns().items():
@@ -143,8 +153,10 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> bool:
             raise StoreError(f"store {path} is damaged: table {table} is missing")
         have = {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
         if not columns <= have:
-            raise StoreError(f"store {path} is damaged: table {table} lacks column(s) "
-                             + ", ".join(sorted(columns - have)))
+            raise StoreError(
+                f"store {path} is damaged: table {table} lacks column(s) "
+                + ", ".join(sorted(columns - have))
+            )
     # version < SCHEMA_VERSION: migrations go here (none yet: version 1 is the first)
     return True
 
@@ -153,8 +165,10 @@ def _create(db: sqlite3.Connection) -> None:
     """A new store's tables, in one transaction (idempotent if another process races us)."""
     db.execute("PRAGMA journal_mode=WAL")
     try:
-        db.executescript(f"BEGIN IMMEDIATE;\n{DDL}\nINSERT OR IGNORE INTO meta VALUES "
-                         f"('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;")
+        db.executescript(
+            f"BEGIN IMMEDIATE;\n{DDL}\nINSERT OR IGNORE INTO meta VALUES "
+            f"('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
+        )
     except BaseException:
         if db.in_transaction:
             try:

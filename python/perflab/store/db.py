@@ -16,14 +16,15 @@ import os
 import sqlite3
 import time
 import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from perflab.errors import StoreError
-from perflab.store.paths import DEFAULT_STORE, default_store_path  # noqa: F401 (re-exported)
 from perflab.store.connect import connect
 from perflab.store.faults import reads, writes
+from perflab.store.paths import DEFAULT_STORE, default_store_path  # noqa: F401 (re-exported)
 
 FINISHED = ("ok", "failed", "timeout")
 
@@ -115,28 +116,53 @@ class Store:
     def run_label(self, run_id: int) -> str:
         """``run N of experiment E`` (N as `perflab show --run` counts), best effort: for messages."""
         try:
-            row = self.db.execute("SELECT experiment_id, order_index FROM runs WHERE id=?", (run_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT experiment_id, order_index FROM runs WHERE id=?", (run_id,)
+            ).fetchone()
         except sqlite3.Error:
             row = None
         return f"run {row[1] + 1} of experiment {row[0]}" if row else f"run id {run_id}"
 
     # -- experiments
     @writes("save experiment {name!r}")
-    def create_experiment(self, *, name: str, description: str, source: str, baseline: str,
-                          metrics: Sequence[MetricDef], settings: dict, runs: Iterable[NewRun],
-                          spec_path: str | None = None, spec_text: str | None = None,
-                          spec_sha256: str | None = None, status: str = "running") -> int:
+    def create_experiment(
+        self,
+        *,
+        name: str,
+        description: str,
+        source: str,
+        baseline: str,
+        metrics: Sequence[MetricDef],
+        settings: dict,
+        runs: Iterable[NewRun],
+        spec_path: str | None = None,
+        spec_text: str | None = None,
+        spec_sha256: str | None = None,
+        status: str = "running",
+    ) -> int:
         now = time.time()
         with self.transaction():
             cur = self.db.execute(
                 "INSERT INTO experiments (name, description, source, spec_path, spec_text, spec_sha256,"
                 " baseline, settings, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (name, description, source, spec_path, spec_text, spec_sha256, baseline,
-                 json.dumps(settings), status, now))
+                (
+                    name,
+                    description,
+                    source,
+                    spec_path,
+                    spec_text,
+                    spec_sha256,
+                    baseline,
+                    json.dumps(settings),
+                    status,
+                    now,
+                ),
+            )
             eid = int(cur.lastrowid)
             self.db.executemany(
                 "INSERT INTO metric_defs VALUES (?,?,?,?,?)",
-                [(eid, i, m.name, m.unit, m.better) for i, m in enumerate(metrics)])
+                [(eid, i, m.name, m.unit, m.better) for i, m in enumerate(metrics)],
+            )
             self._insert_runs(eid, runs, now)
             if status == "complete":
                 self.db.execute("UPDATE experiments SET finished_at=? WHERE id=?", (now, eid))
@@ -147,14 +173,35 @@ class Store:
         self.db.executemany(
             "INSERT INTO runs (experiment_id, order_index, block, cell_key, cell, variant, repetition,"
             " warmup, status, started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [(eid, r.order_index, r.block, r.cell_key, json.dumps(r.cell), r.variant, r.repetition,
-              int(r.warmup), r.status, *((now, now) if r.status in FINISHED else (None, None)))
-             for r in runs])
+            [
+                (
+                    eid,
+                    r.order_index,
+                    r.block,
+                    r.cell_key,
+                    json.dumps(r.cell),
+                    r.variant,
+                    r.repetition,
+                    int(r.warmup),
+                    r.status,
+                    *((now, now) if r.status in FINISHED else (None, None)),
+                )
+                for r in runs
+            ],
+        )
         if any(r.metrics for r in runs):
-            ids = dict(self.db.execute("SELECT order_index, id FROM runs WHERE experiment_id=?", (eid,)))
-            self.db.executemany("INSERT INTO metrics VALUES (?,?,?)",
-                                [(ids[r.order_index], k, float(v)) for r in runs if r.metrics
-                                 for k, v in r.metrics.items()])
+            ids = dict(
+                self.db.execute("SELECT order_index, id FROM runs WHERE experiment_id=?", (eid,))
+            )
+            self.db.executemany(
+                "INSERT INTO metrics VALUES (?,?,?)",
+                [
+                    (ids[r.order_index], k, float(v))
+                    for r in runs
+                    if r.metrics
+                    for k, v in r.metrics.items()
+                ],
+            )
 
     @writes("plan more runs of experiment {eid}")
     def append_runs(self, eid: int, runs: Iterable[NewRun]) -> None:
@@ -166,10 +213,14 @@ class Store:
     def update_settings(self, eid: int, **changes: Any) -> None:
         """Merge top-level keys into the experiment's stored settings (e.g. the adaptive record)."""
         with self.transaction():
-            (text,) = self.db.execute("SELECT settings FROM experiments WHERE id=?", (eid,)).fetchone()
+            (text,) = self.db.execute(
+                "SELECT settings FROM experiments WHERE id=?", (eid,)
+            ).fetchone()
             settings = json.loads(text)
             settings.update(changes)
-            self.db.execute("UPDATE experiments SET settings=? WHERE id=?", (json.dumps(settings), eid))
+            self.db.execute(
+                "UPDATE experiments SET settings=? WHERE id=?", (json.dumps(settings), eid)
+            )
 
     @reads
     def experiment(self, ref: str | int) -> ExperimentRow:
@@ -180,10 +231,13 @@ class Store:
             if row is None:
                 raise StoreError(f"the store {self.path} holds no experiments yet")
         elif ref_s.lstrip("#").isdigit():
-            row = self.db.execute("SELECT * FROM experiments WHERE id=?", (int(ref_s.lstrip("#")),)).fetchone()
+            row = self.db.execute(
+                "SELECT * FROM experiments WHERE id=?", (int(ref_s.lstrip("#")),)
+            ).fetchone()
         else:
-            row = self.db.execute("SELECT * FROM experiments WHERE name=? ORDER BY id DESC LIMIT 1",
-                                  (ref_s,)).fetchone()
+            row = self.db.execute(
+                "SELECT * FROM experiments WHERE name=? ORDER BY id DESC LIMIT 1", (ref_s,)
+            ).fetchone()
         if row is None:
             raise StoreError(f"no experiment '{ref_s}' in {self.path}", hint="see `perflab ls`")
         return _experiment(row)
@@ -194,7 +248,8 @@ class Store:
         out = []
         counts: dict[int, dict[str, int]] = {}
         for eid, status, n in self.db.execute(
-                "SELECT experiment_id, status, count(*) FROM runs GROUP BY experiment_id, status").fetchall():
+            "SELECT experiment_id, status, count(*) FROM runs GROUP BY experiment_id, status"
+        ).fetchall():
             counts.setdefault(eid, {})[status] = n
         for row in self.db.execute("SELECT * FROM experiments ORDER BY id DESC").fetchall():
             e = _experiment(row)
@@ -206,24 +261,31 @@ class Store:
         """The latest unfinished experiment run from exactly this spec text."""
         row = self.db.execute(
             "SELECT * FROM experiments WHERE spec_sha256=? AND source='run' AND status != 'complete'"
-            " ORDER BY id DESC LIMIT 1", (spec_sha256,)).fetchone()
+            " ORDER BY id DESC LIMIT 1",
+            (spec_sha256,),
+        ).fetchone()
         return _experiment(row) if row else None
 
     @writes("mark experiment {eid} {status}")
     def set_status(self, eid: int, status: str) -> None:
         finished = time.time() if status in ("complete", "aborted") else None
-        self.db.execute("UPDATE experiments SET status=?, finished_at=? WHERE id=?", (status, finished, eid))
+        self.db.execute(
+            "UPDATE experiments SET status=?, finished_at=? WHERE id=?", (status, finished, eid)
+        )
 
     @writes("lock experiment {eid} for this runner")
     def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
         """Take the experiment's runner lock; returns the holder when another live process has it."""
         with self.transaction():
-            row = self.db.execute("SELECT runner_pid, runner_host FROM experiments WHERE id=?",
-                                  (eid,)).fetchone()
+            row = self.db.execute(
+                "SELECT runner_pid, runner_host FROM experiments WHERE id=?", (eid,)
+            ).fetchone()
             holder_pid, holder_host = row
             if holder_pid and holder_pid != pid and holder_host == host and _alive(holder_pid):
                 return holder_pid, holder_host
-            self.db.execute("UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid))
+            self.db.execute(
+                "UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid)
+            )
         return None
 
     @writes("unlock experiment {eid}")
@@ -232,8 +294,13 @@ class Store:
 
     @reads
     def metric_defs(self, eid: int) -> list[MetricDef]:
-        return [MetricDef(*r) for r in self.db.execute(
-            "SELECT name, unit, better FROM metric_defs WHERE experiment_id=? ORDER BY position", (eid,))]
+        return [
+            MetricDef(*r)
+            for r in self.db.execute(
+                "SELECT name, unit, better FROM metric_defs WHERE experiment_id=? ORDER BY position",
+                (eid,),
+            )
+        ]
 
     # -- runs
     @reads
@@ -247,25 +314,40 @@ class Store:
 
     @writes("start {run}")
     def start_run(self, run_id: int, host: str) -> None:
-        self.db.execute("UPDATE runs SET status='running', started_at=?, ended_at=NULL, host=?,"
-                        " attempts=attempts+1, pid=NULL, pid_start=NULL WHERE id=?",
-                        (time.time(), host, run_id))
+        self.db.execute(
+            "UPDATE runs SET status='running', started_at=?, ended_at=NULL, host=?,"
+            " attempts=attempts+1, pid=NULL, pid_start=NULL WHERE id=?",
+            (time.time(), host, run_id),
+        )
 
     @writes("record the process of {run}")
     def set_run_process(self, run_id: int, pid: int | None, pid_start: str | None) -> None:
         self.db.execute("UPDATE runs SET pid=?, pid_start=? WHERE id=?", (pid, pid_start, run_id))
 
     @writes("save {run}")
-    def finish_run(self, run_id: int, status: str, reason: str | None, metrics: dict[str, float],
-                   artifacts: dict[str, bytes], experiment_id: int, host: str) -> None:
+    def finish_run(
+        self,
+        run_id: int,
+        status: str,
+        reason: str | None,
+        metrics: dict[str, float],
+        artifacts: dict[str, bytes],
+        experiment_id: int,
+        host: str,
+    ) -> None:
         """Record a finished run, its metrics and artifacts in one transaction."""
         assert status in FINISHED, status
         with self.transaction():
-            self.db.execute("UPDATE runs SET status=?, reason=?, ended_at=?, pid=NULL, pid_start=NULL"
-                            " WHERE id=?", (status, reason, time.time(), run_id))
+            self.db.execute(
+                "UPDATE runs SET status=?, reason=?, ended_at=?, pid=NULL, pid_start=NULL"
+                " WHERE id=?",
+                (status, reason, time.time(), run_id),
+            )
             self.db.execute("DELETE FROM metrics WHERE run_id=?", (run_id,))
-            self.db.executemany("INSERT INTO metrics VALUES (?,?,?)",
-                                [(run_id, k, float(v)) for k, v in metrics.items()])
+            self.db.executemany(
+                "INSERT INTO metrics VALUES (?,?,?)",
+                [(run_id, k, float(v)) for k, v in metrics.items()],
+            )
             self._put_artifacts(experiment_id, run_id, host, artifacts)
 
     @writes("reset {run} to pending")
@@ -273,8 +355,11 @@ class Store:
         """Put an interrupted run back to pending (its partial artifacts are dropped)."""
         with self.transaction():
             self.db.execute("DELETE FROM artifacts WHERE run_id=?", (run_id,))
-            self.db.execute("UPDATE runs SET status='pending', started_at=NULL, ended_at=NULL, pid=NULL,"
-                            " pid_start=NULL WHERE id=?", (run_id,))
+            self.db.execute(
+                "UPDATE runs SET status='pending', started_at=NULL, ended_at=NULL, pid=NULL,"
+                " pid_start=NULL WHERE id=?",
+                (run_id,),
+            )
 
     @writes("mark {run} failed")
     def mark_run_failed(self, run_id: int, reason: str) -> None:
@@ -283,72 +368,107 @@ class Store:
         One small statement, no metrics or artifacts, so it may still fit where the run's
         results did not; raises StoreError if it too cannot be written.
         """
-        self.db.execute("UPDATE runs SET status='failed', reason=?, ended_at=?, pid=NULL, pid_start=NULL"
-                        " WHERE id=?", (reason, time.time(), run_id))
+        self.db.execute(
+            "UPDATE runs SET status='failed', reason=?, ended_at=?, pid=NULL, pid_start=NULL"
+            " WHERE id=?",
+            (reason, time.time(), run_id),
+        )
 
     @reads
     def measured_values(self, eid: int) -> Iterator[tuple[str, str, int, str, float]]:
         """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order."""
-        return iter(self.db.execute(
-            "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
-            " JOIN metrics m ON m.run_id = r.id"
-            " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
-            (eid,)).fetchall())  # fetched here, so a read error is raised (and worded) here
+        return iter(
+            self.db.execute(
+                "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
+                " JOIN metrics m ON m.run_id = r.id"
+                " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
+                (eid,),
+            ).fetchall()
+        )  # fetched here, so a read error is raised (and worded) here
 
     @reads
     def status_counts(self, eid: int) -> dict[str, int]:
-        return dict(self.db.execute(
-            "SELECT status, count(*) FROM runs WHERE experiment_id=? GROUP BY status", (eid,)).fetchall())
+        return dict(
+            self.db.execute(
+                "SELECT status, count(*) FROM runs WHERE experiment_id=? GROUP BY status", (eid,)
+            ).fetchall()
+        )
 
     @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict, str]]:
         """Distinct (cell_key, labels, variant) in order of first appearance."""
         rows = self.db.execute(
             "SELECT cell_key, cell, variant FROM runs WHERE experiment_id=?"
-            " GROUP BY cell_key, variant ORDER BY min(order_index)", (eid,)).fetchall()
+            " GROUP BY cell_key, variant ORDER BY min(order_index)",
+            (eid,),
+        ).fetchall()
         return [(k, json.loads(c), v) for k, c, v in rows]
 
     @reads
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
         """(run_id, metric name, value) for every run of the experiment."""
-        return iter(self.db.execute(
-            "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
-            " WHERE r.experiment_id=?", (eid,)).fetchall())
+        return iter(
+            self.db.execute(
+                "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
+                " WHERE r.experiment_id=?",
+                (eid,),
+            ).fetchall()
+        )
 
     # -- environment and artifacts
     @writes("save the environment of experiment {eid} on {host}")
     def put_environment(self, eid: int, host: str, info: dict, artifacts: dict[str, bytes]) -> None:
         with self.transaction():
-            self.db.execute("INSERT OR REPLACE INTO environment VALUES (?,?,?,?)",
-                            (eid, host, time.time(), json.dumps(info, default=str)))
-            self.db.execute("DELETE FROM artifacts WHERE experiment_id=? AND run_id IS NULL AND host=?",
-                            (eid, host))
+            self.db.execute(
+                "INSERT OR REPLACE INTO environment VALUES (?,?,?,?)",
+                (eid, host, time.time(), json.dumps(info, default=str)),
+            )
+            self.db.execute(
+                "DELETE FROM artifacts WHERE experiment_id=? AND run_id IS NULL AND host=?",
+                (eid, host),
+            )
             self._put_artifacts(eid, None, host, artifacts)
 
     @reads
     def environments(self, eid: int) -> dict[str, dict]:
-        return {h: json.loads(info) for h, info in self.db.execute(
-            "SELECT host, info FROM environment WHERE experiment_id=? ORDER BY host", (eid,))}
+        return {
+            h: json.loads(info)
+            for h, info in self.db.execute(
+                "SELECT host, info FROM environment WHERE experiment_id=? ORDER BY host", (eid,)
+            )
+        }
 
-    def _put_artifacts(self, eid: int, run_id: int | None, host: str | None,
-                       artifacts: dict[str, bytes]) -> None:
+    def _put_artifacts(
+        self, eid: int, run_id: int | None, host: str | None, artifacts: dict[str, bytes]
+    ) -> None:
         self.db.executemany(
             "INSERT INTO artifacts (experiment_id, run_id, host, name, size, data) VALUES (?,?,?,?,?,?)",
-            [(eid, run_id, host, name, len(data), zlib.compress(data, 6)) for name, data in artifacts.items()])
+            [
+                (eid, run_id, host, name, len(data), zlib.compress(data, 6))
+                for name, data in artifacts.items()
+            ],
+        )
 
     @reads
     def artifact_names(self, eid: int, run_id: int | None = None) -> list[tuple[str, int]]:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid,) if run_id is None else (eid, run_id)
-        return list(self.db.execute(
-            f"SELECT name, size FROM artifacts WHERE experiment_id=? AND {cond} ORDER BY id", args))
+        return list(
+            self.db.execute(
+                f"SELECT name, size FROM artifacts WHERE experiment_id=? AND {cond} ORDER BY id",
+                args,
+            )
+        )
 
     @reads
     def artifact(self, eid: int, name: str, run_id: int | None = None) -> bytes | None:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid, name) if run_id is None else (eid, name, run_id)
-        row = self.db.execute(f"SELECT data FROM artifacts WHERE experiment_id=? AND name=? AND {cond}"
-                              " ORDER BY id DESC LIMIT 1", args).fetchone()
+        row = self.db.execute(
+            f"SELECT data FROM artifacts WHERE experiment_id=? AND name=? AND {cond}"
+            " ORDER BY id DESC LIMIT 1",
+            args,
+        ).fetchone()
         return zlib.decompress(row[0]) if row else None
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import inspect
 import sqlite3
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from perflab.errors import StoreError
 
@@ -33,6 +34,7 @@ def writes(what: str) -> Callable[[F], F]:
     ``what`` is formatted with the method's arguments; ``{run}`` names the run as users
     see it (``run N of experiment E``) when the method takes ``run_id``.
     """
+
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
 
@@ -44,17 +46,23 @@ def writes(what: str) -> Callable[[F], F]:
                 fields = signature.bind(self, *args, **kwargs).arguments
                 if "run_id" in fields:
                     fields["run"] = self.run_label(fields["run_id"])
-                raise StoreError(f"store {self.path}: cannot {what.format(**fields)}: {detail(e)}") from e
+                raise StoreError(
+                    f"store {self.path}: cannot {what.format(**fields)}: {detail(e)}"
+                ) from e
+
         return wrapper  # type: ignore[return-value]
+
     return decorate
 
 
 def reads(fn: F) -> F:
     """Decorates a Store method that reads: any sqlite3.Error becomes ``cannot read store PATH: …``."""
+
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
             raise StoreError(f"cannot read store {self.path}: {detail(e)}") from e
+
     return wrapper  # type: ignore[return-value]

@@ -34,15 +34,19 @@ def check_location(path: Path, *, write: bool, create: bool) -> bool:
         raise StoreError(f"cannot reach store {path}: {e.strerror}") from None
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
-            raise StoreError(f"store {path} is a folder, not a store file", hint="pass --store FILE")
+            raise StoreError(
+                f"store {path} is a folder, not a store file", hint="pass --store FILE"
+            )
         if not stat.S_ISREG(st.st_mode):
             raise StoreError(f"store {path} is not a regular file")
         if write:
             if not _can_write(path):
                 raise StoreError(f"store {path} is read-only")
             if not _can_write(folder(path)):
-                raise StoreError(f"store {path} is read-only (its folder {folder(path)} cannot be written, "
-                                 "and SQLite keeps its -wal and -shm files there)")
+                raise StoreError(
+                    f"store {path} is read-only (its folder {folder(path)} cannot be written, "
+                    "and SQLite keeps its -wal and -shm files there)"
+                )
         return True
     if not (write and create):
         raise _missing(path)
@@ -51,7 +55,9 @@ def check_location(path: Path, *, write: bool, create: bool) -> bool:
     except (FileExistsError, NotADirectoryError):
         raise _cannot_create(path) from None
     except OSError as e:
-        raise StoreError(f"cannot create store {path}: cannot create folder {path.parent}: {e.strerror}") from None
+        raise StoreError(
+            f"cannot create store {path}: cannot create folder {path.parent}: {e.strerror}"
+        ) from None
     if not _can_write(folder(path)):
         raise StoreError(f"cannot create store {path}: folder {folder(path)} is read-only")
     return False
@@ -73,16 +79,20 @@ def check_header(path: Path, *, write: bool) -> None:
         if write:
             return
         raise StoreError(f"store {path} is empty (0 bytes): not a perflab store")
-    if head[:len(MAGIC)] != MAGIC[:len(head)]:
+    if head[: len(MAGIC)] != MAGIC[: len(head)]:
         raise StoreError(f"store {path} is not a perflab store (not an SQLite database)")
     if len(head) < HEADER:
-        raise StoreError(f"store {path} is damaged: truncated to {size} bytes, inside the SQLite header")
+        raise StoreError(
+            f"store {path} is damaged: truncated to {size} bytes, inside the SQLite header"
+        )
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(head[28:32], "big")
     counted = pages > 0 and head[24:28] == head[92:96]  # SQLite's rule for a valid in-header size
     if counted and size < pages * page_size and not wal_has_frames(path):
-        raise StoreError(f"store {path} is damaged: truncated to {size} bytes of {pages * page_size}")
+        raise StoreError(
+            f"store {path} is damaged: truncated to {size} bytes of {pages * page_size}"
+        )
 
 
 def wal_has_frames(path: Path) -> bool:
@@ -120,9 +130,13 @@ def _missing(path: Path) -> StoreError:
     blocker = _file_in_the_way(path)
     if blocker is not None:
         return StoreError(f"no store at {path} ({blocker} is a file, not a folder)")
-    return StoreError(f"no store at {path}", hint="run an experiment or import first, or pass --store")
+    return StoreError(
+        f"no store at {path}", hint="run an experiment or import first, or pass --store"
+    )
 
 
 def _cannot_create(path: Path) -> StoreError:
     blocker = _file_in_the_way(path)
-    return StoreError(f"cannot create store {path}: {blocker or path.parent} is a file, not a folder")
+    return StoreError(
+        f"cannot create store {path}: {blocker or path.parent} is a file, not a folder"
+    )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 from perflab.run.process import TERM_GRACE_S, ProcessResult
 
@@ -37,20 +37,46 @@ class StepOutput:
         p = self.process
         if p is None:
             return {}
-        return {"wall_time": p.wall_s, "user_time": p.user_s, "system_time": p.system_s,
-                "cpu_time": p.user_s + p.system_s, "max_rss": float(p.max_rss_kib)}
+        return {
+            "wall_time": p.wall_s,
+            "user_time": p.user_s,
+            "system_time": p.system_s,
+            "cpu_time": p.user_s + p.system_s,
+            "max_rss": float(p.max_rss_kib),
+        }
 
 
-def run_command(executor, name: str, command: str, *, shell: bool, env: Mapping[str, str], cwd: Path,
-                run_dir: Path, timeout: float | None, stop: threading.Event | None,
-                on_start: Callable[[int], None] | None = None,
-                cpus: tuple[int, ...] | None = None, kill_grace: float = TERM_GRACE_S) -> StepOutput:
+def run_command(
+    executor,
+    name: str,
+    command: str,
+    *,
+    shell: bool,
+    env: Mapping[str, str],
+    cwd: Path,
+    run_dir: Path,
+    timeout: float | None,
+    stop: threading.Event | None,
+    on_start: Callable[[int], None] | None = None,
+    cpus: tuple[int, ...] | None = None,
+    kill_grace: float = TERM_GRACE_S,
+) -> StepOutput:
     safe = name.replace("/", "_").replace(" ", "_")
     out_path, err_path = run_dir / f"{safe}.stdout", run_dir / f"{safe}.stderr"
     try:
-        result = executor.run(command, shell=shell, env=env, cwd=cwd, stdout_path=out_path,
-                              stderr_path=err_path, timeout=timeout, stop=stop, on_start=on_start,
-                              cpus=cpus, kill_grace=kill_grace)
+        result = executor.run(
+            command,
+            shell=shell,
+            env=env,
+            cwd=cwd,
+            stdout_path=out_path,
+            stderr_path=err_path,
+            timeout=timeout,
+            stop=stop,
+            on_start=on_start,
+            cpus=cpus,
+            kill_grace=kill_grace,
+        )
     except (FileNotFoundError, PermissionError, ValueError) as e:
         return StepOutput(name, None, b"", b"", error=str(e) if str(e) else type(e).__name__)
     return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path))

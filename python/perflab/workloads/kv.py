@@ -29,11 +29,30 @@ from pydantic import ValidationError
 
 from perflab.errors import InputError
 from perflab.workloads.kv_config import ENGINE_FIELDS, KvConfig, validation_messages
-from perflab.workloads.kv_result import (METRICS, KvErrors, KvResult, KvResultError, KvWarning,
-                                         LatencyDistribution, merge_histograms)
+from perflab.workloads.kv_result import (
+    METRICS,
+    KvErrors,
+    KvResult,
+    KvResultError,
+    KvWarning,
+    LatencyDistribution,
+    merge_histograms,
+)
 
-__all__ = ["KvConfig", "KvConfigError", "KvErrors", "KvProgress", "KvResult", "KvResultError", "KvWarning",
-           "LatencyDistribution", "METRICS", "as_config", "merge_histograms", "run_kv"]
+__all__ = [
+    "METRICS",
+    "KvConfig",
+    "KvConfigError",
+    "KvErrors",
+    "KvProgress",
+    "KvResult",
+    "KvResultError",
+    "KvWarning",
+    "LatencyDistribution",
+    "as_config",
+    "merge_histograms",
+    "run_kv",
+]
 
 #: How often the engine calls back into Python (stop requests and signals are seen this fast).
 TICK_S = 0.1
@@ -91,8 +110,13 @@ def as_config(config: KvConfig | dict[str, Any]) -> KvConfig:
         raise KvConfigError(*validation_messages(e)[0]) from None
 
 
-def run_kv(config: KvConfig | dict[str, Any], *, progress: Callable[[KvProgress], Any] | None = None,
-           stop: threading.Event | None = None, progress_interval: float = 1.0) -> KvResult:
+def run_kv(
+    config: KvConfig | dict[str, Any],
+    *,
+    progress: Callable[[KvProgress], Any] | None = None,
+    stop: threading.Event | None = None,
+    progress_interval: float = 1.0,
+) -> KvResult:
     """Run a load and return its result (also when stopped or failed part-way: see `KvResult.status`).
 
     ``progress`` is called about every ``progress_interval`` seconds, in the calling

@@ -49,21 +49,33 @@ class KvConfig(BaseModel):
     server: str | list[str] = Field(
         "127.0.0.1",
         description='"host:port", or a list of them: connections are spread round-robin over all '
-                    "(connection i goes to server i mod n). A host without a port gets `port`.")
+        "(connection i goes to server i mod n). A host without a port gets `port`.",
+    )
     port: int | None = Field(
-        None, ge=1, le=65535,
-        description="port for servers given without one; default 6379 for redis, 11211 for memcache")
-    protocol: Protocol = Field("redis", description="memcache_text, memcache_binary or redis (RESP2)")
-    ratio: str = Field("1:10", description='"SET:GET": per cycle, each connection sends SET sets then GET gets')
+        None,
+        ge=1,
+        le=65535,
+        description="port for servers given without one; default 6379 for redis, 11211 for memcache",
+    )
+    protocol: Protocol = Field(
+        "redis", description="memcache_text, memcache_binary or redis (RESP2)"
+    )
+    ratio: str = Field(
+        "1:10", description='"SET:GET": per cycle, each connection sends SET sets then GET gets'
+    )
     requests: int | Literal["allkeys"] | None = Field(
         None,
         description='requests per connection, or "allkeys": with key_pattern P every key of '
-                    "[key_min, key_max] exactly once across all connections (a populate step); "
-                    "ratio must then be N:0 or 0:N")
+        "[key_min, key_max] exactly once across all connections (a populate step); "
+        "ratio must then be N:0 or 0:N",
+    )
     test_time: float | None = Field(
-        None, description='measured duration ("20s", "500ms", or seconds), after the warmup')
+        None, description='measured duration ("20s", "500ms", or seconds), after the warmup'
+    )
     clients: int = Field(50, ge=1, description="connections per thread (memtier -c)")
-    threads: int = Field(4, ge=1, le=1024, description="worker threads, one event loop each (memtier -t)")
+    threads: int = Field(
+        4, ge=1, le=1024, description="worker threads, one event loop each (memtier -t)"
+    )
     pipeline: int = Field(1, ge=1, le=65536, description="requests in flight per connection")
     key_prefix: str = Field("memtier-", description="keys are key_prefix followed by the key index")
     key_min: int = Field(0, ge=0, description="smallest key index (memtier --key-minimum)")
@@ -71,37 +83,61 @@ class KvConfig(BaseModel):
     key_pattern: str = Field(
         "R:R",
         description='"SET:GET" patterns: S sequential (each connection from key_min, wrapping), '
-                    "R uniform, G Gaussian (key_median, key_stddev; draws outside the range are "
-                    "redrawn), P parallel (each of the threads × clients connections walks its own "
-                    "slice), Z Zipf (key_zipf_exp). One letter means the same for both")
-    key_median: float | None = Field(None, description="Gaussian centre (default: middle of the key range)")
-    key_stddev: float | None = Field(None, gt=0, description="Gaussian standard deviation (default: range/6)")
+        "R uniform, G Gaussian (key_median, key_stddev; draws outside the range are "
+        "redrawn), P parallel (each of the threads × clients connections walks its own "
+        "slice), Z Zipf (key_zipf_exp). One letter means the same for both",
+    )
+    key_median: float | None = Field(
+        None, description="Gaussian centre (default: middle of the key range)"
+    )
+    key_stddev: float | None = Field(
+        None, gt=0, description="Gaussian standard deviation (default: range/6)"
+    )
     key_zipf_exp: float = Field(1.0, gt=0, lt=5, description="Zipf exponent s: P(key k) ∝ k^-s")
     data_size: int | str = Field(
-        32, description='value size in bytes, or a range "min-max" (sizes drawn per data_size_pattern)')
+        32,
+        description='value size in bytes, or a range "min-max" (sizes drawn per data_size_pattern)',
+    )
     data_size_pattern: Literal["R", "S"] = Field(
-        "R", description="for a size range: R uniform per request, S growing with the key index")
+        "R", description="for a size range: R uniform per request, S growing with the key index"
+    )
     seed: int = Field(5381, ge=0, lt=2**64, description="seed of every random stream")
-    randomize: bool = Field(False, description="draw the seed from the clock (the result records it)")
+    randomize: bool = Field(
+        False, description="draw the seed from the clock (the result records it)"
+    )
     distinct_client_seed: bool = Field(
-        False, description="each connection seeds its streams with seed + its index "
-                           "(otherwise all connections draw the same random keys, as in memtier)")
+        False,
+        description="each connection seeds its streams with seed + its index "
+        "(otherwise all connections draw the same random keys, as in memtier)",
+    )
     rate: float | None = Field(
-        None, gt=0, description="open loop: total requests per second over all connections")
-    arrivals: Literal["constant", "poisson"] = Field("constant", description="open-loop arrival process")
+        None, gt=0, description="open loop: total requests per second over all connections"
+    )
+    arrivals: Literal["constant", "poisson"] = Field(
+        "constant", description="open-loop arrival process"
+    )
     warmup: float = Field(
-        0.0, description="duration at the start whose requests are sent but not measured")
+        0.0, description="duration at the start whose requests are sent but not measured"
+    )
     connect_timeout: float = Field(5.0, description="time to establish each connection")
     response_timeout: float = Field(
-        10.0, description="a connection with requests in flight and no reply for this long fails the run")
+        10.0,
+        description="a connection with requests in flight and no reply for this long fails the run",
+    )
     late_threshold: float = Field(
-        0.001, description="open loop: a request sent more than this after its intended time counts as late")
+        0.001,
+        description="open loop: a request sent more than this after its intended time counts as late",
+    )
     source_addresses: list[str] = Field(
         default_factory=list,
         description="local IPs to bind connections to, round-robin; default automatic (loopback "
-                    "servers with >16,000 connections get sources spread over 127.0.0.0/8)")
-    verify: bool = Field(False, description="check that each GET hit returns the value perflab writes for its "
-                                            "key: key, ':', then 'x' up to the value's length")
+        "servers with >16,000 connections get sources spread over 127.0.0.0/8)",
+    )
+    verify: bool = Field(
+        False,
+        description="check that each GET hit returns the value perflab writes for its "
+        "key: key, ':', then 'x' up to the value's length",
+    )
 
     # ----- single fields -------------------------------------------------------------
 
@@ -146,7 +182,9 @@ class KvConfig(BaseModel):
         if len(text) == 1:
             text = f"{text}:{text}"
         if not re.fullmatch(rf"[{PATTERN_LETTERS}]:[{PATTERN_LETTERS}]", text):
-            raise ValueError(f"unknown key pattern {v!r}: use two of S, R, G, P, Z as SET:GET, e.g. \"P:P\"")
+            raise ValueError(
+                f'unknown key pattern {v!r}: use two of S, R, G, P, Z as SET:GET, e.g. "P:P"'
+            )
         return text
 
     @field_validator("data_size", mode="before")
@@ -155,7 +193,7 @@ class KvConfig(BaseModel):
         if isinstance(v, str) and v.strip().isdigit():
             v = int(v)
         if isinstance(v, bool):
-            raise ValueError("data_size must be a byte count or a range \"min-max\"")
+            raise ValueError('data_size must be a byte count or a range "min-max"')
         if isinstance(v, int):
             if v < 1:
                 raise ValueError(f"data_size must be at least 1 byte (got {v})")
@@ -201,13 +239,20 @@ class KvConfig(BaseModel):
         try:
             _native.kv_check_config(json.dumps(self.to_engine()))
         except ValueError as e:
-            field, message = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], tuple) else e.args
+            field, message = (
+                e.args[0] if len(e.args) == 1 and isinstance(e.args[0], tuple) else e.args
+            )
             loc = ENGINE_FIELDS.get(field, field)
             value = getattr(self, loc, None) if loc else None
             raise ValidationError.from_exception_data(
                 "KvConfig",
-                [InitErrorDetails(type=PydanticCustomError("kv_config", "{message}", {"message": message}),
-                                  loc=(loc,) if loc else (), input=value)],
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("kv_config", "{message}", {"message": message}),
+                        loc=(loc,) if loc else (),
+                        input=value,
+                    )
+                ],
             ) from None
         return self
 
@@ -271,16 +316,24 @@ class KvConfig(BaseModel):
         """One line for humans: protocol, servers, shape of the load."""
         servers = self.servers
         where = servers[0] if len(servers) == 1 else f"{len(servers)} servers ({servers[0]}, …)"
-        amount = (f"{self.test_time:g} s" + (f" after {self.warmup:g} s warmup" if self.warmup else "")
-                  if self.test_time else
-                  "all keys" if self.requests == "allkeys" else
-                  f"{self.requests or 10000} request{'s' if self.requests != 1 else ''}/connection")
-        loop = (f"open loop {self.rate:g} req/s ({self.arrivals})" if self.rate else
-                f"closed loop, pipeline {self.pipeline}")
+        amount = (
+            f"{self.test_time:g} s" + (f" after {self.warmup:g} s warmup" if self.warmup else "")
+            if self.test_time
+            else "all keys"
+            if self.requests == "allkeys"
+            else f"{self.requests or 10000} request{'s' if self.requests != 1 else ''}/connection"
+        )
+        loop = (
+            f"open loop {self.rate:g} req/s ({self.arrivals})"
+            if self.rate
+            else f"closed loop, pipeline {self.pipeline}"
+        )
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
-        return (f"{self.protocol} → {where}: {threads} × {self.clients} connections, "
-                f"{loop}, ratio {self.ratio}, keys {self.key_pattern} in [{self.key_min}, {self.key_max}], "
-                f"{self.data_size} B values, {amount}")
+        return (
+            f"{self.protocol} → {where}: {threads} × {self.clients} connections, "
+            f"{loop}, ratio {self.ratio}, keys {self.key_pattern} in [{self.key_min}, {self.key_max}], "
+            f"{self.data_size} B values, {amount}"
+        )
 
 
 # engine field → KvConfig field, where they differ
@@ -304,7 +357,10 @@ def validation_messages(err: ValidationError) -> list[tuple[str, str]]:
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             close = difflib.get_close_matches(str(e["loc"][-1]), list(KvConfig.model_fields), n=1)
-            msg = "unknown kv option" + (f" (did you mean '{close[0]}'?)" if close else
-                                         f" (known: {', '.join(KvConfig.model_fields)})")
+            msg = "unknown kv option" + (
+                f" (did you mean '{close[0]}'?)"
+                if close
+                else f" (known: {', '.join(KvConfig.model_fields)})"
+            )
         out.append((loc, msg))
     return out

@@ -34,7 +34,9 @@ def validate_kv(spec: Spec, loc: tuple, table: dict[str, Any]) -> None:
     except ValidationError as e:
         path, message = validation_messages(e)[0]
         parts = tuple(int(p) if p.isdigit() else p for p in path.split(".")) if path else ()
-        raise spec.error(loc + parts, f"kv {path}: {message}" if path else f"kv: {message}") from None
+        raise spec.error(
+            loc + parts, f"kv {path}: {message}" if path else f"kv: {message}"
+        ) from None
 
 
 @dataclass
@@ -53,12 +55,14 @@ class _StopWhen:
         self.deadline = deadline
 
     def is_set(self) -> bool:
-        return bool(self.stop is not None and self.stop.is_set()) or \
-            (self.deadline is not None and time.monotonic() >= self.deadline)
+        return bool(self.stop is not None and self.stop.is_set()) or (
+            self.deadline is not None and time.monotonic() >= self.deadline
+        )
 
 
-def run_kv_phase(phase, table: dict[str, Any], *, timeout: float | None,
-                 stop: threading.Event | None) -> KvPhaseResult:
+def run_kv_phase(
+    phase, table: dict[str, Any], *, timeout: float | None, stop: threading.Event | None
+) -> KvPhaseResult:
     from perflab.errors import InputError
     from perflab.workloads.kv import run_kv
 
@@ -68,8 +72,10 @@ def run_kv_phase(phase, table: dict[str, Any], *, timeout: float | None,
     except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
         return KvPhaseResult(None, "failed", e.one_line())
     warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
-    artifacts = {f"kv:{phase.name}": json.dumps(result.to_json()).encode(),
-                 f"stdout:phase:{phase.name}": f"{result.format_table()}\n\n{result.format_summary()}\n".encode()}
+    artifacts = {
+        f"kv:{phase.name}": json.dumps(result.to_json()).encode(),
+        f"stdout:phase:{phase.name}": f"{result.format_table()}\n\n{result.format_summary()}\n".encode(),
+    }
     if warnings:
         artifacts[f"stderr:phase:{phase.name}"] = (warnings + "\n").encode()
     if result.status == "stopped":
@@ -81,5 +87,7 @@ def run_kv_phase(phase, table: dict[str, Any], *, timeout: float | None,
     errors = result.errors
     if errors.total:
         return KvPhaseResult(None, "failed", f"kv: {errors.reason()}", artifacts)
-    output = PhaseOutput(stdout=result.format_table(), stderr=warnings, harness={}, named=result.metrics())
+    output = PhaseOutput(
+        stdout=result.format_table(), stderr=warnings, harness={}, named=result.metrics()
+    )
     return KvPhaseResult(output, "ok", None, artifacts)

@@ -80,26 +80,47 @@ METRICS: dict[str, tuple[str, str]] = {
     "hit_ratio": ("1", "hits / (hits + misses); absent without GETs"),
     "requests": ("1", "answered requests in the measured window"),
     "duration_s": ("s", "measured window"),
-    "errors": ("1", "requests that failed: error replies plus requests lost with a failed connection"),
+    "errors": (
+        "1",
+        "requests that failed: error replies plus requests lost with a failed connection",
+    ),
     "connection_failures": ("1", "connections that could not be made or broke"),
     "connections": ("1", "connections established"),
     "verify_failures": ("1", "GET hits whose value was not the one written for the key (verify)"),
     "client_cpu_s": ("s", "CPU time of the load generator's threads in the measured window"),
     "client_cpu_us_per_request": ("µs", "client CPU per answered request: the generator's cost"),
-    "client_cpu_max_thread_utilization": ("1", "busiest client thread's CPU / wall time (≥0.9: saturated)"),
+    "client_cpu_max_thread_utilization": (
+        "1",
+        "busiest client thread's CPU / wall time (≥0.9: saturated)",
+    ),
     "target_rate_per_sec": ("1/s", "open loop: the rate asked for"),
-    "late_requests": ("1", "open loop: requests sent more than late_threshold after their intended time"),
+    "late_requests": (
+        "1",
+        "open loop: requests sent more than late_threshold after their intended time",
+    ),
     "unsent_requests": ("1", "open loop: requests due in the measured window but never sent"),
     "avg_uncorrected_latency_ms": ("ms", "open loop: mean latency from the actual send"),
     "p50_uncorrected_latency_ms": ("ms", "open loop: median latency from the actual send"),
     "p90_uncorrected_latency_ms": ("ms", "open loop: p90 from the actual send"),
-    "p99_uncorrected_latency_ms": ("ms", "open loop: p99 from the actual send (hides coordinated omission)"),
+    "p99_uncorrected_latency_ms": (
+        "ms",
+        "open loop: p99 from the actual send (hides coordinated omission)",
+    ),
     "p999_uncorrected_latency_ms": ("ms", "open loop: p99.9 from the actual send"),
     "max_uncorrected_latency_ms": ("ms", "open loop: largest latency from the actual send"),
 }
 for _op in ("sets", "gets"):
-    for _name in ("ops_per_sec", "avg_latency_ms", "p50_latency_ms", "p90_latency_ms", "p99_latency_ms",
-                  "p999_latency_ms", "max_latency_ms", "kb_per_sec", "errors"):
+    for _name in (
+        "ops_per_sec",
+        "avg_latency_ms",
+        "p50_latency_ms",
+        "p90_latency_ms",
+        "p99_latency_ms",
+        "p999_latency_ms",
+        "max_latency_ms",
+        "kb_per_sec",
+        "errors",
+    ):
         _unit, _meaning = METRICS[_name]
         METRICS[f"{_op}_{_name}"] = (_unit, f"{_op[:-1].upper()} only: {_meaning}")
 METRICS["gets_hits_per_sec"] = ("1/s", "GET hits per second")
@@ -192,7 +213,11 @@ class LatencyDistribution:
         counts = np.ctypeslib.as_array(self._h.counts)[: self._h.counts_len]
         index = int(np.searchsorted(np.cumsum(counts, dtype=np.uint64), target))
         value = self._h.get_value_from_index(index)
-        value = self._h.get_highest_equivalent_value(value) if p > 0 else self._h.get_lowest_equivalent_value(value)
+        value = (
+            self._h.get_highest_equivalent_value(value)
+            if p > 0
+            else self._h.get_lowest_equivalent_value(value)
+        )
         return value / 1e6
 
     def percentiles_ms(self, ps: Iterable[float]) -> dict[float, float]:
@@ -220,8 +245,9 @@ def _hist_keys(which: str, uncorrected: bool) -> list[str]:
     return [f"{op}_uncorrected" if uncorrected else op for op in ops]
 
 
-def merge_histograms(results: Iterable[Any], which: str = "totals", *,
-                     uncorrected: bool = False) -> LatencyDistribution:
+def merge_histograms(
+    results: Iterable[Any], which: str = "totals", *, uncorrected: bool = False
+) -> LatencyDistribution:
     """Merge the latency histograms of several runs (KvResult objects or their stored JSON).
 
     ``which``: "sets", "gets" or "totals" (both). ``uncorrected``: open-loop latency from
@@ -235,8 +261,10 @@ def merge_histograms(results: Iterable[Any], which: str = "totals", *,
         hists = doc.get("histograms") or {}
         for key in _hist_keys(which, uncorrected):
             if key not in hists:
-                raise KvResultError(f"result has no '{key}' histogram"
-                                    + (" (uncorrected latency exists only in open loop)" if uncorrected else ""))
+                raise KvResultError(
+                    f"result has no '{key}' histogram"
+                    + (" (uncorrected latency exists only in open loop)" if uncorrected else "")
+                )
             h = HdrHistogram.decode(hists[key])
             if merged is None:
                 merged = h
@@ -254,14 +282,16 @@ class KvResult:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise KvResultError(f"not a {FORMAT} document")
         if doc.get("version") != VERSION:
-            raise KvResultError(f"{FORMAT} version {doc.get('version')} is not supported (this perflab reads {VERSION})")
+            raise KvResultError(
+                f"{FORMAT} version {doc.get('version')} is not supported (this perflab reads {VERSION})"
+            )
         self._doc = doc
 
     # ----- state ---------------------------------------------------------------------
 
     @property
     def status(self) -> str:
-        """"complete", "stopped" (by the caller) or "failed" (see `error`)."""
+        """ "complete", "stopped" (by the caller) or "failed" (see `error`)."""
         return self._doc["status"]
 
     @property
@@ -286,14 +316,28 @@ class KvResult:
             d = self._doc
             replies = d["sets"]["error_replies"] + d["gets"]["error_replies"]
             lost = d["sets"]["lost"] + d["gets"]["lost"]
-            kinds = {k: n for k, n in (("error reply", replies), ("lost with its connection", lost)) if n}
+            kinds = {
+                k: n for k, n in (("error reply", replies), ("lost with its connection", lost)) if n
+            }
             sample = d.get("error_reply_sample")
             total = replies + lost
-            return KvErrors(total, total, 0, int(d["metrics"]["requests"]) + total + d.get("warmup_requests", 0),
-                            kinds, {"error reply": sample} if sample and replies else {})
+            return KvErrors(
+                total,
+                total,
+                0,
+                int(d["metrics"]["requests"]) + total + d.get("warmup_requests", 0),
+                kinds,
+                {"error reply": sample} if sample and replies else {},
+            )
         by_kind = dict(sorted(e["by_kind"].items(), key=lambda kv: (-kv[1], kv[0])))
-        return KvErrors(int(e["total"]), int(e["measured"]), int(e["warmup"]), int(e["attempted"]),
-                        {k: int(v) for k, v in by_kind.items()}, dict(e.get("examples") or {}))
+        return KvErrors(
+            int(e["total"]),
+            int(e["measured"]),
+            int(e["warmup"]),
+            int(e["attempted"]),
+            {k: int(v) for k, v in by_kind.items()},
+            dict(e.get("examples") or {}),
+        )
 
     @property
     def open_loop(self) -> bool:
@@ -329,8 +373,15 @@ class KvResult:
         d, m = self._doc, self.metrics()
         dur = self.duration_s
         rate = (lambda x: x / dur) if dur > 0 else (lambda x: 0.0)
-        heads = ["Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency",
-                 *[f"{_pname(p)} Latency" for p in percentiles], "KB/sec"]
+        heads = [
+            "Type",
+            "Ops/sec",
+            "Hits/sec",
+            "Misses/sec",
+            "Avg. Latency",
+            *[f"{_pname(p)} Latency" for p in percentiles],
+            "KB/sec",
+        ]
         widths = [6, 12, 12, 12, 15, *[15] * len(percentiles), 12]
         rows = []
         for name, key in (("Sets", "sets"), ("Gets", "gets"), ("Totals", "totals")):
@@ -341,12 +392,22 @@ class KvResult:
             kb = rate(sum(d[o]["bytes_tx"] + d[o]["bytes_rx"] for o in ops) / 1024)
             hits = None if key == "sets" else rate(d["gets"]["hits"])
             misses = None if key == "sets" else rate(d["gets"]["misses"])
-            rows.append([name, f"{rate(n):.2f}", _num(hits, 2), _num(misses, 2), _num(avg, 5),
-                         *[_num(lat.percentile_ms(p) if lat else None, 5) for p in percentiles],
-                         f"{kb:.2f}"])
+            rows.append(
+                [
+                    name,
+                    f"{rate(n):.2f}",
+                    _num(hits, 2),
+                    _num(misses, 2),
+                    _num(avg, 5),
+                    *[_num(lat.percentile_ms(p) if lat else None, 5) for p in percentiles],
+                    f"{kb:.2f}",
+                ]
+            )
+
         def line(cells):
             first = f"{cells[0]:<{widths[0]}}"
             return " ".join([first] + [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:])])
+
         header = line(heads)
         sep = "-" * len(header)
         out = ["ALL STATS", "=" * len(header), header, sep, *[line(r) for r in rows]]
@@ -367,18 +428,22 @@ class KvResult:
             + f" ({d['mode']} loop), latency in ms",
             f"errors: {_errors_summary(self.errors)}   connection failures: {int(m['connection_failures'])}"
             + (f"   verify failures: {int(m['verify_failures'])}" if cfg.get("verify") else ""),
-            f"client CPU: {m['client_cpu_us_per_request']:.2f} µs/request, busiest thread "
-            f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core",
+            (
+                f"client CPU: {m['client_cpu_us_per_request']:.2f} µs/request, busiest thread "
+                f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core"
+            ),
         ]
         if d["mode"] == "open":
             lines.append(
                 f"open loop: {m['target_rate_per_sec']:g} req/s asked ({cfg['arrivals']} arrivals), "
-                f"{m['ops_per_sec']:.0f} achieved; latency above is from the intended send time")
+                f"{m['ops_per_sec']:.0f} achieved; latency above is from the intended send time"
+            )
             lines.append(
                 f"uncorrected (from actual send): avg {m['avg_uncorrected_latency_ms']:.5f}  "
                 f"p50 {m['p50_uncorrected_latency_ms']:.5f}  p99 {m['p99_uncorrected_latency_ms']:.5f}  "
                 f"p99.9 {m['p999_uncorrected_latency_ms']:.5f}; late {int(m['late_requests']):,}, "
-                f"unsent {int(m['unsent_requests']):,}")
+                f"unsent {int(m['unsent_requests']):,}"
+            )
         if self.status == "stopped":
             lines.append("stopped before the end: results cover the part that ran")
         return "\n".join(lines)
@@ -390,9 +455,13 @@ def _errors_summary(e: KvErrors) -> str:
     if not e.total:
         return "0"
     kinds = list(e.by_kind.items())
-    text = f"{e.total:,} {kinds[0][0]}" if len(kinds) == 1 else \
-        f"{e.total:,} = " + " + ".join(f"{n:,} {kind}" for kind, n in kinds[:3]) + \
-        (f" + {len(kinds) - 3} more kind(s)" if len(kinds) > 3 else "")
+    text = (
+        f"{e.total:,} {kinds[0][0]}"
+        if len(kinds) == 1
+        else f"{e.total:,} = "
+        + " + ".join(f"{n:,} {kind}" for kind, n in kinds[:3])
+        + (f" + {len(kinds) - 3} more kind(s)" if len(kinds) > 3 else "")
+    )
     return text + (f" ({e.warmup:,} in the warmup)" if e.warmup else "")
 
 
@@ -408,7 +477,10 @@ def _num(v: float | None, digits: int) -> str:
 
 #: Metrics only an open-loop load (``rate`` given) reports.
 OPEN_LOOP_METRICS = frozenset(n for n in METRICS if "uncorrected" in n) | {
-    "target_rate_per_sec", "late_requests", "unsent_requests"}
+    "target_rate_per_sec",
+    "late_requests",
+    "unsent_requests",
+}
 #: Metrics only a load that sends GETs can report.
 GET_METRICS = frozenset({"hit_ratio"})
 

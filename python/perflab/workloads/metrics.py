@@ -41,8 +41,9 @@ def extract(metric: MetricSpec, out: PhaseOutput) -> float:
             value = out.harness[metric.name]
         else:
             avail = ", ".join(sorted(out.named)) or "none"
-            raise MetricExtractionError(f"metric '{metric.name}': no value '{key}' in the phase output "
-                                        f"(available: {avail})")
+            raise MetricExtractionError(
+                f"metric '{metric.name}': no value '{key}' in the phase output (available: {avail})"
+            )
     value = float(value) * float(metric.scale)
     if not math.isfinite(value):
         raise MetricExtractionError(f"metric '{metric.name}' is not a finite number ({value})")
@@ -75,9 +76,12 @@ def _json_value(metric: MetricSpec, out: PhaseOutput) -> float:
                 cur = cur[part]
         except (KeyError, IndexError, ValueError, TypeError):
             raise MetricExtractionError(
-                f"metric '{metric.name}': JSON path {_show(parts)} not found at {part!r}") from None
+                f"metric '{metric.name}': JSON path {_show(parts)} not found at {part!r}"
+            ) from None
     if isinstance(cur, bool) or not isinstance(cur, (int, float, str)):
-        raise MetricExtractionError(f"metric '{metric.name}': JSON value at {_show(parts)} is not a number")
+        raise MetricExtractionError(
+            f"metric '{metric.name}': JSON value at {_show(parts)} is not a number"
+        )
     try:
         return float(cur)
     except ValueError:
@@ -116,9 +120,13 @@ def _regex_value(metric: MetricSpec, out: PhaseOutput) -> float:
     group = regex_value_group(metric.regex)
     matches = list(re.finditer(metric.regex, _stream(metric, out), re.MULTILINE))
     if not matches:
-        raise MetricExtractionError(f"metric '{metric.name}': regex found no match in {metric.stream}")
+        raise MetricExtractionError(
+            f"metric '{metric.name}': regex found no match in {metric.stream}"
+        )
     text = matches[-1].group(group)
     try:
         return float(text)
     except (TypeError, ValueError):
-        raise MetricExtractionError(f"metric '{metric.name}': regex matched {text!r}, not a number") from None
+        raise MetricExtractionError(
+            f"metric '{metric.name}': regex matched {text!r}, not a number"
+        ) from None

@@ -46,10 +46,24 @@ MIN_ON_CPU_FRACTION = 0.95
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "cpu": {"duration": 1.0, "coremark": None, "coremark_args": (), "timeout": 600.0},
-    "memmove": {"duration": 0.5, "cases": None, "sweep": False, "sweep_sizes": None,
-                "sweep_buffers": None, "sweep_duration": 0.1, "huge_pages": False},
-    "latency": {"duration": 0.1, "min_size": 4096, "max_size": 1 << 30, "points_per_octave": 1,
-                "orders": ("page", "random"), "huge_pages": False, "seed": 1},
+    "memmove": {
+        "duration": 0.5,
+        "cases": None,
+        "sweep": False,
+        "sweep_sizes": None,
+        "sweep_buffers": None,
+        "sweep_duration": 0.1,
+        "huge_pages": False,
+    },
+    "latency": {
+        "duration": 0.1,
+        "min_size": 4096,
+        "max_size": 1 << 30,
+        "points_per_octave": 1,
+        "orders": ("page", "random"),
+        "huge_pages": False,
+        "seed": 1,
+    },
 }
 
 
@@ -57,7 +71,9 @@ def _native():
     try:
         from perflab import _native
     except ImportError as e:  # pragma: no cover - a broken install
-        raise PerflabError(f"the native module is missing ({e})", hint="run scripts/setup") from None
+        raise PerflabError(
+            f"the native module is missing ({e})", hint="run scripts/setup"
+        ) from None
     return _native
 
 
@@ -123,8 +139,10 @@ def run_probe(name: str, *, core: int | None = None, repeat: int = 5, **opts: An
         _check_core(core)
     unknown = sorted(set(opts) - set(_DEFAULTS[name]))
     if unknown:
-        raise InputError(f"probe {name}: unknown option(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(_DEFAULTS[name]))})")
+        raise InputError(
+            f"probe {name}: unknown option(s) {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(_DEFAULTS[name]))})"
+        )
     options = {**_DEFAULTS[name], **{k: v for k, v in opts.items() if v is not None}}
     duration = float(options["duration"])
     if not (0 < duration <= 3600):
@@ -143,7 +161,9 @@ def run_probe(name: str, *, core: int | None = None, repeat: int = 5, **opts: An
     return result
 
 
-def phase_metrics(options: dict[str, Any], *, core: int | None = None) -> tuple[dict[str, float], dict[str, str]]:
+def phase_metrics(
+    options: dict[str, Any], *, core: int | None = None
+) -> tuple[dict[str, float], dict[str, str]]:
     """A probe as one phase of a run: ``options`` is the phase's table, e.g.
     ``{"name": "memmove", "case": ["small_tlbmiss"], "duration": 1.0}`` (``name`` picks the
     probe, ``repeat`` defaults to 1 since the experiment repeats runs; the other keys are
@@ -174,8 +194,15 @@ def _run_cpu(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResult:
     if o["coremark"]:
         return _run_coremark_repeats(str(o["coremark"]), core, repeat, o)
     raw = _native().probe_cpu(float(o["duration"]), repeat, core)
-    return ProbeResult("cpu", core, repeat, o, {"cpu_iter_per_sec": [r["iter_per_sec"] for r in raw]},
-                       {"cpu_iter_per_sec": "iterations/s"}, raw)
+    return ProbeResult(
+        "cpu",
+        core,
+        repeat,
+        o,
+        {"cpu_iter_per_sec": [r["iter_per_sec"] for r in raw]},
+        {"cpu_iter_per_sec": "iterations/s"},
+        raw,
+    )
 
 
 @dataclass(frozen=True)
@@ -202,11 +229,19 @@ _CM_VALID = "Correct operation validated"
 def parse_coremark(text: str) -> CoremarkScore:
     """The score of a CoreMark run's output; InputError unless it validated its run."""
     if _CM_VALID not in text:
-        reason = next((ln.strip() for ln in text.splitlines()
-                       if re.search(r"error|cannot validate|must execute", ln, re.I)), "")
-        raise InputError("CoreMark output does not report a validated run "
-                         f"(no '{_CM_VALID}' line{': ' + reason if reason else ''})",
-                         hint="run CoreMark for at least 10 s with its standard seeds")
+        reason = next(
+            (
+                ln.strip()
+                for ln in text.splitlines()
+                if re.search(r"error|cannot validate|must execute", ln, re.I)
+            ),
+            "",
+        )
+        raise InputError(
+            "CoreMark output does not report a validated run "
+            f"(no '{_CM_VALID}' line{': ' + reason if reason else ''})",
+            hint="run CoreMark for at least 10 s with its standard seeds",
+        )
     rate = _CM_RATE.search(text)
     if not rate:
         raise InputError("CoreMark output has no 'Iterations/Sec' line")
@@ -224,15 +259,22 @@ def parse_coremark(text: str) -> CoremarkScore:
     return score
 
 
-def run_coremark(path: str, *, core: int | None = None, args: tuple[str, ...] = (),
-                 timeout: float = 600.0) -> tuple[CoremarkScore, str]:
+def run_coremark(
+    path: str, *, core: int | None = None, args: tuple[str, ...] = (), timeout: float = 600.0
+) -> tuple[CoremarkScore, str]:
     """Runs a CoreMark binary (pinned to ``core``) and returns its validated score and output."""
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise InputError(f"CoreMark binary {path!r} is not an executable file")
     preexec = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
     try:
-        proc = subprocess.run([path, *args], capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=preexec, check=False)
+        proc = subprocess.run(
+            [path, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=preexec,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise PerflabError(f"CoreMark {path!r} did not finish within {timeout:g} s") from None
     except OSError as e:
@@ -243,15 +285,33 @@ def run_coremark(path: str, *, core: int | None = None, args: tuple[str, ...] = 
     return parse_coremark(out), out
 
 
-def _run_coremark_repeats(path: str, core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResult:
+def _run_coremark_repeats(
+    path: str, core: int | None, repeat: int, o: dict[str, Any]
+) -> ProbeResult:
     raw: list[dict[str, Any]] = []
     for i in range(repeat):
-        score, _ = run_coremark(path, core=core, args=tuple(o["coremark_args"]), timeout=float(o["timeout"]))
-        raw.append({"round": i, "iterations_per_sec": score.iterations_per_sec, "threads": score.threads,
-                    "seconds": score.total_seconds, "iterations": score.iterations, "core": core})
-    return ProbeResult("cpu", core, repeat, o,
-                       {"coremark_per_core": [r["iterations_per_sec"] / r["threads"] for r in raw]},
-                       {"coremark_per_core": "iterations/s"}, raw)
+        score, _ = run_coremark(
+            path, core=core, args=tuple(o["coremark_args"]), timeout=float(o["timeout"])
+        )
+        raw.append(
+            {
+                "round": i,
+                "iterations_per_sec": score.iterations_per_sec,
+                "threads": score.threads,
+                "seconds": score.total_seconds,
+                "iterations": score.iterations,
+                "core": core,
+            }
+        )
+    return ProbeResult(
+        "cpu",
+        core,
+        repeat,
+        o,
+        {"coremark_per_core": [r["iterations_per_sec"] / r["threads"] for r in raw]},
+        {"coremark_per_core": "iterations/s"},
+        raw,
+    )
 
 
 # ---------------------------------------------------------------------------- memmove
@@ -269,7 +329,8 @@ def _run_memmove(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
     if bad:
         raise InputError(f"unknown memmove case(s) {', '.join(bad)} (known: {', '.join(known)})")
     groups: list[tuple[list[tuple[str, int, int]], float]] = [
-        ([(f"memmove_{n}_mib_per_sec", *known[n]) for n in names], float(o["duration"]))]
+        ([(f"memmove_{n}_mib_per_sec", *known[n]) for n in names], float(o["duration"]))
+    ]
     if o["sweep"]:
         dsizes, dbufs = _native().probe_memmove_sweep_grid()
         sizes = list(o["sweep_sizes"] or dsizes)
@@ -277,12 +338,18 @@ def _run_memmove(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
         sweep_duration = float(o["sweep_duration"])
         if not 0 < sweep_duration <= 3600:
             raise InputError(f"sweep duration {sweep_duration} s: must be in (0, 3600] seconds")
-        groups.append(([(f"memmove_sweep_{s}b_{b}buf_mib_per_sec", s, b) for s in sizes for b in bufs],
-                       sweep_duration))
+        groups.append(
+            (
+                [(f"memmove_sweep_{s}b_{b}buf_mib_per_sec", s, b) for s in sizes for b in bufs],
+                sweep_duration,
+            )
+        )
     samples: dict[str, list[float]] = {}
     raw: list[dict[str, Any]] = []
     for cells, duration in groups:
-        out = _native().probe_memmove([(s, b) for _, s, b in cells], duration, repeat, core, bool(o["huge_pages"]))
+        out = _native().probe_memmove(
+            [(s, b) for _, s, b in cells], duration, repeat, core, bool(o["huge_pages"])
+        )
         for i, r in enumerate(out):
             name = cells[i % len(cells)][0]
             r["metric"] = name
@@ -290,7 +357,7 @@ def _run_memmove(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
         raw += out
     if "memmove_small_tlbmiss_mib_per_sec" in samples:
         samples["memmove_mib_per_sec"] = list(samples["memmove_small_tlbmiss_mib_per_sec"])
-    return ProbeResult("memmove", core, repeat, o, samples, {k: "MiB/s" for k in samples}, raw)
+    return ProbeResult("memmove", core, repeat, o, samples, dict.fromkeys(samples, "MiB/s"), raw)
 
 
 def sweep_table(result: ProbeResult) -> tuple[list[int], list[int], dict[tuple[int, int], float]]:
@@ -321,16 +388,23 @@ def _run_latency(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
     orders = list(o["orders"])
     bad = [x for x in orders if x not in ("page", "random")]
     if bad or not orders:
-        raise InputError(f"latency order(s) {', '.join(bad) or '(none)'}: use 'page' and/or 'random'")
-    sizes = _native().probe_latency_sizes(int(o["min_size"]), int(o["max_size"]), int(o["points_per_octave"]))
-    raw = _native().probe_latency(sizes, orders, float(o["duration"]), repeat, core, bool(o["huge_pages"]),
-                                  int(o["seed"]))
+        raise InputError(
+            f"latency order(s) {', '.join(bad) or '(none)'}: use 'page' and/or 'random'"
+        )
+    sizes = _native().probe_latency_sizes(
+        int(o["min_size"]), int(o["max_size"]), int(o["points_per_octave"])
+    )
+    raw = _native().probe_latency(
+        sizes, orders, float(o["duration"]), repeat, core, bool(o["huge_pages"]), int(o["seed"])
+    )
     samples: dict[str, list[float]] = {}
     for r in raw:
         name = f"latency_{r['order']}_{size_label(r['size_bytes'])}_ns"
         r["metric"] = name
         samples.setdefault(name, []).append(r["ns_per_access"])
-    return ProbeResult("latency", core, repeat, o, samples, {k: "ns/access" for k in samples}, raw)
+    return ProbeResult(
+        "latency", core, repeat, o, samples, dict.fromkeys(samples, "ns/access"), raw
+    )
 
 
 def latency_table(result: ProbeResult) -> list[tuple[int, dict[str, float]]]:
@@ -356,31 +430,42 @@ def host_info() -> dict[str, str]:
                     break
     except OSError:
         pass
-    return {"hostname": _platform.node(), "cpu_model": model or _platform.processor(),
-            "kernel": _platform.release(), "machine": _platform.machine()}
+    return {
+        "hostname": _platform.node(),
+        "cpu_model": model or _platform.processor(),
+        "kernel": _platform.release(),
+        "machine": _platform.machine(),
+    }
 
 
 def _check_core(core: int) -> None:
     allowed = sorted(os.sched_getaffinity(0))
     if not isinstance(core, int) or core not in allowed:
-        raise InputError(f"core {core!r} is not available to this process "
-                         f"(allowed: {', '.join(map(str, allowed))})")
+        raise InputError(
+            f"core {core!r} is not available to this process "
+            f"(allowed: {', '.join(map(str, allowed))})"
+        )
 
 
 def _preemption_warnings(raw: list[dict[str, Any]]) -> list[StatWarning]:
-    fractions = [r["cpu_seconds"] / r["seconds"] for r in raw
-                 if r.get("cpu_seconds") is not None and r.get("seconds", 0) > 0
-                 and math.isfinite(r["cpu_seconds"])]
+    fractions = [
+        r["cpu_seconds"] / r["seconds"]
+        for r in raw
+        if r.get("cpu_seconds") is not None
+        and r.get("seconds", 0) > 0
+        and math.isfinite(r["cpu_seconds"])
+    ]
     if not fractions:
         return []
     worst = min(fractions)
     hit = sum(f < MIN_ON_CPU_FRACTION for f in fractions)
     if hit == 0:
         return []
-    return [StatWarning(
-        "preempted",
-        f"the probe thread was on its CPU only {worst:.0%} of the time in {hit} of {len(fractions)} "
-        "measurement(s): the core is shared with other work; pin to an idle core (--core N) and rerun",
-        {"worst_on_cpu_fraction": worst, "measurements_affected": hit},
-    )]
-
+    return [
+        StatWarning(
+            "preempted",
+            f"the probe thread was on its CPU only {worst:.0%} of the time in {hit} of {len(fractions)} "
+            "measurement(s): the core is shared with other work; pin to an idle core (--core N) and rerun",
+            {"worst_on_cpu_fraction": worst, "measurements_affected": hit},
+        )
+    ]

@@ -35,7 +35,11 @@ def get_parser(name: str) -> Parser:
         return _REGISTRY[name]()
     except KeyError:
         close = difflib.get_close_matches(name, _REGISTRY, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"known parsers: {', '.join(available_parsers())}"
+        hint = (
+            f"did you mean '{close[0]}'?"
+            if close
+            else f"known parsers: {', '.join(available_parsers())}"
+        )
         raise InputError(f"unknown parser '{name}'", hint=hint) from None
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
 from perflab.workloads.parsers.names import slug
@@ -34,11 +33,14 @@ METRICS = (
     MetricDoc("system_s", "s", "mean system CPU time"),
     MetricDoc("runs", "runs", "number of timed runs (len(times))"),
     MetricDoc("failed_runs", "runs", "runs with a non-zero exit code (with --ignore-failure)"),
-    MetricDoc("<command>_<metric>", "as above",
-              "with several commands, each metric is prefixed by the command's name made a "
-              "slug ('slow one' → slow_one_mean_s); for a --parameter-scan/-L run, by its "
-              "parameters ('n=2' → n_2_mean_s); when names are empty or collide, by "
-              "cmd<k>_ with k its 1-based position (hyperfine's 'Benchmark k')"),
+    MetricDoc(
+        "<command>_<metric>",
+        "as above",
+        "with several commands, each metric is prefixed by the command's name made a "
+        "slug ('slow one' → slow_one_mean_s); for a --parameter-scan/-L run, by its "
+        "parameters ('n=2' → n_2_mean_s); when names are empty or collide, by "
+        "cmd<k>_ with k its 1-based position (hyperfine's 'Benchmark k')",
+    ),
 )
 
 
@@ -64,6 +66,7 @@ def _result_metrics(result: dict, where: str) -> dict[str, float]:
 
 def prefixes(results: list[dict]) -> list[str]:
     """Distinct, readable metric prefixes for several results (see METRICS)."""
+
     def by_parameters(r: dict) -> str:
         params = r.get("parameters")
         if not isinstance(params, dict) or not params:
@@ -85,8 +88,10 @@ class HyperfineParser(Parser):
     def parse(self, text: str) -> dict[str, float]:
         doc = find_object(text, lambda d: isinstance(d.get("results"), list))
         if doc is None:
-            raise ParseError(f"{NAME}: no JSON object with a 'results' list found (expected the "
-                             "output of hyperfine --export-json FILE, e.g. --export-json /dev/stdout)")
+            raise ParseError(
+                f"{NAME}: no JSON object with a 'results' list found (expected the "
+                "output of hyperfine --export-json FILE, e.g. --export-json /dev/stdout)"
+            )
         results = doc["results"]
         if not results or not all(isinstance(r, dict) for r in results):
             raise ParseError(f"{NAME}: 'results' holds no benchmark objects")
@@ -94,5 +99,7 @@ class HyperfineParser(Parser):
             return _result_metrics(results[0], "results[0]")
         out: dict[str, float] = {}
         for k, (prefix, result) in enumerate(zip(prefixes(results), results)):
-            out.update({f"{prefix}_{m}": v for m, v in _result_metrics(result, f"results[{k}]").items()})
+            out.update(
+                {f"{prefix}_{m}": v for m, v in _result_metrics(result, f"results[{k}]").items()}
+            )
         return out

@@ -23,5 +23,7 @@ class MemtierParser(Parser):
         doc = memtier_json.find_document(text)
         if doc is not None:
             return memtier_json.parse_document(doc)
-        raise ParseError("memtier: neither memtier_benchmark's results table ('ALL STATS' "
-                         "followed by '=====' and a 'Type' header) nor its JSON document found")
+        raise ParseError(
+            "memtier: neither memtier_benchmark's results table ('ALL STATS' "
+            "followed by '=====' and a 'Type' header) nor its JSON document found"
+        )

@@ -14,8 +14,10 @@ from perflab.workloads.parsers.base import ParseError
 
 AGGREGATED = re.compile(r"^AGGREGATED AVERAGE RESULTS \(\d+ runs?\)$")
 ALL_STATS = "ALL STATS"
-TITLE = re.compile(r"^(ALL STATS|AGGREGATED AVERAGE RESULTS \(\d+ runs?\)|BEST RUN RESULTS|"
-                   r"WORST RUN RESULTS|RUN #\d+ RESULTS)$")
+TITLE = re.compile(
+    r"^(ALL STATS|AGGREGATED AVERAGE RESULTS \(\d+ runs?\)|BEST RUN RESULTS|"
+    r"WORST RUN RESULTS|RUN #\d+ RESULTS)$"
+)
 
 #: The type label memtier gives the row/object summing all commands.
 TOTALS = "Totals"
@@ -28,10 +30,14 @@ def choose(parser: str, titles: list[str]) -> str:
         if matching:
             return matching[-1]
     if titles:
-        raise ParseError(f"{parser}: found only {', '.join(repr(t) for t in titles)}; expected an "
-                         "'AGGREGATED AVERAGE RESULTS' block after them (output cut short?)")
-    raise ParseError(f"{parser}: no memtier_benchmark results found (expected an 'ALL STATS' or "
-                     "'AGGREGATED AVERAGE RESULTS' block)")
+        raise ParseError(
+            f"{parser}: found only {', '.join(repr(t) for t in titles)}; expected an "
+            "'AGGREGATED AVERAGE RESULTS' block after them (output cut short?)"
+        )
+    raise ParseError(
+        f"{parser}: no memtier_benchmark results found (expected an 'ALL STATS' or "
+        "'AGGREGATED AVERAGE RESULTS' block)"
+    )
 
 
 def prefix(type_label: str) -> str:

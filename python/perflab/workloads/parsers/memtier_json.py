@@ -19,7 +19,6 @@ Percentile keys are ``"p%.3f"`` cut to six characters (``p99.90``, ``p99.99``, `
 
 from __future__ import annotations
 
-
 from perflab.workloads.parsers import memtier_blocks
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
@@ -109,8 +108,10 @@ class MemtierJsonParser(Parser):
     def parse(self, text: str) -> dict[str, float]:
         doc = find_document(text)
         if doc is None:
-            raise ParseError(f"{NAME}: no JSON object with an 'ALL STATS' or 'AGGREGATED AVERAGE "
-                             "RESULTS' key found (expected memtier_benchmark's --json-out-file output)")
+            raise ParseError(
+                f"{NAME}: no JSON object with an 'ALL STATS' or 'AGGREGATED AVERAGE "
+                "RESULTS' key found (expected memtier_benchmark's --json-out-file output)"
+            )
         return parse_document(doc)
 
 
@@ -121,7 +122,10 @@ def parse_block(block: object, title: str) -> dict[str, float]:
     runtime = block.get("Runtime")
     if isinstance(runtime, dict) and "Total duration" in runtime:
         unit = str(runtime.get("Time unit", "MILLISECONDS")).upper()
-        if unit == "MILLISECONDS" and (v := _value(runtime["Total duration"], f"{title!r} Runtime")) is not None:
+        if (
+            unit == "MILLISECONDS"
+            and (v := _value(runtime["Total duration"], f"{title!r} Runtime")) is not None
+        ):
             out["duration_ms"] = v
     types = {k: v for k, v in block.items() if isinstance(v, dict) and "Ops/sec" in v}
     if memtier_blocks.TOTALS not in types:

@@ -47,14 +47,22 @@ METRICS = (
     MetricDoc("hits_per_sec", "hits/s", "GET hits per second"),
     MetricDoc("misses_per_sec", "misses/s", "GET misses per second"),
     MetricDoc("avg_latency_ms", "ms", "mean request latency"),
-    MetricDoc("p<N>_latency_ms", "ms", "latency percentile N with the dot removed, as printed: "
-              "p50_latency_ms, p99_latency_ms, p999_latency_ms (99.9), p9999_latency_ms (99.99)"),
+    MetricDoc(
+        "p<N>_latency_ms",
+        "ms",
+        "latency percentile N with the dot removed, as printed: "
+        "p50_latency_ms, p99_latency_ms, p999_latency_ms (99.9), p9999_latency_ms (99.99)",
+    ),
     MetricDoc("kb_per_sec", "KiB/s", "bytes sent and received per second / 1024"),
     MetricDoc("moved_per_sec", "replies/s", "cluster MOVED redirections per second (cluster mode)"),
     MetricDoc("ask_per_sec", "replies/s", "cluster ASK redirections per second (cluster mode)"),
-    MetricDoc("<type>_<metric>", "as above", "the same per request type row: sets_, gets_, waits_, "
-              "or an arbitrary command's row such as hsets_ (e.g. gets_ops_per_sec, "
-              "gets_hits_per_sec, sets_p99_latency_ms); latency metrics only for rows with requests"),
+    MetricDoc(
+        "<type>_<metric>",
+        "as above",
+        "the same per request type row: sets_, gets_, waits_, "
+        "or an arbitrary command's row such as hsets_ (e.g. gets_ops_per_sec, "
+        "gets_hits_per_sec, sets_p99_latency_ms); latency metrics only for rows with requests",
+    ),
 )
 
 
@@ -74,9 +82,9 @@ def _is_latency(metric: str) -> bool:
 
 @dataclass(frozen=True)
 class _Table:
-    title: str        # "ALL STATS", "AGGREGATED AVERAGE RESULTS (3 runs)", ...
-    header: str       # the "Type  Ops/sec ..." line
-    rows: list[str]   # one line per request type, "Totals" last
+    title: str  # "ALL STATS", "AGGREGATED AVERAGE RESULTS (3 runs)", ...
+    header: str  # the "Type  Ops/sec ..." line
+    rows: list[str]  # one line per request type, "Totals" last
 
 
 def _tables(text: str) -> list[_Table]:
@@ -86,9 +94,13 @@ def _tables(text: str) -> list[_Table]:
     i = 0
     while i < len(lines):
         title = lines[i].strip()
-        if (memtier_blocks.TITLE.match(title) and i + 3 < len(lines)
-                and set(lines[i + 1]) == {"="} and lines[i + 2].startswith("Type")
-                and set(lines[i + 3]) == {"-"}):
+        if (
+            memtier_blocks.TITLE.match(title)
+            and i + 3 < len(lines)
+            and set(lines[i + 1]) == {"="}
+            and lines[i + 2].startswith("Type")
+            and set(lines[i + 3]) == {"-"}
+        ):
             rows = []
             j = i + 4
             while j < len(lines) and lines[j].strip():
@@ -109,11 +121,13 @@ def _number(token: str, where: str) -> float:
 
 
 def parse_table(table: _Table) -> dict[str, float]:
-    titles = _HEADER_TOKEN.findall(table.header[len("Type"):])
+    titles = _HEADER_TOKEN.findall(table.header[len("Type") :])
     metrics_of_columns = [column_metric(t) for t in titles]
     if "ops_per_sec" not in metrics_of_columns:
-        raise ParseError(f"{NAME}: table {table.title!r} has no 'Ops/sec' column "
-                         f"(header: {table.header.strip()!r})")
+        raise ParseError(
+            f"{NAME}: table {table.title!r} has no 'Ops/sec' column "
+            f"(header: {table.header.strip()!r})"
+        )
     out: dict[str, float] = {}
     saw_totals = False
     for row in table.rows:
@@ -121,9 +135,13 @@ def parse_table(table: _Table) -> dict[str, float]:
         label, values = tokens[0], tokens[1:]
         where = f"table {table.title!r}, row {label!r}"
         if len(values) != len(titles):
-            raise ParseError(f"{NAME}: {where}: {len(values)} values for {len(titles)} columns "
-                             f"({', '.join(titles)})")
-        parsed = {m: _number(v, where) for m, v in zip(metrics_of_columns, values) if v != _NOT_APPLICABLE}
+            raise ParseError(
+                f"{NAME}: {where}: {len(values)} values for {len(titles)} columns "
+                f"({', '.join(titles)})"
+            )
+        parsed = {
+            m: _number(v, where) for m, v in zip(metrics_of_columns, values) if v != _NOT_APPLICABLE
+        }
         if parsed.get("ops_per_sec", 0.0) == 0.0:
             # memtier < 1.4 prints 0.00000 latency for a request type that never ran.
             parsed = {m: v for m, v in parsed.items() if not _is_latency(m)}
