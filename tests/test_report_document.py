@@ -43,7 +43,7 @@ def test_seed0_report_says_what_the_seed_says(seed0):
         rep = report_for(s, 1)
     verdict = "".join(sp.text for sp in rep.verdict[0].spans)
     assert verdict.startswith(
-        "mglru vs baseline (10 runs per variant and cell, 95% confidence intervals, Welch): "
+        "mglru vs baseline (10 runs per variant and cell, 95% confidence intervals, auto: Welch, runs clean): "
         "better in 2 of 4 comparisons and no significant change in 2."
     )
     assert (

@@ -192,6 +192,7 @@ import zlib  # noqa: E402
 from perflab.stats.bootstrap import bootstrap_batch  # noqa: E402
 from perflab.stats.intervals import Intervals  # noqa: E402
 from perflab.stats.mannwhitney import mannwhitney_batch  # noqa: E402
+from perflab.stats.auto import auto_batch  # noqa: E402
 from perflab.stats.paired import paired_batch  # noqa: E402
 from perflab.stats.welch import welch_batch  # noqa: E402
 
@@ -209,6 +210,7 @@ SIM_RESAMPLES = 2000
 BLOCK_DRIFT = 0.03
 
 METHODS = (
+    "auto",
     "welch",
     "welch-fieller",
     "bootstrap-mean",
@@ -229,6 +231,8 @@ def run_method(method: str, a: np.ndarray, b: np.ndarray, rng, confidence=0.95) 
 
     rng: a Generator or an integer seed; with an integer the bootstrap's resamples are the
     same for any ``confidence`` (one level, or one per row), as in `Bootstrap.compare`."""
+    if method == "auto":
+        return auto_batch(a, b, confidence)
     if method == "welch":
         return welch_batch(a, b, confidence)
     if method == "welch-difference":

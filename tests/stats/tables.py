@@ -1,4 +1,4 @@
-"""Print the simulated error rates, coverage and power of every method (README tables).
+"""Print the simulated error rates, coverage and power of every method (docs/evidence.md).
 
     .venv/bin/python -m tests.stats.tables
 
@@ -14,7 +14,8 @@ from tests.stats import sim
 from tests.stats.test_adaptive import MAX, MIN, TARGET, _adaptive, _paths
 
 LABELS = {
-    "welch": "welch (default, auto)",
+    "auto": "auto (the default: welch or mannwhitney)",
+    "welch": "welch (interval=auto)",
     "welch-difference": "welch, interval=difference",
     "welch-fieller": "welch, interval=fieller",
     "bootstrap-mean": "bootstrap (mean)",

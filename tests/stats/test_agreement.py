@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from perflab.stats import Bootstrap, MannWhitney, Paired, Welch, compare_family, correct
+from perflab.stats import Auto, Bootstrap, MannWhitney, Paired, Welch, compare_family, correct
 from perflab.stats.correction import adjust_p_values, interval_levels
 
 from tests.stats import sim
@@ -111,6 +111,7 @@ def test_agreement_under_every_correction(method, family, n):
 
 
 METHODS = [
+    Auto(),
     Welch(),
     Welch("difference"),
     Welch("fieller"),

@@ -20,7 +20,12 @@ def test_every_method_compares_and_summarises_without_touching_its_inputs(name):
     c = m.compare(a, b, 0.9)
     s = m.summary(a, 0.9)
     assert np.array_equal(a, a0) and b == b0
-    assert isinstance(c, st.Comparison) and c.method == name and c.confidence == 0.9
+    # auto: the chosen method's own result, with the reason it was chosen.
+    chosen = (c.method, c.choice) if name == "auto" else (name, "")
+    assert (
+        chosen[0] in ("welch", "mannwhitney") and chosen[1] in st.auto.REASONS
+    ) or name != "auto"
+    assert isinstance(c, st.Comparison) and (c.method, c.choice) == chosen and c.confidence == 0.9
     assert c.low <= c.estimate <= c.high and 0 <= c.p_value <= 1 and c.significant
     assert (
         isinstance(s, st.Summary)
@@ -34,8 +39,8 @@ def test_every_method_compares_and_summarises_without_touching_its_inputs(name):
 
 
 def test_registry_names_and_default():
-    assert st.available_methods() == ["bootstrap", "mannwhitney", "paired", "welch"]
-    assert st.DEFAULT_METHOD == "welch" and st.get_method().name == "welch"
+    assert st.available_methods() == ["auto", "bootstrap", "mannwhitney", "paired", "welch"]
+    assert st.DEFAULT_METHOD == "auto" and st.get_method().name == "auto"
     assert st.DEFAULT_CORRECTION == "holm" and set(st.CORRECTIONS) == {
         "holm",
         "bonferroni",

@@ -18,6 +18,7 @@ import perflab.stats as st
 import pytest
 
 METHODS = [
+    ("auto", {}),
     ("welch", {}),
     ("welch", {"interval": "difference"}),
     ("welch", {"interval": "fieller"}),

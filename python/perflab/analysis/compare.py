@@ -7,13 +7,26 @@ CSV, JSON, HTML); reporters never recompute statistics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from perflab.analysis.dataset import Dataset
-from perflab.analysis.sweep import SweepRow, summarize_sweeps
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
+from perflab.analysis.sweep import SweepRow, summarize_sweeps
 from perflab.errors import InputError
-from perflab.stats import (CORRECTIONS, Comparison, StatWarning, Summary, Verdict, classify, correct,
-                           diagnose_comparison, diagnose_sample, get_method)
+from perflab.stats import (
+    CORRECTIONS,
+    DEFAULT_METHOD,
+    Comparison,
+    StatWarning,
+    Summary,
+    Verdict,
+    classify,
+    correct,
+    diagnose_comparison,
+    diagnose_sample,
+    get_method,
+)
+from perflab.stats.auto import Auto, Choice, choose_many
 from perflab.store import MetricDef
 
 
@@ -68,149 +81,315 @@ class CompareResult:
 DIAGNOSE_MAX_SAMPLES = 400
 
 
-def compare_dataset(data: Dataset, *, method: str = "welch", method_options: dict | None = None,
-                    confidence: float | None = None, threshold: float = 0.0,
-                    correction: str = "holm", diagnostics: bool | None = None) -> CompareResult:
+class _Engine:
+    """The configured method, applied per (cell, metric): ``auto`` chooses Welch or
+    Mann–Whitney once per cell and metric, over the runs of all its variants, so that the
+    summaries and every comparison of that cell use the same method."""
+
+    def __init__(self, data: Dataset, method: str, options: dict | None):
+        try:
+            self.impl = get_method(method, **(options or {}))
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        self.data = data
+        self.method = method
+        self.paired = method == "paired"
+        self.choices: dict[tuple[str, str], Choice] = {}
+        if isinstance(self.impl, Auto):
+            units = [(k, m.name) for k, _ in data.cells for m in data.metrics]
+            made = choose_many([[data.sample(k, v, m) for v in data.variants] for k, m in units])
+            self.choices = dict(zip(units, made))
+
+    def _for(self, cell_key: str, metric: str) -> Any:
+        if isinstance(self.impl, Auto):
+            return self.impl.method_for(self.choices[(cell_key, metric)])
+        return self.impl
+
+    def summaries(self, keys: list[tuple[str, str, str]], confidence: float) -> dict:
+        """(cell, variant, metric) → Summary, batched per method where the method can."""
+        groups: dict[int, list[tuple[str, str, str]]] = {}
+        impls: dict[int, Any] = {}
+        for key in keys:
+            impl = self._for(key[0], key[2])
+            groups.setdefault(id(impl), []).append(key)
+            impls[id(impl)] = impl
+        out = {}
+        for ident, group in groups.items():
+            impl, samples = impls[ident], [self.data.sample(*key) for key in group]
+            if hasattr(impl, "summary_many"):
+                made = impl.summary_many(samples, confidence)
+            else:
+                made = [impl.summary(x, confidence) for x in samples]
+            out.update(zip(group, made))
+        return out
+
+    def compare(self, rows: list, levels: list[float]) -> list[Comparison]:
+        """The comparisons of ``rows`` (cell, labels, variant, metric, _), each at its level:
+        all at once where the method can (one vectorized call per sample size)."""
+        data = self.data
+        if self.paired:
+            return [self._paired(k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)]
+        pairs = [
+            (data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
+            for k, _, v, m, _ in rows
+        ]
+        try:
+            if isinstance(self.impl, Auto):
+                choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
+                return self.impl.compare_many(pairs, levels, choices)
+            if hasattr(self.impl, "compare_many"):
+                return self.impl.compare_many(pairs, levels)
+        except ValueError as e:
+            raise InputError(f"{self.method}: {e}") from None
+        return [self._one(row, pair, lv) for row, pair, lv in zip(rows, pairs, levels)]
+
+    def _one(self, row: tuple, pair: tuple, level: float) -> Comparison:
+        try:
+            return self.impl.compare(*pair, level)
+        except ValueError as e:
+            raise InputError(f"{self.method} at {row[0]} · {row[2]} · {row[3].name}: {e}") from None
+
+    def _paired(self, cell_key: str, variant: str, metric: str, level: float) -> Comparison:
+        data = self.data
+        try:
+            return self.impl.compare(
+                data.sample(cell_key, data.baseline, metric),
+                data.sample(cell_key, variant, metric),
+                level,
+                baseline_blocks=data.blocks[(cell_key, data.baseline, metric)],
+                candidate_blocks=data.blocks[(cell_key, variant, metric)],
+            )
+        except ValueError as e:
+            raise InputError(f"{self.method} at {cell_key} · {variant} · {metric}: {e}") from None
+
+
+def compare_dataset(
+    data: Dataset,
+    *,
+    method: str = DEFAULT_METHOD,
+    method_options: dict | None = None,
+    confidence: float | None = None,
+    threshold: float = 0.0,
+    correction: str = "holm",
+    diagnostics: bool | None = None,
+) -> CompareResult:
     """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
 
-    correction: ``holm`` (default), ``bonferroni``, ``bh`` or ``none`` over the whole TLDR
-    family (all cells × metrics × candidates). Holm decides which changes are declared; a
-    declared change keeps its interval at ``confidence``, and only a change significant
-    alone but not after Holm is recomputed, at Holm's last step (where it contains zero).
-    Bonferroni and BH intervals are recomputed
-    at their adjusted levels. diagnostics: outliers, drift, bimodality, slow first runs, unequal
-    variances and too-few-runs-to-resolve-the-threshold become warnings; ``None`` (default)
-    runs them when the table has at most DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each,
-    and thousands of per-cell warnings would not be read anyway).
+    method: ``auto`` (default: Welch, or Mann–Whitney where a cell's runs are outlying or
+    skewed — `perflab.stats.auto`), or any method by name. correction: ``holm`` (default),
+    ``bonferroni``, ``bh`` or ``none`` over the whole TLDR family (all cells × metrics ×
+    candidates). Holm decides which changes are declared; a declared change keeps its
+    interval at ``confidence``, and only a change significant alone but not after Holm is
+    recomputed, at Holm's last step (where it contains zero). Bonferroni and BH intervals
+    are recomputed at their adjusted levels. diagnostics: outliers, drift, bimodality, slow
+    first runs, unequal variances and too-few-runs-to-resolve-the-threshold become
+    warnings; ``None`` (default) runs them when the table has at most
+    DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each, and thousands of per-cell
+    warnings would not be read anyway).
     """
     if confidence is None:
         confidence = float(data.experiment.settings.get("confidence", 0.95))
     if correction not in CORRECTIONS:
-        raise InputError(f"unknown correction '{correction}' (choose from {', '.join(CORRECTIONS)})")
-    try:
-        impl = get_method(method, **(method_options or {}))
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    paired = method == "paired"
+        raise InputError(
+            f"unknown correction '{correction}' (choose from {', '.join(CORRECTIONS)})"
+        )
+    engine = _Engine(data, method, method_options)
     n_samples = len(data.cells) * len(data.variants) * len(data.metrics)
     skipped_diagnostics = diagnostics is None and n_samples > DIAGNOSE_MAX_SAMPLES
     if diagnostics is None:
         diagnostics = not skipped_diagnostics
 
+    summaries, notes = _summaries(data, engine, confidence, diagnostics)
+    pending = [
+        (cell_key, labels, variant, metric, None)
+        for cell_key, labels in data.cells
+        for metric in data.metrics
+        for variant in data.variants
+        if variant != data.baseline
+    ]
+    notes += _first_comparisons(data, engine, pending, confidence, threshold, diagnostics)
+    statement = _correct(engine, pending, correction)
+    comparisons = [
+        ComparedCell(k, lab, v, m, c, classify(c, m.better, threshold) if c else Verdict.UNDEFINED)
+        for k, lab, v, m, c in pending
+    ]
+    notes += _experiment_notes(data, n_samples if skipped_diagnostics else 0)
+    sweeps = summarize_sweeps(
+        data,
+        {
+            (x.cell_key, x.variant, x.metric.name): x.summary
+            for x in summaries
+            if x.summary is not None
+        },
+        confidence,
+        threshold,
+    )
+    notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
+    notes = [_fit_advice(n, data.experiment.settings, engine.choices) for n in notes]
+    return CompareResult(
+        data,
+        method,
+        confidence,
+        threshold,
+        correction,
+        statement,
+        comparisons,
+        summaries,
+        dedupe_notes(notes),
+        sweeps.rows,
+    )
+
+
+def _summaries(
+    data: Dataset, engine: _Engine, confidence: float, diagnostics: bool
+) -> tuple[list[SummarizedCell], list[Note]]:
+    """Every (cell, metric, variant) summary, with its warnings and diagnostics."""
+    keys = [(k, v, m.name) for k, _ in data.cells for m in data.metrics for v in data.variants]
+    by_key = engine.summaries([key for key in keys if data.sample(*key)], confidence)
     overheads = overhead_metrics(data)
-
-    def run_compare(cell_key: str, variant: str, metric: str, level: float) -> Comparison:
-        base = data.sample(cell_key, data.baseline, metric)
-        cand = data.sample(cell_key, variant, metric)
-        try:
-            if paired:
-                return impl.compare(base, cand, level,
-                                    baseline_blocks=data.blocks[(cell_key, data.baseline, metric)],
-                                    candidate_blocks=data.blocks[(cell_key, variant, metric)])
-            return impl.compare(base, cand, level)
-        except ValueError as e:
-            raise InputError(f"{method} at {cell_key} · {variant} · {metric}: {e}") from None
-
     summaries: list[SummarizedCell] = []
     notes: list[Note] = []
-    pending: list[tuple[str, dict, str, MetricDef, Comparison | None]] = []
-    # Summaries: all at once where the method can (one vectorized pass per sample size).
-    keys = [(k, v, m.name) for k, _ in data.cells for m in data.metrics for v in data.variants]
-    present = [key for key in keys if data.sample(*key)]
-    if hasattr(impl, "summary_many"):
-        made = impl.summary_many([data.sample(*key) for key in present], confidence)
-    else:
-        made = [impl.summary(data.sample(*key), confidence) for key in present]
-    by_key = dict(zip(present, made))
     for cell_key, labels in data.cells:
         for metric in data.metrics:
             for variant in data.variants:
                 values = data.sample(cell_key, variant, metric.name)
                 summary = by_key.get((cell_key, variant, metric.name))
                 summaries.append(SummarizedCell(cell_key, labels, variant, metric, summary))
-                if summary is not None:
-                    notes += [Note(w, cell_key, variant, metric.name) for w in summary.warnings]
-                    if metric.name in overheads:
-                        notes += [Note(w, cell_key, variant, metric.name) for w in
-                                  overhead_warnings(data, cell_key, variant, metric.name, confidence)]
-                    if diagnostics and len(values) >= 3:
-                        d = diagnose_sample(values, in_order=True, better=metric.better)
-                        notes += [Note(w, cell_key, variant, metric.name) for w in d.warnings]
-            for variant in data.variants:
-                if variant != data.baseline:
-                    pending.append((cell_key, labels, variant, metric, None))
-    # The comparisons: all at once where the method can (Welch: one vectorized call per
-    # sample size), else one by one. A zero baseline is compared on the absolute scale.
-    def compare_rows(rows: list, levels: list[float]) -> list[Comparison]:
-        """The comparisons of ``rows`` of ``pending``, each at its level."""
-        if hasattr(impl, "compare_many") and not paired:
-            try:
-                return impl.compare_many([(data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
-                                          for k, _, v, m, _ in rows], levels)
-            except ValueError as e:
-                raise InputError(f"{method}: {e}") from None
-        return [run_compare(k, v, m.name, level) for (k, _, v, m, _), level in zip(rows, levels)]
+                if summary is None:
+                    continue
+                where = (cell_key, variant, metric.name)
+                notes += [Note(w, *where) for w in summary.warnings]
+                if metric.name in overheads:
+                    notes += [
+                        Note(w, *where)
+                        for w in overhead_warnings(data, cell_key, variant, metric.name, confidence)
+                    ]
+                if diagnostics and len(values) >= 3:
+                    d = diagnose_sample(values, in_order=True, better=metric.better)
+                    notes += [Note(w, *where) for w in d.warnings]
+    return summaries, notes
 
-    todo = [i for i, (k, _, v, m, _) in enumerate(pending)
-            if data.sample(k, data.baseline, m.name) and data.sample(k, v, m.name)]
-    computed = compare_rows([pending[i] for i in todo], [confidence] * len(todo))
+
+def _first_comparisons(
+    data: Dataset,
+    engine: _Engine,
+    pending: list,
+    confidence: float,
+    threshold: float,
+    diagnostics: bool,
+) -> list[Note]:
+    """Fills ``pending`` with each comparison at ``confidence`` (where both sides have
+    runs); returns their warnings and diagnostics."""
+    todo = [
+        i
+        for i, (k, _, v, m, _) in enumerate(pending)
+        if data.sample(k, data.baseline, m.name) and data.sample(k, v, m.name)
+    ]
+    notes: list[Note] = []
+    computed = engine.compare([pending[i] for i in todo], [confidence] * len(todo))
     for i, comp in zip(todo, computed):
         cell_key, labels, variant, metric, _ = pending[i]
         pending[i] = (cell_key, labels, variant, metric, comp)
-        notes += [Note(w, cell_key, variant, metric.name) for w in comp.warnings
-                  if w.code != "too_few_runs"]  # already said by the summary
-        base, cand = data.sample(cell_key, data.baseline, metric.name), data.sample(cell_key, variant, metric.name)
+        where = (cell_key, variant, metric.name)
+        # too_few_runs: already said by the summary.
+        notes += [Note(w, *where) for w in comp.warnings if w.code != "too_few_runs"]
+        base = data.sample(cell_key, data.baseline, metric.name)
+        cand = data.sample(cell_key, variant, metric.name)
         if diagnostics and len(base) >= 2 and len(cand) >= 2:
-            notes += [Note(w, cell_key, variant, metric.name) for w in
-                      diagnose_comparison(base, cand, comp, resolve=threshold or 0.01, confidence=confidence)]
-    statement = ""
+            notes += [
+                Note(w, *where)
+                for w in diagnose_comparison(
+                    base, cand, comp, resolve=threshold or 0.01, confidence=confidence
+                )
+            ]
+    return notes
+
+
+def _correct(engine: _Engine, pending: list, correction: str) -> str:
+    """Applies the multiple-comparison correction to ``pending`` in place; returns the
+    sentence saying what it controlled ("none" too: what an uncorrected table risks)."""
     defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
-    if defined:  # "none" too: the statement says what an uncorrected table risks
-        family = correct([pending[i][4] for i in defined], correction, holm_intervals="nominal",
-                         recompute_many=lambda js, levels: compare_rows([pending[defined[j]] for j in js], levels))
-        statement = family.statement
-        for j, i in enumerate(defined):
-            cell_key, labels, variant, metric, _ = pending[i]
-            pending[i] = (cell_key, labels, variant, metric, family.comparisons[j])
-    comparisons = [ComparedCell(k, lab, v, m, c, classify(c, m.better, threshold) if c else Verdict.UNDEFINED)
-                   for k, lab, v, m, c in pending]
-    if skipped_diagnostics:
-        notes.append(Note(StatWarning(
-            "diagnostics_skipped", f"per-cell diagnostics (outliers, drift, bimodality, power) were skipped "
-            f"for this table of {n_samples} samples; compare a subset, or call compare_dataset("
-            f"diagnostics=True) to run them", {"samples": n_samples})))
+    if not defined:
+        return ""
+    family = correct(
+        [pending[i][4] for i in defined],
+        correction,
+        holm_intervals="nominal",
+        recompute_many=lambda js, levels: engine.compare([pending[defined[j]] for j in js], levels),
+    )
+    for j, i in enumerate(defined):
+        cell_key, labels, variant, metric, _ = pending[i]
+        pending[i] = (cell_key, labels, variant, metric, family.comparisons[j])
+    return family.statement
+
+
+def _experiment_notes(data: Dataset, skipped_samples: int) -> list[Note]:
+    """Warnings about the experiment as a whole: skipped diagnostics, failed and pending runs."""
+    notes = []
+    if skipped_samples:
+        notes.append(
+            Note(
+                StatWarning(
+                    "diagnostics_skipped",
+                    f"per-cell diagnostics (outliers, drift, bimodality, power) were skipped "
+                    f"for this table of {skipped_samples} samples; compare a subset, or call "
+                    f"compare_dataset(diagnostics=True) to run them",
+                    {"samples": skipped_samples},
+                )
+            )
+        )
     failed = len(data.failed)
     if failed:
-        notes.append(Note(StatWarning(
-            "failed_runs", f"{failed} run(s) failed or timed out and are left out; see "
-            f"`perflab show {data.experiment.id} --runs` for their reasons", {"count": failed})))
+        notes.append(
+            Note(
+                StatWarning(
+                    "failed_runs",
+                    f"{failed} run(s) failed or timed out and are left out; see "
+                    f"`perflab show {data.experiment.id} --runs` for their reasons",
+                    {"count": failed},
+                )
+            )
+        )
     pending_runs = data.status_counts.get("pending", 0) + data.status_counts.get("running", 0)
     if pending_runs:
-        notes.append(Note(StatWarning(
-            "incomplete", f"experiment is incomplete: {pending_runs} run(s) not done yet; resume with "
-            f"`perflab run --resume {data.experiment.id}`", {"pending": pending_runs})))
-    sweeps = summarize_sweeps(data, {(x.cell_key, x.variant, x.metric.name): x.summary for x in summaries
-                                     if x.summary is not None}, confidence, threshold)
-    notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
-    notes = [_fit_advice(n, data.experiment.settings) for n in notes]
-    return CompareResult(data, method, confidence, threshold, correction, statement, comparisons,
-                         summaries, dedupe_notes(notes), sweeps.rows)
+        notes.append(
+            Note(
+                StatWarning(
+                    "incomplete",
+                    f"experiment is incomplete: {pending_runs} run(s) not done yet; resume with "
+                    f"`perflab run --resume {data.experiment.id}`",
+                    {"pending": pending_runs},
+                )
+            )
+        )
+    return notes
 
 
-def _fit_advice(note: Note, settings: dict) -> Note:
+def _fit_advice(note: Note, settings: dict, choices: dict[tuple[str, str], Choice]) -> Note:
     """Statistics cannot see the design; where its advice is already followed, say the next step."""
     w = note.warning
     message = w.message
+    choice = choices.get((note.cell_key, note.metric))
+    if w.code == "outliers" and choice is not None and choice.method == "mannwhitney":
+        message = message.replace(
+            ", and prefer --method mannwhitney if they are real",
+            "; the comparison is Mann–Whitney's (chosen for them), which they barely move",
+        )
     warmup = int(settings.get("warmup", 0) or 0)
     if w.code == "slow_first_run" and warmup > 0:
-        message = message.replace("add warmup = 1 to the spec",
-                                  f"the spec already has warmup = {warmup}: raise it")
+        message = message.replace(
+            "add warmup = 1 to the spec", f"the spec already has warmup = {warmup}: raise it"
+        )
     if w.code == "drift" and settings.get("order") == "interleaved":
-        message = message.replace('interleave variants (order = "interleaved") and use --method paired',
-                                  "the runs are interleaved already: use --method paired")
+        message = message.replace(
+            'interleave variants (order = "interleaved") and use --method paired',
+            "the runs are interleaved already: use --method paired",
+        )
     if message == w.message:
         return note
-    return Note(StatWarning(w.code, message, dict(w.details)), note.cell_key, note.variant, note.metric)
+    return Note(
+        StatWarning(w.code, message, dict(w.details)), note.cell_key, note.variant, note.metric
+    )
 
 
 def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from perflab.analysis.compare import CompareResult, Note, compare_dataset
 from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
-from perflab.stats import StatWarning
+from perflab.stats import DEFAULT_METHOD, StatWarning
 from perflab.store import ExperimentRow, Store
 
 
@@ -44,7 +44,9 @@ class RunOrigin:
 
 def single_origin(data: Dataset) -> list[RunOrigin]:
     """The identity origin of an ordinary (one-experiment) dataset."""
-    pairs = {(cell, variant): (cell, variant) for cell, _ in data.cells for variant in data.variants}
+    pairs = {
+        (cell, variant): (cell, variant) for cell, _ in data.cells for variant in data.variants
+    }
     return [RunOrigin(data.experiment.id, pairs)]
 
 
@@ -73,39 +75,56 @@ def parse_pairs(specs: list[str] | None) -> list[tuple[str, str]] | None:
         left, sep, right = s.partition("=")
         left, right = left.strip(), (right.strip() if sep else left.strip())
         if not left or not right:
-            raise InputError(f"--variant {s!r}: write NAME, or A_NAME=B_NAME to pair differently named variants")
+            raise InputError(
+                f"--variant {s!r}: write NAME, or A_NAME=B_NAME to pair differently named variants"
+            )
         out.append((left, right))
     return out
 
 
-def cross_dataset(store: Store, ref_a: str | int, ref_b: str | int,
-                  pairs: list[tuple[str, str]] | None = None) -> CrossDataset:
+def cross_dataset(
+    store: Store, ref_a: str | int, ref_b: str | int, pairs: list[tuple[str, str]] | None = None
+) -> CrossDataset:
     da, db = load_dataset(store, ref_a), load_dataset(store, ref_b)
     a, b = da.experiment, db.experiment
     if a.id == b.id:
-        raise InputError(f"both sides are experiment {a.id}: name two different experiments "
-                         "(e.g. `perflab compare 12 14`)")
+        raise InputError(
+            f"both sides are experiment {a.id}: name two different experiments "
+            "(e.g. `perflab compare 12 14`)"
+        )
     notes: list[StatWarning] = []
 
     # Variants: explicit pairs, else the names both have (in B's order).
     if pairs:
         for va, vb in pairs:
             if va not in da.variants:
-                raise InputError(f"experiment {a.id} has no variant '{va}' (it has: {', '.join(da.variants)})")
+                raise InputError(
+                    f"experiment {a.id} has no variant '{va}' (it has: {', '.join(da.variants)})"
+                )
             if vb not in db.variants:
-                raise InputError(f"experiment {b.id} has no variant '{vb}' (it has: {', '.join(db.variants)})")
+                raise InputError(
+                    f"experiment {b.id} has no variant '{vb}' (it has: {', '.join(db.variants)})"
+                )
     else:
         pairs = [(v, v) for v in db.variants if v in da.variants]
         if not pairs:
-            raise InputError(f"experiments {a.id} and {b.id} have no variant name in common "
-                             f"({', '.join(da.variants)} vs {', '.join(db.variants)}); pair them with "
-                             "--variant A_NAME=B_NAME")
-        only = [f"{v} (#{a.id})" for v in da.variants if v not in db.variants] + \
-               [f"{v} (#{b.id})" for v in db.variants if v not in da.variants]
+            raise InputError(
+                f"experiments {a.id} and {b.id} have no variant name in common "
+                f"({', '.join(da.variants)} vs {', '.join(db.variants)}); pair them with "
+                "--variant A_NAME=B_NAME"
+            )
+        only = [f"{v} (#{a.id})" for v in da.variants if v not in db.variants] + [
+            f"{v} (#{b.id})" for v in db.variants if v not in da.variants
+        ]
         if only:
-            notes.append(StatWarning("unmatched_variants", f"variants on one side only, left out: "
-                                     f"{', '.join(only)}; pair them with --variant A_NAME=B_NAME",
-                                     {"variants": ", ".join(only)}))
+            notes.append(
+                StatWarning(
+                    "unmatched_variants",
+                    f"variants on one side only, left out: "
+                    f"{', '.join(only)}; pair them with --variant A_NAME=B_NAME",
+                    {"variants": ", ".join(only)},
+                )
+            )
 
     # Metrics: by name, in B's order; unit and direction must agree.
     metrics_a = {m.name: m for m in da.metrics}
@@ -115,27 +134,42 @@ def cross_dataset(store: Store, ref_a: str | int, ref_b: str | int,
         if ma is None:
             continue
         if (ma.unit, ma.better) != (m.unit, m.better):
-            raise InputError(f"metric '{m.name}' differs: '{ma.unit}', {ma.better} is better in experiment "
-                             f"{a.id} but '{m.unit}', {m.better} is better in {b.id}")
+            raise InputError(
+                f"metric '{m.name}' differs: '{ma.unit}', {ma.better} is better in experiment "
+                f"{a.id} but '{m.unit}', {m.better} is better in {b.id}"
+            )
         metrics.append(m)
     if not metrics:
         raise InputError(f"experiments {a.id} and {b.id} have no metric name in common")
     only_m = sorted({m.name for m in da.metrics} ^ {m.name for m in db.metrics})
     if only_m:
-        notes.append(StatWarning("unmatched_metrics", f"metrics on one side only, left out: {', '.join(only_m)}",
-                                 {"metrics": ", ".join(only_m)}))
+        notes.append(
+            StatWarning(
+                "unmatched_metrics",
+                f"metrics on one side only, left out: {', '.join(only_m)}",
+                {"metrics": ", ".join(only_m)},
+            )
+        )
 
     # Cells: by key, in B's order.
     cells_a = {k for k, _ in da.cells}
     cells = [(k, labels) for k, labels in db.cells if k in cells_a]
     if not cells:
-        raise InputError(f"experiments {a.id} and {b.id} have no matrix cell in common "
-                         f"({', '.join(k for k, _ in da.cells)} vs {', '.join(k for k, _ in db.cells)})")
-    only_c = [k for k, _ in da.cells if k not in {c for c, _ in cells}] + \
-             [k for k, _ in db.cells if k not in cells_a]
+        raise InputError(
+            f"experiments {a.id} and {b.id} have no matrix cell in common "
+            f"({', '.join(k for k, _ in da.cells)} vs {', '.join(k for k, _ in db.cells)})"
+        )
+    only_c = [k for k, _ in da.cells if k not in {c for c, _ in cells}] + [
+        k for k, _ in db.cells if k not in cells_a
+    ]
     if only_c:
-        notes.append(StatWarning("unmatched_cells", f"matrix cells on one side only, left out: {', '.join(only_c)}",
-                                 {"cells": ", ".join(only_c)}))
+        notes.append(
+            StatWarning(
+                "unmatched_cells",
+                f"matrix cells on one side only, left out: {', '.join(only_c)}",
+                {"cells": ", ".join(only_c)},
+            )
+        )
 
     name_a, name_b = side_names(a, b)
     many = len(pairs) > 1
@@ -167,40 +201,67 @@ def cross_dataset(store: Store, ref_a: str | int, ref_b: str | int,
     for d in (da, db):
         e = d.experiment
         if d.failed:
-            notes.append(StatWarning("failed_runs", f"{len(d.failed)} run(s) of experiment {e.id} failed or timed "
-                                     f"out and are left out; see `perflab show {e.id} --runs` for their reasons",
-                                     {"count": len(d.failed), "experiment": e.id}))
+            notes.append(
+                StatWarning(
+                    "failed_runs",
+                    f"{len(d.failed)} run(s) of experiment {e.id} failed or timed "
+                    f"out and are left out; see `perflab show {e.id} --runs` for their reasons",
+                    {"count": len(d.failed), "experiment": e.id},
+                )
+            )
         pending = d.status_counts.get("pending", 0) + d.status_counts.get("running", 0)
         if pending:
-            notes.append(StatWarning("incomplete", f"experiment {e.id} is incomplete: {pending} run(s) not done "
-                                     f"yet; resume with `perflab run --resume {e.id}`",
-                                     {"pending": pending, "experiment": e.id}))
+            notes.append(
+                StatWarning(
+                    "incomplete",
+                    f"experiment {e.id} is incomplete: {pending} run(s) not done "
+                    f"yet; resume with `perflab run --resume {e.id}`",
+                    {"pending": pending, "experiment": e.id},
+                )
+            )
 
     pair_text = ", ".join(va if va == vb else f"{va}→{vb}" for va, vb in pairs)
     settings = {
         "params": params,
         "cells": [{"key": k, "labels": lab} for k, lab in new_cells],
-        "variants": [{"name": name_a, "description": f"experiment {a.id} ({a.name}), the baseline side"},
-                     {"name": name_b, "description": f"experiment {b.id} ({b.name})"}],
+        "variants": [
+            {"name": name_a, "description": f"experiment {a.id} ({a.name}), the baseline side"},
+            {"name": name_b, "description": f"experiment {b.id} ({b.name})"},
+        ],
         "confidence": b.settings.get("confidence", 0.95),
-        "cross": {"baseline_experiment": a.id, "candidate_experiment": b.id,
-                  "pairs": [list(p) for p in pairs]},
+        "cross": {
+            "baseline_experiment": a.id,
+            "candidate_experiment": b.id,
+            "pairs": [list(p) for p in pairs],
+        },
     }
     row = ExperimentRow(
-        id=b.id, name=f"{b.name} #{b.id} vs {a.name} #{a.id}",
+        id=b.id,
+        name=f"{b.name} #{b.id} vs {a.name} #{a.id}",
         description=f"experiment {b.id} against experiment {a.id} as the baseline; variants compared: {pair_text}",
-        source="cross", spec_path=None, spec_text=None, spec_sha256=None, baseline=name_a,
-        settings=settings, status="complete" if a.status == b.status == "complete" else "incomplete",
-        created_at=b.created_at, finished_at=b.finished_at, runner_pid=None, runner_host=None)
+        source="cross",
+        spec_path=None,
+        spec_text=None,
+        spec_sha256=None,
+        baseline=name_a,
+        settings=settings,
+        status="complete" if a.status == b.status == "complete" else "incomplete",
+        created_at=b.created_at,
+        finished_at=b.finished_at,
+        runner_pid=None,
+        runner_host=None,
+    )
     data = Dataset(row, metrics, params, new_cells, [name_a, name_b], samples, blocks, {}, [])
     origins = [RunOrigin(a.id, map_a, name_a), RunOrigin(b.id, map_b, name_b)]
     return CrossDataset(data, a, b, list(pairs), origins, notes)
 
 
-def compare_cross(cross: CrossDataset, *, method: str = "welch", **options) -> CompareResult:
+def compare_cross(cross: CrossDataset, *, method: str = DEFAULT_METHOD, **options) -> CompareResult:
     """`compare_dataset` of a cross dataset (same options), with the notes about what was left out."""
     if method == "paired":
-        raise InputError("the paired method needs runs interleaved in blocks of one experiment; "
-                         "two experiments' runs are not paired (use welch, bootstrap or mannwhitney)")
+        raise InputError(
+            "the paired method needs runs interleaved in blocks of one experiment; "
+            "two experiments' runs are not paired (use welch, bootstrap or mannwhitney)"
+        )
     result = compare_dataset(cross.dataset, method=method, **options)
     return dataclasses.replace(result, notes=[Note(w) for w in cross.notes] + list(result.notes))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 import math
+from typing import TYPE_CHECKING
 
 from perflab.errors import InputError
 from perflab.store.paths import default_store_path
@@ -14,8 +14,12 @@ if TYPE_CHECKING:
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="PATH", default=None,
-                   help=f"results database (default: $PERFLAB_STORE or ./{default_store_path().name})")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help=f"results database (default: $PERFLAB_STORE or ./{default_store_path().name})",
+    )
 
 
 def open_store(args, *, write: bool = False, create: bool = True) -> Store:
@@ -61,53 +65,131 @@ def check_output_paths(args) -> None:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """How comparisons are computed: shared by compare and report (declared once here)."""
     g = p.add_argument_group("statistics (see README, 'How perflab decides')")
-    g.add_argument("--method", default="welch", metavar="NAME",
-                   help="welch (default), bootstrap, mannwhitney or paired")
-    g.add_argument("--interval", choices=["auto", "difference", "fieller"], default=None,
-                   help="welch: auto (default: Fieller's where the change is large next to the baseline's "
-                        "uncertainty), difference, or fieller")
-    g.add_argument("--statistic", default=None, metavar="STAT",
-                   help="bootstrap: mean (default), median, or a percentile of the runs like p90")
-    g.add_argument("--resamples", type=int, default=None, metavar="N", help="bootstrap resamples (10000)")
-    g.add_argument("--scale", choices=["auto", "ratio", "shift"], default=None,
-                   help="mannwhitney: Hodges-Lehmann on the ratio or shift scale")
-    g.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
-                   help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)")
-    g.add_argument("--threshold", type=pct, default=0.0, metavar="PCT",
-                   help="practical threshold, e.g. 1%%: smaller significant changes read 'within noise'")
-    g.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none"], default="holm",
-                   help="multiple-comparison correction over the table (default holm: the chance of "
-                        "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
-                        "discovery rate; none: each comparison on its own)")
-    s = p.add_argument_group("scaling fit over a numeric matrix parameter (see README, 'How perflab decides')")
-    s.add_argument("--scaling", metavar="PARAM", default=None,
-                   help="fit cost = a + b·PARAM^k per variant and metric (per combination of the other "
-                        "parameters) and compare each variant's per-unit cost with the baseline's")
-    s.add_argument("--exponent", type=float, default=None, metavar="K",
-                   help="with --scaling: fix k (1 = linear) instead of fitting it")
-    s.add_argument("--at", default=None, metavar="N",
-                   help="with --scaling: per-unit costs at PARAM = N, e.g. 10M (default: the largest value)")
-    s.add_argument("--metric", action="append", default=None, metavar="NAME",
-                   help="with --scaling: fit this metric only (repeatable; default: every metric)")
+    g.add_argument(
+        "--method",
+        default="auto",
+        metavar="NAME",
+        help="auto (default: Welch, or Mann–Whitney where a cell's runs are outlying or "
+        "skewed), welch, bootstrap, mannwhitney or paired",
+    )
+    g.add_argument(
+        "--interval",
+        choices=["auto", "difference", "fieller"],
+        default=None,
+        help="welch: auto (default: Fieller's where the change is large next to the baseline's "
+        "uncertainty), difference, or fieller",
+    )
+    g.add_argument(
+        "--statistic",
+        default=None,
+        metavar="STAT",
+        help="bootstrap: mean (default), median, or a percentile of the runs like p90",
+    )
+    g.add_argument(
+        "--resamples", type=int, default=None, metavar="N", help="bootstrap resamples (10000)"
+    )
+    g.add_argument(
+        "--scale",
+        choices=["auto", "ratio", "shift"],
+        default=None,
+        help="mannwhitney: Hodges-Lehmann on the ratio or shift scale",
+    )
+    g.add_argument(
+        "--confidence",
+        type=float,
+        default=None,
+        metavar="LEVEL",
+        help="confidence level, e.g. 0.99 (default: the experiment's, 0.95)",
+    )
+    g.add_argument(
+        "--threshold",
+        type=pct,
+        default=0.0,
+        metavar="PCT",
+        help="practical threshold, e.g. 1%%: smaller significant changes read 'within noise'",
+    )
+    g.add_argument(
+        "--correction",
+        choices=["holm", "bonferroni", "bh", "none"],
+        default="holm",
+        help="multiple-comparison correction over the table (default holm: the chance of "
+        "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
+        "discovery rate; none: each comparison on its own)",
+    )
+    s = p.add_argument_group(
+        "scaling fit over a numeric matrix parameter (see README, 'How perflab decides')"
+    )
+    s.add_argument(
+        "--scaling",
+        metavar="PARAM",
+        default=None,
+        help="fit cost = a + b·PARAM^k per variant and metric (per combination of the other "
+        "parameters) and compare each variant's per-unit cost with the baseline's",
+    )
+    s.add_argument(
+        "--exponent",
+        type=float,
+        default=None,
+        metavar="K",
+        help="with --scaling: fix k (1 = linear) instead of fitting it",
+    )
+    s.add_argument(
+        "--at",
+        default=None,
+        metavar="N",
+        help="with --scaling: per-unit costs at PARAM = N, e.g. 10M (default: the largest value)",
+    )
+    s.add_argument(
+        "--metric",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="with --scaling: fit this metric only (repeatable; default: every metric)",
+    )
 
 
 def analysis_options(args) -> dict:
     """Keyword arguments for compare_dataset / compare_cross / report_for from the options above."""
     if args.confidence is not None and not 0.5 < args.confidence < 1:
-        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})")
-    method_options = {k: getattr(args, k) for k in ("interval", "statistic", "resamples", "scale")
-                      if getattr(args, k) is not None}
-    return dict(method=args.method, method_options=method_options, confidence=args.confidence,
-                threshold=args.threshold / 100, correction=args.correction, scaling=scaling_options(args))
+        raise InputError(
+            f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})"
+        )
+    method_options = {
+        k: getattr(args, k)
+        for k in ("interval", "statistic", "resamples", "scale")
+        if getattr(args, k) is not None
+    }
+    method = args.method
+    if method == "auto" and method_options:
+        # An option of one method names that method (`--interval fieller` alone means Welch).
+        owner = {"interval": "welch", "statistic": "bootstrap", "resamples": "bootstrap"}
+        method = next((owner.get(k, "mannwhitney") for k in method_options), method)
+    return {
+        "method": method,
+        "method_options": method_options,
+        "confidence": args.confidence,
+        "threshold": args.threshold / 100,
+        "correction": args.correction,
+        "scaling": scaling_options(args),
+    }
 
 
 def scaling_options(args):
     """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None."""
     if args.scaling is None:
-        given = [o for o, v in (("--exponent", args.exponent), ("--at", args.at), ("--metric", args.metric))
-                 if v is not None]
+        given = [
+            o
+            for o, v in (
+                ("--exponent", args.exponent),
+                ("--at", args.at),
+                ("--metric", args.metric),
+            )
+            if v is not None
+        ]
         if given:
-            raise InputError(f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)")
+            raise InputError(
+                f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)"
+            )
         return None
     from perflab.analysis.dataset import parse_number
     from perflab.analysis.scaling import ScalingOptions
@@ -123,12 +205,22 @@ def scaling_options(args):
 def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     """ID [B] and --variant: one experiment, or B against A (compare and report)."""
     p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
-    p.add_argument("other", nargs="?", default=None, metavar="B",
-                   help=f"a second experiment: {verb} B against the first as the baseline, matched by "
-                        "cell, variant and metric")
-    p.add_argument("--variant", action="append", default=None, metavar="NAME[=NAME_B]",
-                   help="with B: compare only this variant (repeatable), or pair variant NAME of the "
-                        "first experiment with NAME_B of B")
+    p.add_argument(
+        "other",
+        nargs="?",
+        default=None,
+        metavar="B",
+        help=f"a second experiment: {verb} B against the first as the baseline, matched by "
+        "cell, variant and metric",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=None,
+        metavar="NAME[=NAME_B]",
+        help="with B: compare only this variant (repeatable), or pair variant NAME of the "
+        "first experiment with NAME_B of B",
+    )
 
 
 def experiment_pairs(args) -> list[tuple[str, str]] | None:

@@ -4,27 +4,43 @@ from __future__ import annotations
 
 import dataclasses
 
-from perflab.cli.common import (add_analysis_options, add_experiment_arguments, add_store_option,
-                                analysis_options, experiment_pairs, open_store, pct)
+from perflab.cli.common import (
+    add_analysis_options,
+    add_experiment_arguments,
+    add_store_option,
+    analysis_options,
+    experiment_pairs,
+    open_store,
+    pct,
+)
 
 # numpy/scipy and the reporters are imported when the command runs, not when the
 # parser is built, so that `perflab --help` and other commands start fast.
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="compare each variant with the baseline (95%% CIs)",
-                       description="Print the TLDR table (rows: matrix cells; columns: metrics; cells: "
-                                   "CI of the relative change vs the baseline, or NS), the geometric mean "
-                                   "across the cells, and per-variant summaries. With --scaling PARAM: fit "
-                                   "cost = a + b·PARAM^k per variant instead and compare per-unit costs.")
+    p = sub.add_parser(
+        "compare",
+        help="compare each variant with the baseline (95%% CIs)",
+        description="Print the TLDR table (rows: matrix cells; columns: metrics; cells: "
+        "CI of the relative change vs the baseline, or NS), the geometric mean "
+        "across the cells, and per-variant summaries. With --scaling PARAM: fit "
+        "cost = a + b·PARAM^k per variant instead and compare per-unit costs.",
+    )
     add_experiment_arguments(p, "compare")
     add_store_option(p)
     p.add_argument("--format", choices=["terminal", "markdown", "csv", "json"], default="terminal")
-    p.add_argument("--json", action="store_const", const="json", dest="format",
-                   help="same as --format json")
+    p.add_argument(
+        "--json", action="store_const", const="json", dest="format", help="same as --format json"
+    )
     add_analysis_options(p)
-    p.add_argument("--fail-if-worse", type=pct, default=None, metavar="PCT",
-                   help="exit 1 when a metric is significantly worse by more than PCT percent")
+    p.add_argument(
+        "--fail-if-worse",
+        type=pct,
+        default=None,
+        metavar="PCT",
+        help="exit 1 when a metric is significantly worse by more than PCT percent",
+    )
     p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
     p.set_defaults(handler=run)
 
@@ -37,6 +53,7 @@ def run(args, io) -> int:
     from perflab.report.json_export import render_json
     from perflab.report.markdown import render_markdown
     from perflab.report.terminal import render_terminal
+
     opts = analysis_options(args)
     scaling = opts.pop("scaling")
     pairs = experiment_pairs(args)
@@ -48,15 +65,25 @@ def run(args, io) -> int:
             result = compare_dataset(data, **opts)
         else:
             from perflab.analysis.cross import compare_cross, cross_dataset
+
             cross = cross_dataset(store, args.experiment, args.other, pairs)
             result = compare_cross(cross, **opts)
-    _emit(args, io, result, render_json, render_markdown, render_csv,
-          lambda r, console: render_terminal(r, console, summaries=not args.no_summary))
+    _emit(
+        args,
+        io,
+        result,
+        render_json,
+        render_markdown,
+        render_csv,
+        lambda r, console: render_terminal(r, console, summaries=not args.no_summary),
+    )
     if args.fail_if_worse is not None:
         bad = regressions(result, args.fail_if_worse)
         for c in bad:
-            io.warn(f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
-                    f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)")
+            io.warn(
+                f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
+                f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)"
+            )
         return 1 if bad else 0
     return 0
 
@@ -71,27 +98,40 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
     from perflab.report.json_export import render_scaling_json
     from perflab.report.markdown import render_scaling_markdown
     from perflab.report.terminal import render_scaling_terminal
-    if opts["method"] != "welch" or opts["method_options"]:
-        raise InputError("--scaling fits the per-size means by weighted least squares: --method, --interval, "
-                         "--statistic, --resamples and --scale do not apply to it")
+
+    if opts["method"] not in ("auto", "welch") or opts["method_options"]:
+        raise InputError(
+            "--scaling fits the per-size means by weighted least squares: --method, --interval, "
+            "--statistic, --resamples and --scale do not apply to it"
+        )
     with open_store(args) as store:
         if args.other is None:
             data, extra = load_dataset(store, args.experiment), []
         else:
             from perflab.analysis.cross import cross_dataset
+
             cross = cross_dataset(store, args.experiment, args.other, pairs)
             data, extra = cross.dataset, [Note(w) for w in cross.notes]
     result = fit_dataset(data, scaling, confidence=opts["confidence"], threshold=opts["threshold"])
     if extra:
         result = dataclasses.replace(result, notes=extra + result.notes)
-    _emit(args, io, result, render_scaling_json, render_scaling_markdown, render_scaling_csv,
-          render_scaling_terminal)
+    _emit(
+        args,
+        io,
+        result,
+        render_scaling_json,
+        render_scaling_markdown,
+        render_scaling_csv,
+        render_scaling_terminal,
+    )
     if args.fail_if_worse is not None:
         bad = scaling_regressions(result, args.fail_if_worse)
         for g, f in bad:
             where = f" at {g.where}" if g.where else ""
-            io.warn(f"regression: per-unit {g.metric.name}{where} for {f.variant}: {f.versus.estimate * 100:+.1f}% "
-                    f"(worse than the {args.fail_if_worse:g}% allowed)")
+            io.warn(
+                f"regression: per-unit {g.metric.name}{where} for {f.variant}: {f.versus.estimate * 100:+.1f}% "
+                f"(worse than the {args.fail_if_worse:g}% allowed)"
+            )
         return 1 if bad else 0
     return 0
 

@@ -81,7 +81,7 @@ def render_csv(result: CompareResult) -> str:
                 c.metric.name,
                 c.metric.unit,
                 c.metric.better,
-                result.method,
+                k.method if k is not None else result.method,
                 result.confidence,
             ]
             + nums

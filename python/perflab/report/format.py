@@ -134,3 +134,37 @@ def describe_overhead(source: dict) -> str:
         if "command" in source
         else f"phase {source['phase']}"
     )
+
+
+_METHOD_NAMES = {
+    "welch": "Welch",
+    "mannwhitney": "Mann–Whitney",
+    "bootstrap": "bootstrap",
+    "paired": "paired t",
+}
+
+
+def method_words(method: str, comparisons: list[Comparison]) -> str:
+    """Which method ran, and for ``auto`` why, in a few words: ``Welch: runs clean``,
+    ``auto: Mann–Whitney (outlying runs)``, ``auto: Welch in 12, Mann–Whitney in 3
+    (outlying or skewed runs)``."""
+    if method != "auto":
+        return _METHOD_NAMES.get(method, method)
+    used: dict[str, int] = {}
+    reasons: list[str] = []
+    for c in comparisons:
+        used[c.method] = used.get(c.method, 0) + 1
+        if c.method == "mannwhitney" and c.choice not in reasons:
+            reasons.append(c.choice)
+    if not used:
+        return "auto"
+    why = " or ".join({"outliers": "outlying", "skew": "skewed"}.get(r, r) for r in sorted(reasons))
+    if len(used) == 1:
+        if "welch" in used:
+            return "auto: Welch, runs clean"
+        return f"auto: Mann–Whitney, {why} runs"
+    counts = ", ".join(
+        f"{_METHOD_NAMES.get(m, m)} in {n}"
+        for m, n in sorted(used.items(), key=lambda kv: kv[0] != "welch")
+    )
+    return f"auto: {counts} ({why} runs)"

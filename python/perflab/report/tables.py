@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perflab.analysis.compare import CompareResult
-from perflab.report.format import fmt_number, metric_header, tldr_text
+from perflab.report.format import fmt_number, method_words, metric_header, tldr_text
 from perflab.stats import Verdict
 
 
@@ -83,7 +83,7 @@ def tldr_table(result: CompareResult) -> TableModel:
         if not many
         else f"each variant vs {data.baseline}"
     )
-    title = f"TLDR — {vs}: {conf} CI of the relative change ({result.method.title()}); NS = not significant"
+    title = f"TLDR — {vs}: {conf} CI of the relative change ({method_words(result.method, [c.comparison for c in result.comparisons if c.comparison])}); NS = not significant"
     if any(
         c.comparison is not None and getattr(c.comparison, "interval", None) == "fieller"
         for c in result.comparisons

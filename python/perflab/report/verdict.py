@@ -9,7 +9,7 @@ from __future__ import annotations
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.analysis.sweep import SweepRow
 from perflab.report.blocks import Para, Span
-from perflab.report.format import tldr_text
+from perflab.report.format import method_words, tldr_text
 from perflab.stats import Verdict
 
 #: Most places named per verdict and metric before "and N more".
@@ -50,7 +50,7 @@ def verdict_paragraphs(result: CompareResult) -> list[Para]:
             Span(data.baseline, strong=True),
             Span(
                 f" ({_runs(cs)}, {result.confidence:.0%} confidence intervals, "
-                f"{result.method.title()}): "
+                f"{method_words(result.method, [c.comparison for c in cs if c.comparison])}): "
             ),
         ]
         parts = []

@@ -5,7 +5,8 @@ sample and ``compare`` of a candidate sample against a baseline sample. Results
 are frozen dataclasses whose fields carry units and invariants in their
 docstrings; warnings are typed data attached to them (see `warnings.py`).
 
-Methods (one file each, docstring = assumption and why): `welch` (default; option
+Methods (one file each, docstring = assumption and why): `auto` (the default: Welch
+where a cell's runs look clean, Mann–Whitney where they are outlying or skewed), `welch` (option
 ``interval="fieller"``), `bootstrap` (BCa, any statistic), `mannwhitney`
 (Hodges–Lehmann), `paired` (blocked runs); `histogram` bootstraps merged-histogram
 percentiles. Around them: `classify` (verdict with a practical threshold),
@@ -32,7 +33,9 @@ unequal variances, power) come from `diagnose_sample` / `diagnose_comparison`,
 which need what only the caller knows (execution order, better direction).
 """
 
+from perflab.stats import auto
 from perflab.stats.adaptive import Decision, Precision, decide, relative_half_width
+from perflab.stats.auto import Auto, Choice, choose, choose_many
 from perflab.stats.bootstrap import Bootstrap
 from perflab.stats.correction import (
     CORRECTIONS,
@@ -73,7 +76,9 @@ __all__ = [
     "DEFAULT_CORRECTION",
     "DEFAULT_METHOD",
     "SCALES",
+    "Auto",
     "Bootstrap",
+    "Choice",
     "Comparison",
     "Decision",
     "Estimate",
@@ -95,7 +100,10 @@ __all__ = [
     "Verdict",
     "Welch",
     "adjust_p_values",
+    "auto",
     "available_methods",
+    "choose",
+    "choose_many",
     "classify",
     "compare_family",
     "compare_net",

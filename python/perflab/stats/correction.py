@@ -355,14 +355,15 @@ def compare_family(
     confidence: float = 0.95,
     correction: str = DEFAULT_CORRECTION,
 ) -> FamilyResult:
-    """Compare every (baseline, candidate) pair with ``method`` (default Welch) and correct.
+    """Compare every (baseline, candidate) pair with ``method`` (default: `Auto`, the
+    registry's default) and correct.
 
     The family is everything the report shows together (all cells × metrics × variants).
     """
     if method is None:
-        from perflab.stats.welch import Welch
+        from perflab.stats.auto import Auto
 
-        method = Welch()
+        method = Auto()
     pairs = list(pairs)
     raw = [method.compare(a, b, confidence) for a, b in pairs]
     return correct(raw, correction, lambda i, lv: method.compare(pairs[i][0], pairs[i][1], lv))

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
@@ -63,7 +63,7 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
-from perflab.stats.summary import Location, Summary, as_sample, summarize
+from perflab.stats.summary import Location, Summary, as_sample, summarize, summarize_many
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 from perflab.stats.welch import COVERAGE_LOSS, implied_coverage
@@ -178,8 +178,8 @@ def _tied_row(xa: np.ndarray, xb: np.ndarray, ra: np.ndarray, rb: np.ndarray, al
     # Tie correction: within-sample ties everywhere; at a point dv_g also the groups of
     # baseline and candidate values that coincide once the candidate is shifted by dv_g.
     s0 = _tie_sum(ra) + _tie_sum(rb)
-    av, ia, ca = np.unique(ra, return_index=True, return_counts=True)
-    bv, ib, cb = np.unique(rb, return_index=True, return_counts=True)
+    _av, ia, ca = np.unique(ra, return_index=True, return_counts=True)
+    _bv, ib, cb = np.unique(rb, return_index=True, return_counts=True)
     pair_group = group_of_pair[(ia[:, None] * m + ib[None, :]).ravel()]
     w = (3.0 * ca[:, None] * cb[None, :] * (ca[:, None] + cb[None, :])).ravel()
     t_point = s0 + np.bincount(pair_group, weights=w, minlength=g)
@@ -227,7 +227,7 @@ def mannwhitney_batch(
         raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
-    e, n = a.shape
+    e, _n = a.shape
     confidence = check_levels(confidence, e)
     alpha = 1 - confidence
     positive = positive_rows(a, b)
@@ -306,7 +306,9 @@ def median_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
     n = s.size
     alpha = 1 - confidence
     cdf = special.bdtr(np.arange(n + 1), n, 0.5)  # binomial CDF
-    j = int(np.searchsorted(cdf, alpha / 2 * (1 + 1e-12), side="right"))  # largest j: P(B ≤ j−1) ≤ α/2
+    j = int(
+        np.searchsorted(cdf, alpha / 2 * (1 + 1e-12), side="right")
+    )  # largest j: P(B ≤ j−1) ≤ α/2
     if j < 1:
         return math.nan, math.nan
     return float(s[j - 1]), float(s[n - j])
@@ -335,20 +337,74 @@ class MannWhitney:
         loc = Location("median", float(np.median(x)), lo, hi, confidence, "order-statistics")
         return dataclasses.replace(base, location=loc)
 
+    def summary_many(
+        self, samples: Sequence[Sequence[float]], confidence: float = 0.95
+    ) -> list[Summary]:
+        """`summary` of many samples, the same results: `summarize_many`, and the order
+        statistics of the median's interval read once per sample size."""
+        out = summarize_many(samples, confidence)
+        ranks: dict[int, int] = {}
+        for i, (values, base) in enumerate(zip(samples, out)):
+            x = np.sort(as_sample(values))
+            n = x.size
+            if n not in ranks:
+                cdf = special.bdtr(np.arange(n + 1), n, 0.5)
+                ranks[n] = int(
+                    np.searchsorted(cdf, (1 - confidence) / 2 * (1 + 1e-12), side="right")
+                )
+            j = ranks[n]
+            lo, hi = (float(x[j - 1]), float(x[n - j])) if j >= 1 else (math.nan, math.nan)
+            loc = Location("median", float(np.median(x)), lo, hi, confidence, "order-statistics")
+            out[i] = dataclasses.replace(base, location=loc)
+        return out
+
     def compare(
         self, baseline: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
     ) -> Comparison:
         a = as_sample(baseline)
         b = as_sample(candidate)
-        res = mannwhitney_batch(a, b, confidence, self.scale)
-        scale = str(res.scale[0])
+        return self._comparison(
+            mannwhitney_batch(a, b, confidence, self.scale), 0, a, b, confidence
+        )
+
+    def compare_many(
+        self,
+        pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+        confidence: float | Sequence[float] = 0.95,
+    ) -> list[Comparison]:
+        """`compare` of many pairs, the same results: pairs of equal sizes go through one
+        `mannwhitney_batch`. ``confidence``: one level, or one per pair."""
+        samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
+        levels = (
+            [float(confidence)] * len(samples)
+            if np.isscalar(confidence)
+            else [float(c) for c in confidence]
+        )
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i, (a, b) in enumerate(samples):
+            groups.setdefault((a.size, b.size), []).append(i)
+        out: list[Comparison | None] = [None] * len(samples)
+        for rows in groups.values():
+            res = mannwhitney_batch(
+                np.stack([samples[i][0] for i in rows]),
+                np.stack([samples[i][1] for i in rows]),
+                np.array([levels[i] for i in rows]),
+                self.scale,
+            )
+            for j, i in enumerate(rows):
+                out[i] = self._comparison(res, j, samples[i][0], samples[i][1], levels[i])
+        return [c for c in out if c is not None]
+
+    def _comparison(
+        self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float
+    ) -> Comparison:
+        """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
+        scale = str(res.scale[i])
         warnings: list[StatWarning] = []
         combined = np.concatenate([a, b])
         tied = np.unique(combined).size < combined.size
-        if math.isnan(float(res.low[0])):
-            need = next(
-                k for k in range(2, 100) if _exact_k(k, k, 1 - confidence) >= 1
-            )
+        if math.isnan(float(res.low[i])):
+            need = next(k for k in range(2, 100) if _exact_k(k, k, 1 - confidence) >= 1)
             warnings.append(
                 StatWarning(
                     "too_few_runs",
@@ -358,12 +414,15 @@ class MannWhitney:
                 )
             )
         else:
-            if "below_minus_100" in res.notes(0):
-                warnings.append(StatWarning(
-                    "interval_replaced",
-                    "the shift over the baseline median would reach −100% or below, impossible for "
-                    "positive runs: the Hodges–Lehmann ratio (the same test) is shown",
-                    {}))
+            if "below_minus_100" in res.notes(i):
+                warnings.append(
+                    StatWarning(
+                        "interval_replaced",
+                        "the shift over the baseline median would reach −100% or below, impossible for "
+                        "positive runs: the Hodges–Lehmann ratio (the same test) is shown",
+                        {},
+                    )
+                )
             elif scale == RELATIVE and a.size > 1 and b.size > 1:
                 cov = implied_coverage(a, b, confidence)
                 if cov < confidence - COVERAGE_LOSS:
@@ -377,10 +436,10 @@ class MannWhitney:
                             {"implied_coverage": cov},
                         )
                     )
-            w = scale_warning(scale, "median", {"baseline_median": float(res.baseline[0])})
+            w = scale_warning(scale, "median", {"baseline_median": float(res.baseline[i])})
             if w is not None:
                 warnings.append(w)
-            warnings += note_warnings(res, 0)
+            warnings += note_warnings(res, i)
         if tied:
             warnings.append(
                 StatWarning(
@@ -392,7 +451,7 @@ class MannWhitney:
                 )
             )
         return res.comparison(
-            0,
+            i,
             method=self.name,
             confidence=confidence,
             n_baseline=int(a.size),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from perflab.stats.auto import Auto
 from perflab.stats.bootstrap import Bootstrap
 from perflab.stats.mannwhitney import MannWhitney
 from perflab.stats.paired import Paired
@@ -24,16 +26,18 @@ class Method(Protocol):
 
 
 #: name → class; options are the class's keyword arguments:
+#:   auto() (Welch or Mann–Whitney per comparison, from the runs: `auto.py`),
 #:   welch(interval="auto"|"difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
 #:   resamples=10000, seed=0), mannwhitney(scale="auto"|"ratio"|"shift"), paired().
 _METHODS: dict[str, type] = {
+    "auto": Auto,
     "welch": Welch,
     "bootstrap": Bootstrap,
     "mannwhitney": MannWhitney,
     "paired": Paired,
 }
 
-DEFAULT_METHOD = "welch"
+DEFAULT_METHOD = "auto"
 
 
 def available_methods() -> list[str]:

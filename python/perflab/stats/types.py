@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from perflab.stats.warnings import StatWarning
 
-
 #: What a Comparison's numbers are: see `Comparison`.
 SCALES = ("ratio", "relative", "absolute")
 
@@ -48,6 +47,9 @@ class Comparison:
                 p-value (``correction`` names it) and ``p_raw`` keeps the unadjusted one.
     p_raw:      the unadjusted p-value, in [0, 1] (equal to p_value without a correction).
     correction: ``"none"`` or the correction that adjusted p_value and the interval.
+    choice:     why the automatic method chose ``method`` for this comparison (a key of
+                `perflab.stats.auto.REASONS`: ``clean``, ``outliers``, ``skew``,
+                ``few_runs``); ``""`` when a method was asked for by name.
     method:     name of the method that produced it (e.g. ``"welch"``).
     confidence: level of [low, high], in (0, 1); after a correction, the widened level.
     statistic:  what is compared: ``"mean"``, ``"median"``, ``"p99"``, ``"hl-shift"``
@@ -73,6 +75,7 @@ class Comparison:
     scale: str = "ratio"
     p_raw: float = math.nan
     correction: str = "none"
+    choice: str = ""
 
     def __post_init__(self):
         if self.scale not in SCALES:
@@ -117,6 +120,7 @@ class Comparison:
             "scale": self.scale,
             "p_raw": self.p_raw,
             "correction": self.correction,
+            "choice": self.choice,
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
