@@ -189,10 +189,10 @@ def pair(
 import functools  # noqa: E402
 import zlib  # noqa: E402
 
+from perflab.stats.auto import auto_batch  # noqa: E402
 from perflab.stats.bootstrap import bootstrap_batch  # noqa: E402
 from perflab.stats.intervals import Intervals  # noqa: E402
 from perflab.stats.mannwhitney import mannwhitney_batch  # noqa: E402
-from perflab.stats.auto import auto_batch  # noqa: E402
 from perflab.stats.paired import paired_batch  # noqa: E402
 from perflab.stats.welch import welch_batch  # noqa: E402
 
