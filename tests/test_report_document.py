@@ -224,3 +224,41 @@ def test_default_output_name(seed0, tmp_path, monkeypatch):
     assert r.out.strip() == "wrote report-1.html (8 plots)"
     assert (tmp_path / "report-1.html").read_text().startswith("<!DOCTYPE html>")
     assert [p.name for p in tmp_path.iterdir()] == ["report-1.html"]  # no temporary file left
+
+
+def test_matrix_values_with_suffixes_give_the_params_plot(tmp_path):
+    """Reported: the report re-parsed the spec and read the label "1K" as no number, so the
+    plot against the parameter went missing. Values come from the typed spec now."""
+    spec = write_spec(
+        tmp_path,
+        """\
+name = "sizes"
+baseline = "a"
+repetitions = 3
+[matrix]
+keys = ["1K", "4K"]
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[phase]]
+name = "p"
+command = "echo keys={keys} v=$(( 10 + {repetition} ))"
+[[phase]]
+name = "populate"
+command = "echo v=999"
+measure = false
+[[metric]]
+name = "v"
+better = "higher"
+phase = "p"
+regex = 'v=(?P<value>[0-9]+)'
+""",
+    )
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    doc = json.loads(perflab("report", "1", "--store", str(db), "--json").out)
+    assert doc["numeric_params"] == {"keys": {"1K": 1000.0, "4K": 4000.0}}
+    with Store(db) as s:
+        assert s.experiment(1).settings["unmeasured_phases"] == ["populate"]

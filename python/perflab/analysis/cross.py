@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from perflab.analysis.compare import CompareResult, Note, compare_dataset
 from perflab.analysis.dataset import Dataset, load_dataset
@@ -180,6 +181,7 @@ def cross_dataset(
     new_cells: list[tuple[str, dict[str, str]]] = []
     samples: dict[tuple[str, str, str], list[float]] = {}
     blocks: dict[tuple[str, str, str], list[int]] = {}
+    values: dict[str, dict[str, Any]] = {}
     map_a: dict[tuple[str, str], tuple[str, str]] = {}
     map_b: dict[tuple[str, str], tuple[str, str]] = {}
     for cell_key, labels in cells:
@@ -191,6 +193,7 @@ def cross_dataset(
             else:
                 key, new_labels = cell_key, dict(labels)
             new_cells.append((key, new_labels))
+            values[key] = {**db.values.get(cell_key, {}), **da.values.get(cell_key, {})}
             map_a[(cell_key, va)] = (key, name_a)
             map_b[(cell_key, vb)] = (key, name_b)
             for m in metrics:
@@ -251,7 +254,9 @@ def cross_dataset(
         runner_pid=None,
         runner_host=None,
     )
-    data = Dataset(row, metrics, params, new_cells, [name_a, name_b], samples, blocks, {}, [])
+    data = Dataset(
+        row, metrics, params, new_cells, [name_a, name_b], samples, blocks, {}, [], values
+    )
     origins = [RunOrigin(a.id, map_a, name_a), RunOrigin(b.id, map_b, name_b)]
     return CrossDataset(data, a, b, list(pairs), origins, notes)
 

@@ -128,7 +128,7 @@ def build_report(
     scaling: ScalingResult | None = None,
 ) -> Report:
     data = result.dataset
-    runs = load_run_data(store, origins, [m.name for m in data.metrics], data.cells, data.params)
+    runs = load_run_data(store, origins, data)
     colors = variant_colors(data.variants)
     e = data.experiment
     report = Report(

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.analysis.cross import RunOrigin
+from perflab.analysis.dataset import Dataset
+from perflab.errors import InputError
 from perflab.report.environment import VOLATILE_KEYS, environment_rows
-from perflab.store import ExperimentRow, Store
+from perflab.store import Store
 from perflab.workloads.kv_result import KvResultError, LatencyDistribution, merge_histograms
 
 #: Most lines / characters of a run's output kept in a report (the tail is kept).
@@ -139,15 +140,10 @@ def nines_to_percentile(nines: float) -> float:
     return round(100.0 * (1.0 - 10.0 ** (-nines)), 10)
 
 
-def load_run_data(
-    store: Store,
-    origins: list[RunOrigin],
-    metrics: list[str],
-    cells: list[tuple[str, dict[str, str]]],
-    params: list[str],
-) -> RunData:
-    """Everything per run for the dataset made of ``origins`` (``metrics``: names to keep;
-    ``cells``/``params``: the dataset's, for reading matrix values)."""
+def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunData:
+    """Everything per run for ``data``, the dataset made of ``origins`` (its metrics are
+    kept; its matrix values give the numeric parameters)."""
+    metrics = [m.name for m in data.metrics]
     runs: list[RunPoint] = []
     failed: list[FailedRunInfo] = []
     sides: list[tuple[int, str]] = []
@@ -164,7 +160,8 @@ def load_run_data(
             if name in wanted:
                 values.setdefault(run_id, {})[name] = value
         exp = store.experiment(eid)
-        unmeasured = _unmeasured_phases(exp)
+        # Phases with measure = false (e.g. populate): their latencies are not results.
+        unmeasured = set(exp.settings.get("unmeasured_phases", []))
         rows = store.runs(eid)
         hosts: dict[str, list[str]] = {}
         for r in rows:
@@ -224,7 +221,7 @@ def load_run_data(
     spectra = [
         _spectrum(phase, cell, variant, dists) for (phase, cell, variant), dists in kv.items()
     ]
-    numeric = _numeric_params(store, origins, cells, params)
+    numeric = _numeric_params(data)
     return RunData(
         runs,
         failed,
@@ -316,73 +313,17 @@ def _env_table(cols: list[EnvColumn]) -> EnvTable | None:
     return EnvTable(tuple(full_cols), tuple(labels), differs)
 
 
-def _numeric_params(
-    store: Store,
-    origins: list[RunOrigin],
-    cells: list[tuple[str, dict[str, str]]],
-    params: list[str],
-) -> dict[str, dict[str, float]]:
-    """Matrix values by label from the spec as run (``{"1K" = 1000}``), else the labels
-    themselves when they read as numbers (imports)."""
-    values: dict[str, dict[str, Any]] = {}
-    for origin in origins:
-        spec = _spec_matrix(store.experiment(origin.experiment_id))
-        for name, entry in spec.items():
-            d = entry if isinstance(entry, dict) else {_label(v): v for v in entry}
-            values.setdefault(name, {}).update(d)
-    labels: dict[str, set[str]] = {}
-    for _key, cell_labels in cells:
-        for name, label in cell_labels.items():
-            labels.setdefault(name, set()).add(label)
+def _numeric_params(data: Dataset) -> dict[str, dict[str, float]]:
+    """label → number per matrix parameter with at least two numeric values: the values
+    stored with the experiment (``{"1K" = 1000}``, ``1K`` read as 1000), else the labels
+    read as numbers (imports); parameters that are not numbers are left out."""
     out: dict[str, dict[str, float]] = {}
-    for p in params:
-        seen = labels.get(p, set())
-        nums: dict[str, float] = {}
-        for label in seen:
-            v = values.get(p, {}).get(label, label)
-            x = _number(v)
-            if x is None:
-                break
-            nums[label] = x
-        else:
-            if len(set(nums.values())) >= 2:
-                out[p] = nums
+    for p in data.params:
+        try:
+            by_key = data.numeric_values(p)
+        except InputError:
+            continue
+        nums = {labels[p]: by_key[key] for key, labels in data.cells if p in labels}
+        if len(set(nums.values())) >= 2:
+            out[p] = nums
     return out
-
-
-def _spec_matrix(e: ExperimentRow) -> dict[str, Any]:
-    if not e.spec_text:
-        return {}
-    try:
-        return dict(tomllib.loads(e.spec_text).get("matrix", {}))
-    except (tomllib.TOMLDecodeError, AttributeError, TypeError):
-        return {}
-
-
-def _unmeasured_phases(e: ExperimentRow) -> set[str]:
-    """Phases with ``measure = false`` (e.g. populate): their latencies are not results."""
-    if not e.spec_text:
-        return set()
-    try:
-        phases = tomllib.loads(e.spec_text).get("phase", [])
-        return {p.get("name") for p in phases if isinstance(p, dict) and p.get("measure") is False}
-    except (tomllib.TOMLDecodeError, AttributeError, TypeError):
-        return set()
-
-
-def _label(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
-
-
-def _number(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v) if math.isfinite(v) else None
-    try:
-        x = float(str(v).strip())
-    except ValueError:
-        return None
-    return x if math.isfinite(x) else None

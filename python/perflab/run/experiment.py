@@ -33,6 +33,7 @@ def settings_of(spec: Spec) -> dict:
         "seed": m.seed,
         "confidence": m.confidence,
         "on_failure": m.on_failure,
+        "unmeasured_phases": [p.name for p in m.phase if not p.measure],
         "overheads": {
             x.name: (
                 {"command": x.overhead} if x.overhead is not None else {"phase": x.overhead_phase}
