@@ -1,0 +1,269 @@
+"""Steps on a remote host, by the same rules as local ones (`process.py`).
+
+Each step runs under ``perflab-exec`` staged to the host once (``~/.cache/perflab/``,
+named by its content hash), so a remote step is timed, stopped and cleaned up exactly as
+a local one: its own session, its rusage measured there, everything it leaves behind held
+by the shim until the step's scope ends, SIGTERM then ``kill_grace`` then SIGKILL on a
+timeout or a stop. The shim's report line comes back over the SSH session's stdout; the
+command's stdout and stderr go to files in a scratch directory on the host and are
+fetched into the run's record when the command has exited. If the connection drops, the
+host's sshd ends the session and the shim (its parent gone, ``PR_SET_PDEATHSIG``) stops
+everything the step started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import secrets
+import select
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from perflab.run.process import TERM_GRACE_S, ProcessResult, exec_shim, spawn_argv
+from perflab.run.ssh import HostError, SshConnection
+
+#: Where staged files live on a host, under its login directory.
+STAGE_DIR = ".cache/perflab"
+#: Extra seconds, beyond ``kill_grace``, for the shim to finish its clean-up and answer.
+STOP_MARGIN_S = 5.0
+
+
+class RemoteExecutor:
+    """Runs commands on one SSH host (the `Executor` interface of `executor.py`).
+
+    workdir: the directory commands start in on the host (default: the login directory);
+    the ``cwd`` the runner passes is a local path and is not used here.
+    """
+
+    def __init__(self, conn: SshConnection, workdir: str | None = None) -> None:
+        self.conn = conn
+        self.host = conn.host.name
+        self.workdir = workdir
+        self._shim: str | None = None
+
+    def prepare(self) -> None:
+        """Connects and stages the shim (once per content); HostError when impossible."""
+        self.conn.connect()
+        machine = self.conn.run("uname -m").stdout.decode().strip()
+        if machine != platform.machine():
+            raise HostError(
+                f"host {self.conn.host.describe()} is {machine}, this perflab is built for "
+                f"{platform.machine()}: install perflab there or use a host of this architecture"
+            )
+        local = exec_shim()
+        if local is None:
+            raise HostError("perflab-exec is not built (run scripts/setup)")
+        data = Path(local).read_bytes()
+        home = self.conn.run('printf %s "$HOME"').stdout.decode()
+        remote = f"{home}/{STAGE_DIR}/perflab-exec-{hashlib.sha256(data).hexdigest()[:16]}"
+        present = self.conn.run(f"test -x {shlex.quote(remote)} && echo yes", check=False).stdout
+        if present.strip() != b"yes":
+            self.conn.put(data, remote, mode="0755")
+        self._shim = shlex.quote(remote)
+
+    @staticmethod
+    def base_env() -> dict[str, str]:
+        """Commands keep the host's own login environment; only the spec's variables are added."""
+        return {}
+
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None = None,
+        stop: threading.Event | None = None,
+        on_start: Callable[[int], None] | None = None,
+        cpus: tuple[int, ...] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ) -> ProcessResult:
+        if self._shim is None:
+            self.prepare()
+        assert self._shim is not None
+        scratch = f"/tmp/perflab-step-{secrets.token_hex(8)}"
+        argv = spawn_argv(command, shell)
+        if cpus:
+            argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
+        assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        grace_ms = max(1, round(kill_grace * 1000))
+        cd = f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
+        script = (
+            f"mkdir -p {scratch} && echo $$ > {scratch}/pid && {cd}"
+            f"exec env {assignments} {self._shim} 3 {grace_ms} "
+            + " ".join(shlex.quote(a) for a in argv)
+            + f" 3>&1 1>{scratch}/out 2>{scratch}/err </dev/null"
+        )
+        step = _RemoteStep(self.conn, scratch, kill_grace)
+        result = None
+        try:
+            result = step.wait(script, timeout, stop)
+        finally:
+            # A step that left processes keeps its scratch directory (their shim's pid)
+            # until they are stopped.
+            step.fetch(stdout_path, stderr_path, remove=result is None or result.lingering is None)
+        return result
+
+
+class _RemoteStep:
+    """One command on the host: the ssh process that carries it, and its scratch directory."""
+
+    def __init__(self, conn: SshConnection, scratch: str, grace: float) -> None:
+        self.conn, self.scratch, self.grace = conn, scratch, grace
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.report = b""
+
+    def wait(self, script: str, timeout: float | None, stop: threading.Event | None):
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            self.conn.argv(script),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        timed_out = interrupted = False
+        deadline = None if timeout is None else t0 + timeout
+        while b"\n" not in self.report:
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.perf_counter()))
+            ready, _, _ = select.select([fd], [], [], wait)
+            if ready:
+                chunk = os.read(fd, 256)
+                if not chunk:
+                    break  # the session ended without a report: connection lost, or shim failed
+                self.report += chunk
+                continue
+            if stop is not None and stop.is_set():
+                interrupted = True
+            elif deadline is not None and time.perf_counter() >= deadline:
+                timed_out = True
+            if interrupted or timed_out:
+                self.terminate()
+                break
+        fields = self.report.split()
+        if len(fields) == 6 and not (timed_out or interrupted):
+            wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in fields)
+            held = None
+            if lingering:
+                held = RemoteLingering(self)
+            else:
+                self._reap()
+            code = os.waitstatus_to_exitcode(status)
+            return ProcessResult(
+                exit_code=code if code >= 0 else None,
+                signal=-code if code < 0 else None,
+                timed_out=False,
+                interrupted=False,
+                wall_s=wall_ns / 1e9,
+                user_s=user_us / 1e6,
+                system_s=sys_us / 1e6,
+                max_rss_kib=rss,
+                lingering=held,
+            )
+        self._reap()
+        if not (timed_out or interrupted):
+            why = self._stderr() or f"ssh exited with status {self.proc.returncode}"
+            raise HostError(f"host {self.conn.host.describe()}: step lost: {why}")
+        return ProcessResult(
+            exit_code=None,
+            signal=None,
+            timed_out=timed_out,
+            interrupted=interrupted,
+            wall_s=time.perf_counter() - t0,
+            user_s=0.0,
+            system_s=0.0,
+            max_rss_kib=0,
+        )
+
+    def terminate(self) -> None:
+        """SIGTERM to the shim (it stops everything the step started, with its grace); then,
+        if it is still there, SIGKILL to its process group."""
+        pid = f"$(cat {self.scratch}/pid 2>/dev/null)"
+        with contextlib.suppress(HostError):
+            self.conn.run(f'p={pid}; [ -n "$p" ] && kill -TERM "$p"', check=False, timeout=30)
+        if self.proc is not None:
+            try:
+                self.proc.wait(self.grace + STOP_MARGIN_S)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        with contextlib.suppress(HostError):
+            self.conn.run(
+                f'p={pid}; [ -n "$p" ] && {{ kill -KILL -- -"$p" || kill -KILL "$p"; }}',
+                check=False,
+                timeout=30,
+            )
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.wait(STOP_MARGIN_S + self.grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _stderr(self) -> str:
+        if self.proc is None or self.proc.stderr is None or self.proc.stderr.closed:
+            return ""
+        lines = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def fetch(self, stdout_path: Path, stderr_path: Path, remove: bool) -> None:
+        """The command's output into the run's files; the scratch directory removed if
+        ``remove``."""
+        q = shlex.quote(self.scratch)
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    self.conn.argv(f"cat {q}/out 2>/dev/null; cat {q}/err >&2 2>/dev/null; true"),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    timeout=120,
+                )
+        if remove:
+            with contextlib.suppress(HostError):
+                self.conn.run(f"rm -rf {q}", check=False)
+
+
+class RemoteLingering:
+    """Processes a remote step left running, held by its shim on the host; ``stop()``
+    ends them all (the `process.Lingering` interface)."""
+
+    def __init__(self, step: _RemoteStep) -> None:
+        self.step = step
+
+    def processes(self) -> list[str]:
+        """``PID command line`` of each process the step left on the host."""
+        s = self.step.scratch
+        script = (
+            f"p=$(cat {s}/pid 2>/dev/null) && for c in $(cat /proc/$p/task/$p/children); do "
+            'echo "$c $(tr "\\0" " " < /proc/$c/cmdline)"; done'
+        )
+        with contextlib.suppress(HostError):
+            out = self.step.conn.run(script, check=False).stdout.decode("utf-8", "replace")
+            return [line.strip() for line in out.splitlines() if len(line.split()) > 1]
+        return []
+
+    def stop(self) -> list[str]:
+        running = self.processes()
+        self.step.terminate()
+        with contextlib.suppress(HostError):
+            self.step.conn.run(f"rm -rf {shlex.quote(self.step.scratch)}", check=False)
+        return running

@@ -1,0 +1,256 @@
+"""The SSH transport to a host: OpenSSH's own client, one control master per host.
+
+Why the OpenSSH client rather than a Python SSH library: it honours ``~/.ssh/config``
+exactly as the user's own ``ssh`` does (aliases, ProxyJump, identities, the agent,
+known hosts), which is what people who drive lab machines over SSH already rely on. A
+control master (``ControlMaster=auto``) makes every command after the first reuse one
+authenticated connection: a few milliseconds per command instead of a handshake.
+
+Host keys are checked as the user's configuration says (``BatchMode=yes``: never a
+prompt); an unknown host is a one-line error that says how to accept its key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import shlex
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from perflab.errors import PerflabError
+
+#: Attempts to (re)connect before a host is declared unreachable, and the first pause
+#: between them (doubled after each failure: 0.5, 1, 2, 4 s).
+CONNECT_ATTEMPTS = 5
+CONNECT_BACKOFF_S = 0.5
+#: ssh's exit status for its own errors (connection refused, lost, authentication).
+SSH_ERROR = 255
+
+_DESTINATION = re.compile(
+    r"^(?:(?P<user>[^@\s:]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]]+))(?::(?P<port>\d{1,5}))?$"
+)
+
+
+class HostError(PerflabError):
+    """A host cannot be reached or used; the message is one line naming the host."""
+
+
+@dataclass(frozen=True)
+class SshHost:
+    """Where a host is and how to log in (a spec's ``[hosts.NAME]``).
+
+    destination: ``user@address`` or an alias of ``~/.ssh/config`` (passed to ssh as is);
+    port: None for ssh's default (or the config's); identity: a private key file;
+    jump: a ProxyJump destination; options: extra ``-o Key=value`` options for ssh.
+    """
+
+    name: str
+    destination: str
+    port: int | None = None
+    identity: str | None = None
+    jump: str | None = None
+    options: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(
+        cls,
+        name: str,
+        ssh: str,
+        identity: str | None = None,
+        jump: str | None = None,
+        options: tuple[str, ...] = (),
+    ) -> SshHost:
+        """From ``ssh = "user@address:port"`` (``[::1]:2222`` for IPv6; every part but the
+        address optional). Raises ValueError saying what is wrong."""
+        m = _DESTINATION.match(ssh.strip())
+        if not m:
+            raise ValueError(
+                f"bad ssh destination {ssh!r}: expected user@address:port, address, or an "
+                "alias of ~/.ssh/config ([::1]:22 for an IPv6 address)"
+            )
+        port = int(m["port"]) if m["port"] else None
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"bad port {port} in ssh destination {ssh!r}")
+        address = m["v6"] or m["host"]
+        destination = f"{m['user']}@{address}" if m["user"] else address
+        return cls(name, destination, port, identity, jump, tuple(options))
+
+    def describe(self) -> str:
+        """``name (user@address:port)`` for messages."""
+        where = self.destination + (f":{self.port}" if self.port else "")
+        return f"'{self.name}' ({where})"
+
+
+class SshConnection:
+    """Commands on one host over a shared control master; ``close()`` ends the master."""
+
+    def __init__(self, host: SshHost, control_dir: Path | None = None) -> None:
+        self.host = host
+        self._own_dir = control_dir is None
+        # Unix socket paths are limited to ~108 bytes: a short directory, a short name.
+        self.control_dir = control_dir or Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
+        digest = hashlib.sha1(host.name.encode()).hexdigest()[:10]
+        self.control_path = self.control_dir / f"{digest}.sock"
+        self.connected = False
+
+    def ssh_argv(self) -> list[str]:
+        """ssh and its options up to and including the destination."""
+        h = self.host
+        argv = [
+            "ssh",
+            "-o", "BatchMode=yes",
+            "-o", "ControlMaster=auto",
+            "-o", f"ControlPath={self.control_path}",
+            "-o", "ControlPersist=60",
+            "-o", "ServerAliveInterval=5",
+            "-o", "ServerAliveCountMax=3",
+            "-o", "ConnectTimeout=10",
+            "-o", "LogLevel=ERROR",
+        ]  # fmt: skip
+        if h.port:
+            argv += ["-p", str(h.port)]
+        if h.identity:
+            argv += ["-i", str(Path(h.identity).expanduser()), "-o", "IdentitiesOnly=yes"]
+        if h.jump:
+            argv += ["-J", h.jump]
+        for opt in h.options:
+            argv += ["-o", opt]
+        return [*argv, h.destination]
+
+    def argv(self, script: str) -> list[str]:
+        """The argv that runs the shell ``script`` on the host (its login shell's ``sh -c``)."""
+        return [*self.ssh_argv(), "--", script]
+
+    def connect(self) -> None:
+        """Opens (or re-opens) the control master, retrying with backoff; HostError when the
+        host stays unreachable."""
+        pause = CONNECT_BACKOFF_S
+        last = ""
+        for attempt in range(CONNECT_ATTEMPTS):
+            try:
+                done = subprocess.run(
+                    self.argv("true"),
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=30,
+                )
+            except subprocess.TimeoutExpired:
+                last = "no answer in 30 s"
+            else:
+                if done.returncode == 0:
+                    self.connected = True
+                    return
+                last = _last_line(done.stderr) or f"ssh exited with status {done.returncode}"
+                if done.returncode != SSH_ERROR or _permanent(last):
+                    break  # a refused key or an unknown host does not get better by waiting
+            if attempt < CONNECT_ATTEMPTS - 1:
+                time.sleep(pause)
+                pause *= 2
+        raise HostError(f"host {self.host.describe()}: cannot connect: {last}{_advice(last)}")
+
+    def run(
+        self,
+        script: str,
+        *,
+        input: bytes | None = None,
+        timeout: float | None = 60.0,
+        check: bool = True,
+        retry: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Runs ``script`` and returns its output; a lost connection is re-opened once when
+        ``retry`` (for commands that may run twice). check: HostError unless status 0."""
+        if not self.connected:
+            self.connect()
+        for attempt in (0, 1):
+            try:
+                done = subprocess.run(
+                    self.argv(script),
+                    input=input,
+                    stdin=None if input is not None else subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                raise HostError(
+                    f"host {self.host.describe()}: no answer in {timeout:g} s to: {_short(script)}"
+                ) from None
+            if done.returncode == SSH_ERROR and retry and attempt == 0:
+                self.connected = False
+                self.connect()
+                continue
+            break
+        if check and done.returncode != 0:
+            why = _last_line(done.stderr) or f"exited with status {done.returncode}"
+            raise HostError(f"host {self.host.describe()}: {_short(script)}: {why}")
+        return done
+
+    def put(self, data: bytes, remote: str, mode: str = "0644") -> None:
+        """Writes ``data`` to the file ``remote`` on the host (atomically: a temporary name,
+        then a rename), creating its directory."""
+        q = shlex.quote(remote)
+        self.run(
+            f'set -e; mkdir -p "$(dirname {q})"; t={q}.tmp.$$; cat > "$t"; chmod {mode} "$t"; '
+            f'mv -f "$t" {q}',
+            input=data,
+        )
+
+    def read(self, remote: str) -> bytes:
+        return self.run(f"cat {shlex.quote(remote)}").stdout
+
+    def close(self) -> None:
+        """Ends the control master (and with it the connection); idempotent."""
+        if self.control_path.exists():
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    [*self.ssh_argv()[:-1], "-O", "exit", self.host.destination],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=10,
+                )
+        self.connected = False
+        if self._own_dir:
+            with contextlib.suppress(OSError):
+                for p in self.control_dir.iterdir():
+                    p.unlink()
+                self.control_dir.rmdir()
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = [x.strip() for x in stderr.decode("utf-8", "replace").splitlines() if x.strip()]
+    return lines[-1] if lines else ""
+
+
+def _short(script: str, limit: int = 60) -> str:
+    one = " ".join(script.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def _permanent(message: str) -> bool:
+    m = message.lower()
+    return any(
+        s in m
+        for s in (
+            "host key verification failed",
+            "permission denied",
+            "could not resolve hostname",
+            "no such file",
+            "bad configuration option",
+        )
+    )
+
+
+def _advice(message: str) -> str:
+    m = message.lower()
+    if "host key verification failed" in m:
+        return (
+            " (the host's key is not known: connect once with ssh to accept it, or add "
+            'options = ["StrictHostKeyChecking=accept-new"] to the host)'
+        )
+    if "permission denied" in m:
+        return " (check the user, `identity = ...` or your ssh agent)"
+    return ""

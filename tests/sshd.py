@@ -1,0 +1,111 @@
+"""A real OpenSSH server on loopback for tests of remote hosts.
+
+    from sshd import start_sshd
+    with start_sshd() as srv:
+        srv.port, srv.user, srv.identity      # log in as the current user with this key
+        srv.host_table()                       # the spec's [hosts.NAME] keys for it
+
+It runs as the current user on 127.0.0.1 (a non-root sshd can only log that user in),
+with a host key and an authorized key made for it in a temporary directory; host keys
+are accepted on first use into a known_hosts file of that directory, so nothing in
+~/.ssh changes. A missing sshd is a test failure, never a skip: ``scripts/setup``
+installs openssh-server.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from servers import LOOPBACK, free_port
+
+READY_TIMEOUT_S = 10.0
+
+
+class Sshd:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.user = getpass.getuser()
+        self.identity = workdir / "client_key"
+        self.known_hosts = workdir / "known_hosts"
+        sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+        if not os.access(sshd, os.X_OK):
+            raise RuntimeError("sshd not found: scripts/setup installs openssh-server")
+        for name in ("host_key", "client_key"):
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(workdir / name)],
+                check=True,
+            )
+        (workdir / "authorized_keys").write_bytes((workdir / "client_key.pub").read_bytes())
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation directory
+        self.port = free_port()
+        config = workdir / "sshd_config"
+        config.write_text(
+            f"Port {self.port}\nListenAddress {LOOPBACK}\nHostKey {workdir / 'host_key'}\n"
+            f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile {workdir / 'sshd.pid'}\n"
+            "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
+            "LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n"
+        )
+        self._log = open(workdir / "sshd.log", "wb")  # noqa: SIM115 -- closed in stop()
+        self.proc = subprocess.Popen(
+            [sshd, "-D", "-e", "-f", str(config)], stdout=self._log, stderr=subprocess.STDOUT
+        )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"sshd exited at start: {self.log()[-500:]}")
+            try:
+                with socket.create_connection((LOOPBACK, self.port), timeout=1.0) as s:
+                    if s.recv(64).startswith(b"SSH-2.0"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise RuntimeError(f"sshd not ready in {READY_TIMEOUT_S} s: {self.log()[-500:]}")
+
+    def log(self) -> str:
+        return (self.workdir / "sshd.log").read_text(errors="replace")
+
+    @property
+    def destination(self) -> str:
+        return f"{self.user}@{LOOPBACK}:{self.port}"
+
+    def options(self) -> list[str]:
+        return [f"UserKnownHostsFile={self.known_hosts}", "StrictHostKeyChecking=accept-new"]
+
+    def host_table(self) -> str:
+        """TOML keys of a spec's ``[hosts.NAME]`` table for this server."""
+        opts = ", ".join(f'"{o}"' for o in self.options())
+        return f'ssh = "{self.destination}"\nidentity = "{self.identity}"\noptions = [{opts}]\n'
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+    def __enter__(self) -> Sshd:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_sshd() -> Sshd:
+    return Sshd(Path(tempfile.mkdtemp(prefix="perflab-sshd-")))

@@ -1,0 +1,165 @@
+"""Remote hosts over SSH against a real sshd on 127.0.0.1: the transport (one control
+master, reconnect, one-line errors) and remote steps by the local rules (exit status,
+output captured, timeout and stop end the step's whole process tree, leftovers held and
+stopped, a dropped connection leaves nothing running on the host)."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+import pytest
+from perflab.run.remote import RemoteExecutor
+from perflab.run.ssh import HostError, SshConnection, SshHost
+from sshd import start_sshd
+
+POLL_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def sshd():
+    with start_sshd() as srv:
+        yield srv
+
+
+def _host(srv, name="dut", **kw) -> SshHost:
+    opts = kw.pop("options", tuple(srv.options()))
+    return SshHost.parse(name, srv.destination, str(srv.identity), options=opts, **kw)
+
+
+@pytest.fixture
+def executor(sshd, tmp_path):
+    ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
+    ex.prepare()
+    yield ex
+    ex.conn.close()
+
+
+def _step(ex, tmp_path, command, **kw):
+    kw.setdefault("env", {})
+    return ex.run(
+        command,
+        shell=True,
+        cwd=tmp_path,
+        stdout_path=tmp_path / "out",
+        stderr_path=tmp_path / "err",
+        **kw,
+    )
+
+
+def _until(predicate, what: str) -> None:
+    deadline = time.monotonic() + POLL_S
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {POLL_S} s: {what}")
+
+
+def _running(ex, marker: str) -> bool:
+    """A process whose command line matches ``marker`` (a regex) runs on the host. The
+    first character goes in brackets so that the pattern does not match the shell that
+    runs pgrep with it."""
+    pattern = f"[{marker[0]}]{marker[1:]}"
+    out = ex.conn.run(f"pgrep -f '{pattern}' >/dev/null && echo yes || echo no").stdout
+    return out.strip() == b"yes"
+
+
+def test_destinations_parse_as_ssh_reads_them():
+    assert SshHost.parse("a", "root@10.0.0.2:2222") == SshHost("a", "root@10.0.0.2", 2222)
+    assert SshHost.parse("b", "lab-dut").destination == "lab-dut"
+    assert SshHost.parse("c", "me@[::1]:22") == SshHost("c", "me@::1", 22)
+    for bad in ("root@", "a b", "x:99999", "@host"):
+        with pytest.raises(ValueError, match="ssh destination|bad port"):
+            SshHost.parse("d", bad)
+
+
+def test_commands_share_one_connection_and_files_round_trip(sshd, tmp_path):
+    conn = SshConnection(_host(sshd))
+    try:
+        conn.connect()
+        assert conn.control_path.exists()  # the control master every command reuses
+        assert conn.run("echo $((6 * 7))").stdout == b"42\n"
+        conn.put(b"\x00binary\xff", f"{tmp_path}/staged/file")
+        assert conn.read(f"{tmp_path}/staged/file") == b"\x00binary\xff"
+        # The master dies (network blip): the next command reconnects by itself.
+        subprocess.run([*conn.ssh_argv()[:-1], "-O", "exit", conn.host.destination], check=True)
+        assert conn.run("echo again").stdout == b"again\n"
+    finally:
+        conn.close()
+    assert not conn.control_path.exists()
+
+
+def test_unknown_host_key_is_one_line_saying_how_to_accept_it(sshd, tmp_path):
+    known = tmp_path / "empty_known_hosts"
+    known.write_text("")
+    host = _host(sshd, options=(f"UserKnownHostsFile={known}", "StrictHostKeyChecking=yes"))
+    with pytest.raises(HostError) as e:
+        SshConnection(host).connect()
+    msg = str(e.value)
+    assert "\n" not in msg and "host 'dut'" in msg and "Host key verification failed" in msg
+    assert "StrictHostKeyChecking=accept-new" in msg
+
+
+def test_unreachable_host_is_an_error_naming_it(sshd):
+    host = SshHost.parse("gone", f"{sshd.user}@127.0.0.1:1", str(sshd.identity))
+    with pytest.raises(HostError, match=r"host 'gone' \(.*:1\): cannot connect: .*refused"):
+        SshConnection(host).connect()
+
+
+def test_remote_step_status_output_env_and_workdir(executor, tmp_path):
+    r = _step(executor, tmp_path, 'echo "out $X"; echo err >&2; pwd; exit 3', env={"X": "a b"})
+    assert r.exit_code == 3 and not r.ok and r.max_rss_kib > 0
+    assert (tmp_path / "out").read_text() == f"out a b\n{tmp_path}\n"
+    assert (tmp_path / "err").read_text() == "err\n"
+    assert not executor.conn.run("ls /tmp | grep perflab-step- || true").stdout
+
+
+def test_remote_timeout_ends_the_whole_tree(executor, tmp_path):
+    r = _step(executor, tmp_path, "sleep 31.25 & sleep 31.5; wait", timeout=1.0, kill_grace=0.5)
+    assert r.timed_out and not r.ok
+    _until(lambda: not _running(executor, "sleep 31.[25]"), "the timed-out step's processes end")
+
+
+def test_remote_stop_request_interrupts(executor, tmp_path):
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    r = _step(executor, tmp_path, "sleep 32.5", stop=stop, kill_grace=0.5)
+    assert r.interrupted
+    _until(lambda: not _running(executor, "sleep 32.5"), "the stopped step's process ends")
+
+
+def test_remote_leftovers_are_held_then_stopped(executor, tmp_path):
+    # A daemon that detaches (double fork + setsid), as `memcached -d` does.
+    r = _step(executor, tmp_path, "setsid sh -c 'sleep 33.5 &' ; echo started", kill_grace=0.5)
+    assert r.ok and r.lingering is not None
+    assert any("sleep 33.5" in p for p in r.lingering.processes())
+    assert _running(executor, "sleep 33.5")
+    stopped = r.lingering.stop()
+    assert any("sleep 33.5" in p for p in stopped)
+    _until(lambda: not _running(executor, "sleep 33.5"), "the held daemon ends")
+
+
+def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path):
+    ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
+    ex.prepare()
+    watcher = SshConnection(_host(sshd, name="watcher"))
+    try:
+        cut = threading.Timer(
+            1.0,
+            lambda: subprocess.run(
+                [*ex.conn.ssh_argv()[:-1], "-O", "exit", ex.conn.host.destination]
+            ),
+        )
+        cut.start()
+        with pytest.raises(HostError, match="host 'dut'.*step lost"):
+            _step(ex, tmp_path, "sleep 34.5 & sleep 34.25; wait")
+        cut.join()
+        _until(
+            lambda: watcher.run("pgrep -f '[s]leep 34.[25]' || echo none").stdout == b"none\n",
+            "the step's processes end after its connection dropped",
+        )
+    finally:
+        ex.conn.close()
+        watcher.close()
