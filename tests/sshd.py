@@ -54,7 +54,7 @@ class Sshd:
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
             "LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n"
         )
-        self._log = open(workdir / "sshd.log", "wb")  # noqa: SIM115 -- closed in stop()
+        self._log = open(workdir / "sshd.log", "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             [sshd, "-D", "-e", "-f", str(config)], stdout=self._log, stderr=subprocess.STDOUT
         )

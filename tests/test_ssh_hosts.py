@@ -71,7 +71,7 @@ def test_destinations_parse_as_ssh_reads_them():
     assert SshHost.parse("b", "lab-dut").destination == "lab-dut"
     assert SshHost.parse("c", "me@[::1]:22") == SshHost("c", "me@::1", 22)
     for bad in ("root@", "a b", "x:99999", "@host"):
-        with pytest.raises(ValueError, match="ssh destination|bad port"):
+        with pytest.raises(ValueError, match=r"ssh destination|bad port"):
             SshHost.parse("d", bad)
 
 
@@ -153,7 +153,7 @@ def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path):
             ),
         )
         cut.start()
-        with pytest.raises(HostError, match="host 'dut'.*step lost"):
+        with pytest.raises(HostError, match=r"host 'dut'.*step lost"):
             _step(ex, tmp_path, "sleep 34.5 & sleep 34.25; wait")
         cut.join()
         _until(

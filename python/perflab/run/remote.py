@@ -228,15 +228,19 @@ class _RemoteStep:
         """The command's output into the run's files; the scratch directory removed if
         ``remove``."""
         q = shlex.quote(self.scratch)
-        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(
-                    self.conn.argv(f"cat {q}/out 2>/dev/null; cat {q}/err >&2 2>/dev/null; true"),
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    timeout=120,
-                )
+        with (
+            open(stdout_path, "wb") as out,
+            open(stderr_path, "wb") as err,
+            contextlib.suppress(OSError, subprocess.TimeoutExpired),
+        ):
+            subprocess.run(
+                self.conn.argv(f"cat {q}/out 2>/dev/null; cat {q}/err >&2 2>/dev/null; true"),
+                check=False,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                timeout=120,
+            )
         if remove:
             with contextlib.suppress(HostError):
                 self.conn.run(f"rm -rf {q}", check=False)

@@ -135,6 +135,7 @@ class SshConnection:
             try:
                 done = subprocess.run(
                     self.argv("true"),
+                    check=False,
                     stdin=subprocess.DEVNULL,
                     capture_output=True,
                     timeout=30,
@@ -170,6 +171,7 @@ class SshConnection:
             try:
                 done = subprocess.run(
                     self.argv(script),
+                    check=False,
                     input=input,
                     stdin=None if input is not None else subprocess.DEVNULL,
                     capture_output=True,
@@ -208,6 +210,7 @@ class SshConnection:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 subprocess.run(
                     [*self.ssh_argv()[:-1], "-O", "exit", self.host.destination],
+                    check=False,
                     stdin=subprocess.DEVNULL,
                     capture_output=True,
                     timeout=10,
