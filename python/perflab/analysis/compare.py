@@ -365,11 +365,13 @@ def _experiment_notes(data: Dataset, skipped_samples: int) -> list[Note]:
     return notes
 
 
-def _fit_advice(note: Note, settings: dict, choices: dict[tuple[str, str], Choice]) -> Note:
+def _fit_advice(
+    note: Note, settings: dict, choices: dict[tuple[str, str], Choice] | None = None
+) -> Note:
     """Statistics cannot see the design; where its advice is already followed, say the next step."""
     w = note.warning
     message = w.message
-    choice = choices.get((note.cell_key, note.metric))
+    choice = (choices or {}).get((note.cell_key, note.metric))
     if w.code == "outliers" and choice is not None and choice.method == "mannwhitney":
         message = message.replace(
             ", and prefer --method mannwhitney if they are real",
