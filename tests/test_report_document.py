@@ -12,7 +12,7 @@ from cli_helpers import perflab, write_spec
 from perflab.report import plots
 from perflab.report.document import report_for
 from perflab.report.html import render_html
-from perflab.report.report_md import _guard_start, md_escape
+from perflab.report.markdown import _guard_start, md_escape
 from perflab.store import Store
 from testdata import MGLRU_RUNS as SEED0
 

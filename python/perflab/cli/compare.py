@@ -50,8 +50,8 @@ def run(args, io) -> int:
     from perflab.analysis.dataset import load_dataset
     from perflab.report.csv_table import render_csv
     from perflab.report.format import fmt_pct
-    from perflab.report.json_export import render_json
-    from perflab.report.markdown import render_markdown
+    from perflab.report.json_doc import render_compare_json
+    from perflab.report.markdown import render_compare_markdown
     from perflab.report.terminal import render_terminal
 
     opts = analysis_options(args)
@@ -72,8 +72,8 @@ def run(args, io) -> int:
         args,
         io,
         result,
-        render_json,
-        render_markdown,
+        render_compare_json,
+        render_compare_markdown,
         render_csv,
         lambda r, console: render_terminal(r, console, summaries=not args.no_summary),
     )
@@ -95,7 +95,7 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
     from perflab.analysis.scaling import fit_dataset, scaling_regressions
     from perflab.errors import InputError
     from perflab.report.csv_table import render_scaling_csv
-    from perflab.report.json_export import render_scaling_json
+    from perflab.report.json_doc import render_scaling_json
     from perflab.report.markdown import render_scaling_markdown
     from perflab.report.terminal import render_scaling_terminal
 

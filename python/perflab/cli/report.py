@@ -93,7 +93,7 @@ def run(args, io) -> int:
         if args.screenshot:
             raise InputError("--screenshot needs the HTML report in a file: -o report.html")
         if kind == "json":
-            from perflab.report.report_json import render_report_json
+            from perflab.report.json_doc import render_report_json
 
             io.out.write(render_report_json(report))
         else:

@@ -54,7 +54,7 @@ def register(sub) -> None:
 
 def run(args, io) -> int:
     from perflab.cli.progress import ConsoleObserver
-    from perflab.report.exports import ExportingObserver, ExportManager
+    from perflab.report.output import ExportingObserver, ExportManager
     from perflab.run.experiment import open_experiment
     from perflab.run.runner import Runner
     from perflab.spec import load_spec

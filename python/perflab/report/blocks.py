@@ -1,29 +1,35 @@
-"""The building blocks of a report document, independent of the output format.
+"""The one document model of every output, independent of the format.
 
-`perflab.report.document` arranges a report as `Section`s of these blocks; the HTML and
-Markdown writers each draw every block kind. All text in them is plain text (never
-markup): each writer escapes it for its own format.
+`perflab.report.tables` builds the comparison's tables (`Table`, `Cell`) and the
+comparison as a `Section` (`perflab compare --format markdown` and its exports);
+`perflab.report.document` arranges a whole report as `Section`s of these blocks. The HTML
+(`html.py`) and Markdown (`markdown.py`) writers draw every block kind, the terminal
+(`terminal.py`) draws the tables. All text in them is plain text (never markup): each
+writer escapes it for its own format.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Union
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Union
 
 from perflab.stats import Verdict
+
+if TYPE_CHECKING:  # matplotlib loads with the plots, not with every table
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
 class Span:
-    """A piece of running text; ``verdict`` colours it, ``code`` sets it in monospace."""
+    """A piece of running text; ``verdict`` colours it, ``code`` sets it in monospace,
+    ``em`` in italics."""
 
     text: str
     verdict: Verdict | None = None
     strong: bool = False
     code: bool = False
+    em: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,8 @@ class Cell:
 @dataclass(frozen=True)
 class Table:
     """``numeric[i]``: right-align column i; ``highlight[r]``: row r is a difference to notice;
-    ``footer``: rows that summarize the rows above them (e.g. the sweep's geometric mean)."""
+    ``footer``: rows that summarize the rows above them, drawn under a rule (e.g. the sweep's
+    geometric mean); ``css_class``: the HTML table's class (other writers ignore it)."""
 
     title: str
     columns: tuple[str, ...]

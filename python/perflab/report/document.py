@@ -6,8 +6,10 @@ out as sections in a fixed order (issue 6):
   warnings and failed runs → environment → run output → the spec as run → how to reproduce.
 
 Statistics come from the `CompareResult` (computed once in `stats/` through
-`analysis.compare`); this module only chooses what to show and in which words. Writers
-(`html.py`, `report_md.py`, `report_json.py`) draw the same `Report`.
+`analysis.compare`); this module only chooses what to show and in which words, as the
+blocks of `blocks.py` (the comparison's tables come from `tables.py`, as for
+``perflab compare``). Writers (`html.py`, `markdown.py`, `json_doc.py`) draw the same
+`Report`; `output.py` writes it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from perflab.report.format import describe_overhead, method_words
 from perflab.report.palette import COLOR_NAMES, variant_colors
 from perflab.report.rundata import RunData, load_run_data
 from perflab.report.scaling_table import method_line, model_text, per_what, scaling_tables
-from perflab.report.tables import TableModel, note_lines, summary_tables, tldr_table
+from perflab.report.tables import note_lines, summary_tables, tldr_table
 from perflab.report.verdict import verdict_paragraphs
 from perflab.store import ExperimentRow, Store, default_store_path
 
@@ -157,30 +159,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def table_of(
-    model: TableModel, colors: dict[str, str] | None = None, variant_col: int | None = None
-) -> Table:
-    def cells_of(rows: list) -> tuple:
-        out = []
-        for row in rows:
-            cells = []
-            for i, c in enumerate(row):
-                color = None
-                if colors and variant_col is not None and i == variant_col:
-                    color = colors.get(c.text.removesuffix(" (baseline)"))
-                cells.append(Cell(c.text, c.verdict, color))
-            out.append(tuple(cells))
-        return tuple(out)
-
-    return Table(
-        model.title,
-        tuple(model.columns),
-        cells_of(model.rows),
-        tuple(model.numeric),
-        footer=cells_of(model.summary_rows),
-    )
-
-
 def _with_sections(r: Report) -> Report:
     result, data = r.result, r.result.dataset
     colors = r.colors
@@ -194,13 +172,12 @@ def _with_sections(r: Report) -> Report:
 
     sections.append(Section("verdict", "Verdict", tuple(r.verdict) + (_variants_table(r),)))
 
-    tldr = tldr_table(result)
     sections.append(
         Section(
             "tldr",
             "TLDR",
             (
-                dataclasses.replace(table_of(tldr), css_class="tldr"),
+                tldr_table(result),
                 Para.of(
                     "Each cell: the ",
                     Span(f"{result.confidence:.0%}", strong=True),
@@ -231,7 +208,7 @@ def _with_sections(r: Report) -> Report:
     sections.append(Section("change", "Relative change per metric", tuple(blocks)))
 
     blocks = []
-    summary_by_metric = {m.name: t for m, t in zip(metrics, summary_tables(result))}
+    summary_by_metric = {m.name: t for m, t in zip(metrics, summary_tables(result, colors))}
     for m in metrics:
         blocks.append(
             plot(
@@ -244,9 +221,7 @@ def _with_sections(r: Report) -> Report:
                 lambda m=m: plots.distribution(result, m, colors),
             )
         )
-        blocks.append(
-            table_of(summary_by_metric[m.name], colors, variant_col=len(data.params or ["cell"]))
-        )
+        blocks.append(summary_by_metric[m.name])
     sections.append(Section("distributions", "Distributions of runs", tuple(blocks)))
 
     blocks = []
@@ -389,8 +364,8 @@ def _scaling_fit_section(r: Report) -> Section:
             f"{fit.dataset.baseline}'s."
         )
     ]
-    for table in scaling_tables(fit):
-        blocks.append(table_of(table.model, r.colors, variant_col=0))
+    for table in scaling_tables(fit, r.colors):
+        blocks.append(table.table)
         if table.notes:
             blocks.append(Bullets(tuple(Para.of(n) for n in table.notes)))
     general = [n.warning.message for n in fit.notes if not n.metric]

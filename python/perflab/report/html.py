@@ -100,6 +100,8 @@ def _span(s: Span) -> str:
         t = f"<code>{t}</code>"
     if s.strong:
         t = f"<strong>{t}</strong>"
+    if s.em:
+        t = f"<em>{t}</em>"
     if s.verdict is not None and s.verdict in _VERDICT_CLASS:
         t = f'<span class="{_VERDICT_CLASS[s.verdict]}">{t}</span>'
     return t

@@ -1,6 +1,11 @@
-"""The one place that writes report files: HTML, Markdown (+ its image directory) or JSON,
-chosen by the file name, each written to a temporary name and renamed, so a reader never
-sees half a report and an interrupted write leaves the previous one intact.
+"""The one place that writes output files, each chosen by its file name and written
+through `writable.write_atomically` (a temporary name, then renamed), so a reader never
+sees half a file and an interrupted write leaves the previous one intact:
+
+- comparison exports (`write_exports`, ``perflab run --export FILE``): JSON, CSV or
+  Markdown, rewritten after every run by `ExportingObserver`;
+- reports (`write_report`, ``perflab report -o FILE``): HTML, Markdown (+ its image
+  directory) or JSON.
 
 Plots are drawn in parallel worker processes (fork) when there are several and more than
 one CPU: matplotlib draws one figure per process at a time, and a report has dozens.
@@ -11,13 +16,88 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.errors import InputError
-from perflab.report import plots as plots_mod
-from perflab.report.blocks import Plot
-from perflab.report.document import Report
 from perflab.report.writable import check_writable, write_atomically
+
+if TYPE_CHECKING:  # loaded when a report is written: `perflab run --export` needs neither
+    from perflab.analysis.compare import CompareResult
+    from perflab.report.blocks import Plot
+    from perflab.report.document import Report
+
+# ----- comparison exports ---------------------------------------------------------------------
+
+
+def export_renderer(path: Path) -> Callable[[CompareResult], str]:
+    """The renderer of an export file, from its extension; InputError for another one."""
+    from perflab.report.csv_table import render_csv
+    from perflab.report.json_doc import render_compare_json
+    from perflab.report.markdown import render_compare_markdown
+
+    table = {
+        ".json": render_compare_json,
+        ".csv": render_csv,
+        ".md": render_compare_markdown,
+        ".markdown": render_compare_markdown,
+    }
+    try:
+        return table[path.suffix.lower()]
+    except KeyError:
+        raise InputError(
+            f"export {path}: unknown format '{path.suffix}' (use .json, .csv or .md)"
+        ) from None
+
+
+def write_exports(result: CompareResult, paths: Iterable[str | Path]) -> None:
+    """Render ``result`` in each path's format and replace each file whole."""
+    for p in paths:
+        path = Path(p)
+        write_atomically(path, export_renderer(path)(result), "export")
+
+
+class ExportManager:
+    """The export files of one experiment; `write` renders and replaces all of them."""
+
+    def __init__(self, paths: list[str | Path]):
+        """Checks every path (format, then that it can be written) before anything runs."""
+        self.paths = [Path(p) for p in paths]
+        for path in self.paths:
+            export_renderer(path)
+        for path in self.paths:
+            check_writable(path, "export")
+
+    def write(self, result: CompareResult) -> None:
+        write_exports(result, self.paths)
+
+
+class ExportingObserver:
+    """Passes events on, and rewrites the export files after every finished run."""
+
+    def __init__(self, inner, exports: ExportManager, store, experiment_id: int):
+        self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def run_finished(self, run, outcome, index: int, total: int) -> None:
+        self.inner.run_finished(run, outcome, index, total)
+        self._write()
+
+    def finished(self, summary) -> None:
+        self._write()
+        self.inner.finished(summary)
+
+    def _write(self) -> None:
+        from perflab.analysis.compare import compare_dataset
+        from perflab.analysis.dataset import load_dataset
+
+        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))
+
+
+# ----- reports --------------------------------------------------------------------------------
 
 FORMATS = {
     ".html": "html",
@@ -34,14 +114,18 @@ _JOBS: list[Plot] = []
 
 
 def _render_one(args: tuple[int, str]) -> bytes:
+    from perflab.report import plots
+
     i, fmt = args
-    return plots_mod.render(_JOBS[i].make, fmt)
+    return plots.render(_JOBS[i].make, fmt)
 
 
 def render_plots(items: list[Plot], fmt: str, workers: int | None = None) -> dict[str, bytes]:
     """plot key → image bytes. ``workers``: processes (default: CPUs, at most 4;
     ``PERFLAB_PLOT_WORKERS=1`` draws in this process)."""
     global _JOBS
+    from perflab.report import plots
+
     if workers is None:
         workers = int(os.environ.get("PERFLAB_PLOT_WORKERS") or min(os.cpu_count() or 1, 4))
     if workers > 1 and len(items) >= 4 and "fork" in multiprocessing.get_all_start_methods():
@@ -52,7 +136,7 @@ def render_plots(items: list[Plot], fmt: str, workers: int | None = None) -> dic
             return {p.key: img for p, img in zip(items, images)}
         finally:
             _JOBS = []
-    return {p.key: plots_mod.render(p.make, fmt) for p in items}
+    return {p.key: plots.render(p.make, fmt) for p in items}
 
 
 def format_of(path: Path, fmt: str | None = None) -> str:
@@ -78,8 +162,8 @@ def write_report(
     """Write ``report`` to ``path`` (format from its suffix unless ``fmt``); returns the
     files written (a Markdown report's images first, the report itself last)."""
     from perflab.report.html import render_html
-    from perflab.report.report_json import render_report_json
-    from perflab.report.report_md import render_report_md
+    from perflab.report.json_doc import render_report_json
+    from perflab.report.markdown import render_report_markdown
 
     path = Path(path)
     kind = format_of(path, fmt)
@@ -113,7 +197,7 @@ def write_report(
             p = out_dir / f"{key}.{image_format}"
             write_atomically(p, data)
             written.append(p)
-        write_atomically(path, render_report_md(report, out_dir.name, image_format).encode())
+        write_atomically(path, render_report_markdown(report, out_dir.name, image_format).encode())
         return written + [path]
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -1,5 +1,6 @@
-"""Table models of a scaling fit (`perflab.analysis.scaling.ScalingResult`): one table per
-metric and combination of the other matrix parameters, each with its notes. The terminal,
+"""The tables of a scaling fit (`perflab.analysis.scaling.ScalingResult`) as document
+blocks: one `blocks.Table` per metric and combination of the other matrix parameters, each
+with its notes, and the whole fit as one `blocks.Section` (`scaling_section`). The terminal,
 Markdown and report writers draw them; the numbers come from the result, only scaled to
 readable units here (seconds per lookup → ns per lookup)."""
 
@@ -9,13 +10,14 @@ import math
 from dataclasses import dataclass
 
 from perflab.analysis.scaling import ScalingGroup, ScalingResult
+from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
 from perflab.report.format import fmt_cost_change, fmt_estimate, readable_unit
-from perflab.report.tables import TableCell, TableModel
+from perflab.report.tables import BASELINE_MARK, variant_cell, warning_blocks
 
 
 @dataclass(frozen=True)
 class ScalingTable:
-    model: TableModel
+    table: Table
     notes: list[str]  # one line per warning of this table's fits, "variant: message"
 
 
@@ -44,7 +46,10 @@ def _finite(*xs: float) -> list[float]:
     return [abs(x) for x in xs if math.isfinite(x)]
 
 
-def scaling_table(result: ScalingResult, group: ScalingGroup) -> ScalingTable:
+def scaling_table(
+    result: ScalingResult, group: ScalingGroup, colors: dict[str, str] | None = None
+) -> ScalingTable:
+    """``colors``: each variant's name in its plot colour (`tables.variant_cell`)."""
     data = result.dataset
     m = group.metric
     per = per_what(result.param)
@@ -61,14 +66,14 @@ def scaling_table(result: ScalingResult, group: ScalingGroup) -> ScalingTable:
         m.unit, max(_finite(*(f.fit.a.value for f in group.fits)), default=math.nan)
     )
     cost_unit = f"{pu_unit} per {per}" if pu_unit else f"per {per}"
-    columns = [
+    columns = (
         "variant",
         "fixed cost a" + (f" ({a_unit})" if a_unit else ""),
         f"per-unit cost at {at_label} ({cost_unit})",
         "exponent k",
         "χ²/df",
         f"vs {data.baseline}",
-    ]
+    )
     rows = []
     for f in group.fits:
         fit = f.fit
@@ -80,23 +85,25 @@ def scaling_table(result: ScalingResult, group: ScalingGroup) -> ScalingTable:
         )
         undefined = math.isnan(pu.low)
         if f.versus is None:
-            vs = TableCell("baseline" if f.variant == data.baseline else "n/a")
+            vs = Cell("baseline" if f.variant == data.baseline else "n/a")
         else:
-            vs = TableCell(
+            vs = Cell(
                 fmt_cost_change(
                     f.versus.estimate, f.versus.low, f.versus.high, f.verdict, m.better
                 ),
                 f.verdict,
             )
         rows.append(
-            [
-                TableCell(f.variant + (" (baseline)" if f.variant == data.baseline else "")),
-                TableCell(fmt_estimate(fit.a.value, fit.a.low, fit.a.high, a_factor)),
-                TableCell("–" if undefined else fmt_estimate(pu.value, pu.low, pu.high, pu_factor)),
-                TableCell(k),
-                TableCell(f"{fit.reduced_chi2:.2f}"),
+            (
+                variant_cell(
+                    f.variant + (BASELINE_MARK if f.variant == data.baseline else ""), colors
+                ),
+                Cell(fmt_estimate(fit.a.value, fit.a.low, fit.a.high, a_factor)),
+                Cell("–" if undefined else fmt_estimate(pu.value, pu.low, pu.high, pu_factor)),
+                Cell(k),
+                Cell(f"{fit.reduced_chi2:.2f}"),
                 vs,
-            ]
+            )
         )
     unit = f" ({m.unit})" if m.unit else ""
     where = f" at {group.where}" if group.where else ""
@@ -111,11 +118,13 @@ def scaling_table(result: ScalingResult, group: ScalingGroup) -> ScalingTable:
         for n in result.notes
         if n.metric == m.name and n.cell_key == group.where
     ]
-    return ScalingTable(TableModel(title, columns, rows, [False] + [True] * 5), notes)
+    return ScalingTable(Table(title, columns, tuple(rows), (False,) + (True,) * 5), notes)
 
 
-def scaling_tables(result: ScalingResult) -> list[ScalingTable]:
-    return [scaling_table(result, g) for g in result.groups]
+def scaling_tables(
+    result: ScalingResult, colors: dict[str, str] | None = None
+) -> list[ScalingTable]:
+    return [scaling_table(result, g, colors) for g in result.groups]
 
 
 def method_line(result: ScalingResult) -> str:
@@ -125,4 +134,20 @@ def method_line(result: ScalingResult) -> str:
         f"{'fixed' if result.options.exponent is not None else 'fitted'}; intervals widen by √(χ²/df) when "
         f"the model misses the means beyond their noise. Per-unit cost = b·n^(k−1) at n = the size shown; "
         f"'vs {result.dataset.baseline}' = relative difference of per-unit costs."
+    )
+
+
+def scaling_section(result: ScalingResult) -> Section:
+    """``perflab compare ID --scaling PARAM --format markdown``: one table per fit with its
+    warnings as bullets, how the fit was made, and the warnings of no one metric."""
+    e = result.dataset.experiment
+    blocks: list[Block] = []
+    for table in scaling_tables(result):
+        blocks.append(table.table)
+        if table.notes:
+            blocks.append(Bullets(tuple(Para.of(n) for n in table.notes)))
+    blocks.append(Para.of(Span(method_line(result), em=True)))
+    blocks += warning_blocks([n.warning.message for n in result.notes if not n.metric])
+    return Section(
+        "scaling", f"{e.name} (experiment {e.id}): scaling with {result.param}", tuple(blocks)
     )

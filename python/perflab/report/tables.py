@@ -1,30 +1,22 @@
-"""Table models (plain strings + verdicts) built from a CompareResult; each output
-format only decides how to draw them."""
+"""The comparison's tables as document blocks (`blocks.Table` of `blocks.Cell`: plain
+strings + verdicts), built from a CompareResult, and the whole comparison as one
+`blocks.Section` (`compare_section`). Every output draws these same blocks: the terminal
+(`terminal.py`), Markdown (`markdown.py`) and the report (`document.py` → HTML, Markdown)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from perflab.analysis.compare import CompareResult
+from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
 from perflab.report.format import fmt_number, method_words, metric_header, tldr_text
-from perflab.stats import Verdict
+
+BASELINE_MARK = " (baseline)"
 
 
-@dataclass(frozen=True)
-class TableCell:
-    text: str
-    verdict: Verdict | None = None  # colours/wording for better/worse
-
-
-@dataclass(frozen=True)
-class TableModel:
-    title: str
-    columns: list[str]
-    rows: list[list[TableCell]]
-    numeric: list[bool]  # right-align these columns
-    summary_rows: list[list[TableCell]] = field(
-        default_factory=list
-    )  # under a rule: e.g. the sweep
+def variant_cell(text: str, colors: dict[str, str] | None) -> Cell:
+    """A variant's name (``text``, maybe marked `BASELINE_MARK`) in the colour its plots
+    use, when ``colors`` are given (the report; the terminal and Markdown show none)."""
+    color = colors.get(text.removesuffix(BASELINE_MARK)) if colors else None
+    return Cell(text, color=color)
 
 
 def _param_headers(result: CompareResult) -> list[str]:
@@ -36,8 +28,9 @@ def _param_values(result: CompareResult, labels: dict, key: str) -> list[str]:
     return [labels.get(p, "") for p in params] if params else ["all" if key == "-" else key]
 
 
-def tldr_table(result: CompareResult) -> TableModel:
-    """Rows = cells (× candidate variant when there are several), columns = metrics."""
+def tldr_table(result: CompareResult) -> Table:
+    """Rows = cells (× candidate variant when there are several), columns = metrics; the
+    footer: the geometric mean across the cells (the sweep), per candidate variant."""
     data = result.dataset
     many = len(result.candidates) > 1
     columns = _param_headers(result) + (["variant"] if many else [])
@@ -46,37 +39,37 @@ def tldr_table(result: CompareResult) -> TableModel:
     rows = []
     for cell_key, labels in data.cells:
         for variant in result.candidates:
-            row = [TableCell(t) for t in _param_values(result, labels, cell_key)]
+            row = [Cell(t) for t in _param_values(result, labels, cell_key)]
             if many:
-                row.append(TableCell(variant))
+                row.append(Cell(variant))
             for m in data.metrics:
                 c = by_key.get((cell_key, variant, m.name))
                 row.append(
-                    TableCell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict)
+                    Cell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict)
                     if c
-                    else TableCell("n/a")
+                    else Cell("n/a")
                 )
-            rows.append(row)
+            rows.append(tuple(row))
     nparams = len(columns) - len(data.metrics)
     sweeps = {(s.variant, s.metric.name): s for s in result.sweeps}
-    summary_rows = []
+    footer = []
     for variant in result.candidates:
         found = [sweeps.get((variant, m.name)) for m in data.metrics]
         first = next((s for s in found if s is not None), None)
         if first is None:
             continue
-        row = [TableCell(first.label)] + [TableCell("")] * (len(_param_headers(result)) - 1)
+        row = [Cell(first.label)] + [Cell("")] * (len(_param_headers(result)) - 1)
         if many:
-            row.append(TableCell(variant))
+            row.append(Cell(variant))
         for s in found:
             if s is None:
-                row.append(TableCell("n/a"))
+                row.append(Cell("n/a"))
                 continue
             text = tldr_text(s.comparison, s.verdict, s.metric.unit)
             if s.summary.cells != first.summary.cells:
                 text += f" ({s.summary.cells} cells)"
-            row.append(TableCell(text, s.verdict))
-        summary_rows.append(row)
+            row.append(Cell(text, s.verdict))
+        footer.append(tuple(row))
     conf = f"{result.confidence:.0%}"
     vs = (
         f"{result.candidates[0]} vs {data.baseline}"
@@ -91,40 +84,46 @@ def tldr_table(result: CompareResult) -> TableModel:
         title += (
             "; † Fieller's ratio interval (a large change next to the baseline's own uncertainty)"
         )
-    if summary_rows:
+    if footer:
         title += (
             "; geometric mean = the average change across the cells, each cell weighted equally"
         )
-    return TableModel(
-        title, columns, rows, [False] * nparams + [True] * len(data.metrics), summary_rows
+    return Table(
+        title,
+        tuple(columns),
+        tuple(rows),
+        (False,) * nparams + (True,) * len(data.metrics),
+        css_class="tldr",
+        footer=tuple(footer),
     )
 
 
-SUMMARY_COLUMNS = ["n", "mean", "median", "stddev", "min", "max", "± MoE"]
+SUMMARY_COLUMNS = ("n", "mean", "median", "stddev", "min", "max", "± MoE")
 
 
-def summary_tables(result: CompareResult) -> list[TableModel]:
-    """One table per metric: per cell and variant, n/mean/median/stddev/min/max/margin of error."""
+def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) -> list[Table]:
+    """One table per metric: per cell and variant, n/mean/median/stddev/min/max/margin of
+    error; ``colors``: each variant's name in its plot colour (`variant_cell`)."""
     data = result.dataset
     out = []
     for m in data.metrics:
-        columns = _param_headers(result) + ["variant"] + SUMMARY_COLUMNS
+        columns = _param_headers(result) + ["variant", *SUMMARY_COLUMNS]
         rows = []
         for s in result.summaries:
             if s.metric.name != m.name:
                 continue
-            row = [TableCell(t) for t in _param_values(result, s.labels, s.cell_key)]
+            row = [Cell(t) for t in _param_values(result, s.labels, s.cell_key)]
             base = s.variant == data.baseline and s.variant != "baseline"
-            row.append(TableCell(s.variant + (" (baseline)" if base else "")))
+            row.append(variant_cell(s.variant + (BASELINE_MARK if base else ""), colors))
             if s.summary is None:
-                row += [TableCell("0")] + [TableCell("–")] * (len(SUMMARY_COLUMNS) - 1)
+                row += [Cell("0")] + [Cell("–")] * (len(SUMMARY_COLUMNS) - 1)
             else:
                 x = s.summary
-                row += [TableCell(str(x.n))] + [
-                    TableCell(fmt_number(v))
+                row += [Cell(str(x.n))] + [
+                    Cell(fmt_number(v))
                     for v in (x.mean, x.median, x.stddev, x.min, x.max, x.margin_of_error)
                 ]
-            rows.append(row)
+            rows.append(tuple(row))
         unit = f" ({m.unit})" if m.unit else ""
         title = (
             f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
@@ -132,7 +131,12 @@ def summary_tables(result: CompareResult) -> list[TableModel]:
         )
         nlead = len(columns) - len(SUMMARY_COLUMNS)
         out.append(
-            TableModel(title, columns, rows, [False] * nlead + [True] * len(SUMMARY_COLUMNS))
+            Table(
+                title,
+                tuple(columns),
+                tuple(rows),
+                (False,) * nlead + (True,) * len(SUMMARY_COLUMNS),
+            )
         )
     return out
 
@@ -158,3 +162,26 @@ def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
                 f"{'; '.join(places[:max_places])} and {len(places) - max_places} more: {message}"
             )
     return lines
+
+
+def warning_blocks(lines: list[str]) -> list[Block]:
+    """A bold "Warnings" line and the warnings as bullets (nothing when there are none)."""
+    if not lines:
+        return []
+    return [Para.of(Span("Warnings", strong=True)), Bullets(tuple(Para.of(n) for n in lines))]
+
+
+def compare_section(result: CompareResult) -> Section:
+    """``perflab compare ID --format markdown``: the experiment's name and description, the
+    TLDR table (the multiple-comparison statement under it), one summary table per metric,
+    and the warnings."""
+    e = result.dataset.experiment
+    blocks: list[Block] = []
+    if e.description:
+        blocks.append(Para.of(e.description))
+    blocks.append(tldr_table(result))
+    if result.correction_statement:
+        blocks.append(Para.of(Span(result.correction_statement, em=True)))
+    blocks += summary_tables(result)
+    blocks += warning_blocks(note_lines(result))
+    return Section("compare", f"{e.name} (experiment {e.id})", tuple(blocks))
