@@ -1,5 +1,5 @@
 # The two commands of the README. Both do all set-up first (scripts/setup).
-.PHONY: quickstart test setup
+.PHONY: quickstart test test-fast lint setup
 
 setup:
 	@scripts/setup
@@ -12,3 +12,7 @@ quickstart: setup
 test: setup
 	cargo test --workspace --exclude perflab-py --release -q
 	.venv/bin/python -m pytest -q
+
+# The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.
+test-fast: setup
+	.venv/bin/python -m pytest -q -m "not slow and not server and not browser"

@@ -29,3 +29,41 @@ def memcached():
 def redis_server():
     with start_redis() as server:
         yield server
+
+
+#: Test modules by what they need beyond Python and the CPU (pytest markers, registered
+#: in pyproject.toml). `make test-fast` runs everything else: the pure tests, < 1 minute.
+MODULE_MARKS = {
+    "server": {  # a real memcached, redis-server or sshd on loopback
+        "test_kv_phase.py",
+        "test_load_api.py",
+        "test_load_cli.py",
+        "test_load_correctness.py",
+        "test_load_errors.py",
+        "test_load_faults.py",
+        "test_ssh_hosts.py",
+    },
+    "browser": {"test_report_browser.py"},  # headless Chromium
+    "slow": {  # whole experiments, processes, simulations or fuzzing: seconds each
+        "test_adaptive_run.py",
+        "test_agreement.py",
+        "test_fuzz.py",
+        "test_overhead_run.py",
+        "test_probes.py",
+        "test_process_hygiene.py",
+        "test_run_e2e.py",
+        "test_run_store_faults.py",
+        "test_store_faults.py",
+        "test_validation.py",
+    },
+}
+SERVER_FIXTURES = {"memcached", "redis_server", "sshd"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark, modules in MODULE_MARKS.items():
+            if item.path.name in modules:
+                item.add_marker(mark)
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker("server")
