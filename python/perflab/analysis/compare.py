@@ -7,7 +7,7 @@ CSV, JSON, HTML); reporters never recompute statistics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
@@ -27,6 +27,8 @@ from perflab.stats import (
     get_method,
 )
 from perflab.stats.auto import Auto, Choice, choose_many
+from perflab.stats.methods import Method
+from perflab.stats.paired import Paired
 from perflab.store import MetricDef
 
 
@@ -77,6 +79,9 @@ class CompareResult:
         return [v for v in self.dataset.variants if v != self.dataset.baseline]
 
 
+#: A comparison to make: (cell_key, labels, variant, metric, its result once made).
+_Row: TypeAlias = tuple[str, dict[str, str], str, MetricDef, Comparison | None]
+
 #: Above this many (cell, variant, metric) samples, diagnostics are off unless asked for.
 DIAGNOSE_MAX_SAMPLES = 400
 
@@ -86,34 +91,35 @@ class _Engine:
     Mann–Whitney once per cell and metric, over the runs of all its variants, so that the
     summaries and every comparison of that cell use the same method."""
 
-    def __init__(self, data: Dataset, method: str, options: dict | None):
+    def __init__(self, data: Dataset, method: str, options: dict[str, Any] | None) -> None:
         try:
             self.impl = get_method(method, **(options or {}))
         except ValueError as e:
             raise InputError(str(e)) from None
         self.data = data
         self.method = method
-        self.paired = method == "paired"
         self.choices: dict[tuple[str, str], Choice] = {}
         if isinstance(self.impl, Auto):
             units = [(k, m.name) for k, _ in data.cells for m in data.metrics]
             made = choose_many([[data.sample(k, v, m) for v in data.variants] for k, m in units])
             self.choices = dict(zip(units, made))
 
-    def _for(self, cell_key: str, metric: str) -> Any:
+    def _for(self, cell_key: str, metric: str) -> Method:
         if isinstance(self.impl, Auto):
             return self.impl.method_for(self.choices[(cell_key, metric)])
         return self.impl
 
-    def summaries(self, keys: list[tuple[str, str, str]], confidence: float) -> dict:
+    def summaries(
+        self, keys: list[tuple[str, str, str]], confidence: float
+    ) -> dict[tuple[str, str, str], Summary]:
         """(cell, variant, metric) → Summary, batched per method where the method can."""
         groups: dict[int, list[tuple[str, str, str]]] = {}
-        impls: dict[int, Any] = {}
+        impls: dict[int, Method] = {}
         for key in keys:
             impl = self._for(key[0], key[2])
             groups.setdefault(id(impl), []).append(key)
             impls[id(impl)] = impl
-        out = {}
+        out: dict[tuple[str, str, str], Summary] = {}
         for ident, group in groups.items():
             impl, samples = impls[ident], [self.data.sample(*key) for key in group]
             if hasattr(impl, "summary_many"):
@@ -123,12 +129,15 @@ class _Engine:
             out.update(zip(group, made))
         return out
 
-    def compare(self, rows: list, levels: list[float]) -> list[Comparison]:
+    def compare(self, rows: list[_Row], levels: list[float]) -> list[Comparison]:
         """The comparisons of ``rows`` (cell, labels, variant, metric, _), each at its level:
         all at once where the method can (one vectorized call per sample size)."""
         data = self.data
-        if self.paired:
-            return [self._paired(k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)]
+        if isinstance(self.impl, Paired):  # method "paired"
+            impl = self.impl
+            return [
+                self._paired(impl, k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)
+            ]
         pairs = [
             (data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
             for k, _, v, m, _ in rows
@@ -138,21 +147,24 @@ class _Engine:
                 choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
                 return self.impl.compare_many(pairs, levels, choices)
             if hasattr(self.impl, "compare_many"):
-                return self.impl.compare_many(pairs, levels)
+                made: list[Comparison] = self.impl.compare_many(pairs, levels)
+                return made
         except ValueError as e:
             raise InputError(f"{self.method}: {e}") from None
         return [self._one(row, pair, lv) for row, pair, lv in zip(rows, pairs, levels)]
 
-    def _one(self, row: tuple, pair: tuple, level: float) -> Comparison:
+    def _one(self, row: _Row, pair: tuple[list[float], list[float]], level: float) -> Comparison:
         try:
             return self.impl.compare(*pair, level)
         except ValueError as e:
             raise InputError(f"{self.method} at {row[0]} · {row[2]} · {row[3].name}: {e}") from None
 
-    def _paired(self, cell_key: str, variant: str, metric: str, level: float) -> Comparison:
+    def _paired(
+        self, impl: Paired, cell_key: str, variant: str, metric: str, level: float
+    ) -> Comparison:
         data = self.data
         try:
-            return self.impl.compare(
+            return impl.compare(
                 data.sample(cell_key, data.baseline, metric),
                 data.sample(cell_key, variant, metric),
                 level,
@@ -167,7 +179,7 @@ def compare_dataset(
     data: Dataset,
     *,
     method: str = DEFAULT_METHOD,
-    method_options: dict | None = None,
+    method_options: dict[str, Any] | None = None,
     confidence: float | None = None,
     threshold: float = 0.0,
     correction: str = "holm",
@@ -200,7 +212,7 @@ def compare_dataset(
         diagnostics = not skipped_diagnostics
 
     summaries, notes = _summaries(data, engine, confidence, diagnostics)
-    pending = [
+    pending: list[_Row] = [
         (cell_key, labels, variant, metric, None)
         for cell_key, labels in data.cells
         for metric in data.metrics
@@ -273,7 +285,7 @@ def _summaries(
 def _first_comparisons(
     data: Dataset,
     engine: _Engine,
-    pending: list,
+    pending: list[_Row],
     confidence: float,
     threshold: float,
     diagnostics: bool,
@@ -305,14 +317,15 @@ def _first_comparisons(
     return notes
 
 
-def _correct(engine: _Engine, pending: list, correction: str) -> str:
+def _correct(engine: _Engine, pending: list[_Row], correction: str) -> str:
     """Applies the multiple-comparison correction to ``pending`` in place; returns the
     sentence saying what it controlled ("none" too: what an uncorrected table risks)."""
-    defined = [i for i, p in enumerate(pending) if p[4] is not None and p[4].defined]
-    if not defined:
+    made = [(i, c) for i, (*_, c) in enumerate(pending) if c is not None and c.defined]
+    if not made:
         return ""
+    defined = [i for i, _ in made]
     family = correct(
-        [pending[i][4] for i in defined],
+        [c for _, c in made],
         correction,
         holm_intervals="nominal",
         recompute_many=lambda js, levels: engine.compare([pending[defined[j]] for j in js], levels),
@@ -366,7 +379,7 @@ def _experiment_notes(data: Dataset, skipped_samples: int) -> list[Note]:
 
 
 def _fit_advice(
-    note: Note, settings: dict, choices: dict[tuple[str, str], Choice] | None = None
+    note: Note, settings: dict[str, Any], choices: dict[tuple[str, str], Choice] | None = None
 ) -> Note:
     """Statistics cannot see the design; where its advice is already followed, say the next step."""
     w = note.warning

@@ -261,7 +261,9 @@ def cross_dataset(
     return CrossDataset(data, a, b, list(pairs), origins, notes)
 
 
-def compare_cross(cross: CrossDataset, *, method: str = DEFAULT_METHOD, **options) -> CompareResult:
+def compare_cross(
+    cross: CrossDataset, *, method: str = DEFAULT_METHOD, **options: Any
+) -> CompareResult:
     """`compare_dataset` of a cross dataset (same options), with the notes about what was left out."""
     if method == "paired":
         raise InputError(

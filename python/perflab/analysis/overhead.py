@@ -11,12 +11,14 @@ a comparison should not make silently, so it stays an API function, not the defa
 
 from __future__ import annotations
 
+from typing import Any
+
 from perflab.analysis.dataset import Dataset
 from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.stats import StatWarning, subtract_overhead
 
 
-def overhead_metrics(data: Dataset) -> dict[str, dict]:
+def overhead_metrics(data: Dataset) -> dict[str, dict[str, Any]]:
     """metric name → its overhead source ({"command": …} or {"phase": …})."""
     return dict(data.experiment.settings.get("overheads") or {})
 

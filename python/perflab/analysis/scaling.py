@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from perflab.analysis.compare import Note, dedupe_notes
 from perflab.analysis.dataset import Dataset
+from perflab.analysis.sweep import MIN_SIZES  # distinct sizes a fit needs
 from perflab.errors import InputError
 from perflab.stats import (
     Comparison,
@@ -30,9 +31,6 @@ from perflab.store import MetricDef
 
 #: The fitted exponent's bounds in `stats.scaling.fit_scaling`: a fit ending there did not find one.
 EXPONENT_BOUNDS = (0.05, 4.0)
-#: Distinct values of the parameter a fit needs: a, b and k (one more to judge the fit);
-#: with the exponent fixed (--exponent), one fewer.
-MIN_SIZES = 4
 
 
 @dataclass(frozen=True)

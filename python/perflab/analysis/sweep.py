@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from scipy import special
 
@@ -26,6 +27,10 @@ HETEROGENEITY_I2 = 0.5
 HETEROGENEITY_ALPHA = 0.05
 #: Cells named in a "left out" warning before "and N more".
 MAX_NAMED = 4
+#: Distinct values of the parameter a scaling fit (`perflab.analysis.scaling`) needs: a, b
+#: and k (one more to judge the fit); with the exponent fixed (--exponent), one fewer. Here,
+#: the lowest module that uses it: a heterogeneous sweep suggests a fit when one is possible.
+MIN_SIZES = 4
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ class SweepRow:
             else f"{k} of {self.total_cells} cells (geometric mean)"
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         s = self.summary
         return {
             "variant": self.variant,
@@ -236,8 +241,6 @@ def _heterogeneity(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning
 
 def _fittable(data: Dataset, param: str) -> bool:
     """Could `--scaling PARAM` fit this parameter: numeric, positive, with enough values?"""
-    from perflab.analysis.scaling import MIN_SIZES
-
     try:
         values = set(data.numeric_values(param).values())
     except InputError:

@@ -15,14 +15,19 @@ would inflate it without bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import Values
 from perflab.stats.intervals import check_confidence
 from perflab.stats.summary import as_sample
+
+if TYPE_CHECKING:  # (typing.TypeIs is Python ≥ 3.13)
+    from typing_extensions import TypeIs
 
 #: Why the runner should stop or go on.
 BELOW_MIN = "below_min"
@@ -48,7 +53,7 @@ class Precision:
     reached: bool
     runs_projected: int | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key if isinstance(self.key, (str, int, float)) else str(self.key),
             "runs": self.runs,
@@ -73,7 +78,7 @@ class Decision:
     target: float
     precisions: tuple[Precision, ...]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "stop": self.stop,
             "reason": self.reason,
@@ -86,7 +91,7 @@ class Decision:
 
 
 def relative_half_width(
-    baseline: Sequence[float], candidate: Sequence[float] | None = None, confidence: float = 0.95
+    baseline: Values, candidate: Values | None = None, confidence: float = 0.95
 ) -> float:
     """Half-width of the Welch interval of the relative change (fraction of the baseline mean);
     with one sample, of the t interval of its mean relative to the mean. NaN below 2 runs."""
@@ -100,7 +105,7 @@ def relative_half_width(
     if m == 0:
         raise ValueError("mean is zero: a relative precision is undefined")
     q = 0.5 + confidence / 2
-    if candidate is None:
+    if b is None:
         if a.size < 2:
             return math.nan
         return float(special.stdtrit(a.size - 1, q)) * float(a.std(ddof=1)) / math.sqrt(a.size) / m
@@ -115,8 +120,13 @@ def relative_half_width(
     return float(special.stdtrit(df, q)) * math.sqrt(va + vb) / m
 
 
+def _is_pair(value: tuple[Values, Values] | Values) -> TypeIs[tuple[Values, Values]]:
+    """``value`` is a (baseline_runs, candidate_runs) pair, not the runs of one sample."""
+    return isinstance(value, tuple) and len(value) == 2 and np.ndim(value[0]) == 1
+
+
 def decide(
-    samples: Mapping[Hashable, tuple[Sequence[float], Sequence[float]] | Sequence[float]],
+    samples: Mapping[Hashable, tuple[Values, Values] | Values],
     target: float,
     min_runs: int,
     max_runs: int,
@@ -139,7 +149,7 @@ def decide(
         raise ValueError("nothing to track: give at least one sample")
     precisions = []
     for key, value in samples.items():
-        if isinstance(value, tuple) and len(value) == 2 and np.ndim(value[0]) == 1:
+        if _is_pair(value):
             a, b = value
             n = min(len(a), len(b))
             hw = relative_half_width(a, b, confidence)

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.stats.intervals import Intervals, as_batch, check_levels
+from perflab.stats.arrays import BoolArray, FloatArray
+from perflab.stats.intervals import Intervals, as_batch, check_levels, levels_per_row
 from perflab.stats.mannwhitney import MannWhitney, mannwhitney_batch
 from perflab.stats.summary import Summary, as_sample
 from perflab.stats.types import Comparison
@@ -62,7 +63,7 @@ class Choice:
         return REASONS[self.reason]
 
 
-def _flags(residuals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _flags(residuals: FloatArray) -> tuple[BoolArray, BoolArray]:
     """(outlying, skewed) per row of an (E, N) array of median-centred residuals."""
     n = residuals.shape[1]
     med = np.median(residuals, axis=1, keepdims=True)
@@ -105,7 +106,7 @@ def choose_many(groups: Sequence[Sequence[Sequence[float]]]) -> list[Choice]:
     return [c for c in out if c is not None]
 
 
-def _flags_of_batch(groups: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _flags_of_batch(groups: Sequence[FloatArray]) -> tuple[BoolArray, BoolArray]:
     """(outlying, skewed) per row of E groups given as (E, n_v) arrays, one per variant."""
     residuals = np.concatenate([x - np.median(x, axis=1, keepdims=True) for x in groups], axis=1)
     # Rescale each row to unit spread first: runs of 1e-300 or 1e300 decide alike.
@@ -113,17 +114,18 @@ def _flags_of_batch(groups: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarra
     return _flags(residuals / np.where(span > 0, span, 1.0))
 
 
-def choose_batch(baseline: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+def choose_batch(baseline: FloatArray, candidate: FloatArray) -> BoolArray:
     """Boolean (E,): rows of (E, n) batches for which ``auto`` takes Mann–Whitney."""
     a, b = as_batch(baseline, "baseline"), as_batch(candidate, "candidate")
     if min(a.shape[1], b.shape[1]) < MIN_RANK_RUNS:
         return np.zeros(a.shape[0], bool)
     outlying, skewed = _flags_of_batch([a, b])
-    return outlying | skewed
+    rank: BoolArray = outlying | skewed
+    return rank
 
 
 def auto_batch(
-    baseline: np.ndarray, candidate: np.ndarray, confidence: float | np.ndarray = 0.95
+    baseline: FloatArray, candidate: FloatArray, confidence: float | FloatArray = 0.95
 ) -> Intervals:
     """The batched form (E comparisons, as `welch_batch`): each row by the method
     `choose_batch` picks for it; ``kind`` names the interval, as the chosen method's."""
@@ -156,7 +158,10 @@ class Auto:
     description = "Welch for clean runs, Mann–Whitney where runs are outlying or skewed"
 
     def __init__(self) -> None:
-        self.methods = {"welch": Welch(), "mannwhitney": MannWhitney()}
+        self.methods: dict[str, Welch | MannWhitney] = {
+            "welch": Welch(),
+            "mannwhitney": MannWhitney(),
+        }
 
     def method_for(self, choice: Choice) -> Welch | MannWhitney:
         return self.methods[choice.method]
@@ -177,11 +182,7 @@ class Auto:
     ) -> list[Comparison]:
         """`compare` of many pairs; ``choices`` (one per pair) when the caller decided them
         over more than the pair (all variants of a cell), else decided per pair."""
-        levels = (
-            [float(confidence)] * len(pairs)
-            if np.isscalar(confidence)
-            else [float(c) for c in confidence]
-        )
+        levels = levels_per_row(confidence, len(pairs))
         if choices is None:
             choices = choose_many([list(p) for p in pairs])
         out: list[Comparison | None] = [None] * len(pairs)

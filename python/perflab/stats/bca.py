@@ -22,14 +22,16 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray, IntArray
+
 
 def expanded_z(
-    confidence: float,
-    rel_var_a: np.ndarray,
-    rel_var_b: np.ndarray | None,
+    confidence: float | FloatArray,
+    rel_var_a: FloatArray,
+    rel_var_b: FloatArray | None,
     na: int,
     nb: int | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(z, c, df): the expanded two-sided quantile z = c·t_df, its factor c and df.
 
     rel_var_*: squared relative standard error of each sample's location (s²/(n·m²)),
@@ -42,6 +44,8 @@ def expanded_z(
         c2 = np.full_like(wa, na / (na - 1))
         df = np.full_like(wa, na - 1.0)
     else:
+        if nb is None:
+            raise TypeError("expanded_z: nb (the candidate's run count) goes with rel_var_b")
         wb = np.asarray(rel_var_b, dtype=np.float64)
         tot = wa + wb
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -54,7 +58,7 @@ def expanded_z(
     return c * special.stdtrit(df, q), c, df
 
 
-def jackknife_acceleration(jack: list[np.ndarray]) -> np.ndarray:
+def jackknife_acceleration(jack: list[FloatArray]) -> FloatArray:
     """Acceleration from leave-one-out estimates, one (E, n_s) array per sample."""
     num = 0.0
     den = 0.0
@@ -68,7 +72,7 @@ def jackknife_acceleration(jack: list[np.ndarray]) -> np.ndarray:
     return np.where(np.isfinite(acc), acc, 0.0)
 
 
-def pooled_shape_acceleration(jack_baseline: np.ndarray, jack_candidate: np.ndarray) -> np.ndarray:
+def pooled_shape_acceleration(jack_baseline: FloatArray, jack_candidate: FloatArray) -> FloatArray:
     """Acceleration of stat(candidate)/stat(baseline) assuming both samples share one shape.
 
     The plain two-sample jackknife estimate adds the skewness of each sample's influence
@@ -105,7 +109,7 @@ def pooled_shape_acceleration(jack_baseline: np.ndarray, jack_candidate: np.ndar
     return np.where(np.isfinite(acc), acc, 0.0)
 
 
-def _bca_map(s: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _bca_map(s: FloatArray, a: FloatArray) -> FloatArray:
     """BCa's h(s) = s/(1 − a·s), continued linearly (slope 4) where a·s > ½ so that it stays
     finite and increasing at every level (plain BCa jumps to the last resample there)."""
     s, a = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(a, dtype=np.float64))
@@ -113,19 +117,21 @@ def _bca_map(s: np.ndarray, a: np.ndarray) -> np.ndarray:
         inner = s / (1 - a * s)
         knee = np.where(a != 0, 1 / (2 * a), 0.0)
         outer = np.where(a != 0, 1 / a, 0.0) + 4 * (s - knee)
-        return np.where(a * s <= 0.5, inner, outer)
+        h: FloatArray = np.where(a * s <= 0.5, inner, outer)
+        return h
 
 
-def _bca_map_inv(w: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _bca_map_inv(w: FloatArray, a: FloatArray) -> FloatArray:
     """Inverse of `_bca_map`: s with h(s) = w."""
     w, a = np.broadcast_arrays(np.asarray(w, dtype=np.float64), np.asarray(a, dtype=np.float64))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         inner = w / (1 + a * w)
         outer = np.where(a != 0, 1 / (2 * a) + (w - 1 / a) / 4, 0.0)
-        return np.where(a * w <= 1.0, inner, outer)
+        s: FloatArray = np.where(a * w <= 1.0, inner, outer)
+        return s
 
 
-def row_quantiles(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+def row_quantiles(sorted_rows: FloatArray, probs: FloatArray) -> FloatArray:
     """Linear-interpolated quantile ``probs[i]`` (numpy's default) of row i of a row-sorted
     (E, B) array."""
     b = sorted_rows.shape[1]
@@ -135,7 +141,8 @@ def row_quantiles(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
     frac = pos - lo
     vlo = np.take_along_axis(sorted_rows, lo[:, None], axis=1)[:, 0]
     vhi = np.take_along_axis(sorted_rows, hi[:, None], axis=1)[:, 0]
-    return vlo + frac * (vhi - vlo)
+    q: FloatArray = vlo + frac * (vhi - vlo)
+    return q
 
 
 #: Share of resamples in each tail that sets the slope of the normal tail beyond them.
@@ -153,7 +160,7 @@ class _Quantiles:
     1/B of the resamples.
     """
 
-    def __init__(self, boot: np.ndarray):
+    def __init__(self, boot: FloatArray) -> None:
         self.srt = np.sort(boot, axis=1)
         e, b = boot.shape
         self.b = b
@@ -169,7 +176,7 @@ class _Quantiles:
         self.sig_hi = np.where(hi > 0, hi, sd)
         self.rows = np.arange(e)
 
-    def __call__(self, beta: np.ndarray) -> np.ndarray:
+    def __call__(self, beta: FloatArray) -> FloatArray:
         srt, b = self.srt, self.b
         with np.errstate(invalid="ignore", over="ignore"):
             pos = np.clip(special.ndtr(beta) * b - 0.5, 0.0, b - 1.0)
@@ -179,26 +186,30 @@ class _Quantiles:
             mid = lo + frac * (srt[self.rows, i + 1] - lo)
             below = srt[:, 0] + self.sig_lo * (beta - self.beta_1)
             above = srt[:, -1] + self.sig_hi * (beta - self.beta_b)
-        return np.where(beta < self.beta_1, below, np.where(beta > self.beta_b, above, mid))
+        q: FloatArray = np.where(
+            beta < self.beta_1, below, np.where(beta > self.beta_b, above, mid)
+        )
+        return q
 
-    def _segment(self, x: np.ndarray, i: np.ndarray) -> np.ndarray:
+    def _segment(self, x: FloatArray, i: IntArray) -> FloatArray:
         """β where Q = x on the segment between knots i − 1 and i (1 ≤ i ≤ B − 1)."""
         srt, b = self.srt, self.b
         s0 = srt[self.rows, i - 1]
         s1 = srt[self.rows, i]
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(s1 > s0, (x - s0) / (s1 - s0), 0.0)
-        return special.ndtri((i - 0.5 + frac) / b)
+        beta: FloatArray = special.ndtri((i - 0.5 + frac) / b)
+        return beta
 
-    def sup_at_most(self, x: np.ndarray) -> np.ndarray:
+    def sup_at_most(self, x: FloatArray) -> FloatArray:
         """sup{β : Q(β) ≤ x} (−inf/+inf never: the tails are unbounded)."""
         return self._invert(x, (self.srt <= x[:, None]).sum(axis=1))
 
-    def inf_at_least(self, x: np.ndarray) -> np.ndarray:
+    def inf_at_least(self, x: FloatArray) -> FloatArray:
         """inf{β : Q(β) ≥ x}."""
         return self._invert(x, (self.srt < x[:, None]).sum(axis=1))
 
-    def _invert(self, x: np.ndarray, count: np.ndarray) -> np.ndarray:
+    def _invert(self, x: FloatArray, count: IntArray) -> FloatArray:
         """β where Q crosses x, given how many resamples lie below x (≤ or < as the caller asks)."""
         srt, b = self.srt, self.b
         first, last = srt[:, 0], srt[:, -1]
@@ -210,12 +221,12 @@ class _Quantiles:
 
 
 def bca_interval(
-    theta_hat: np.ndarray,
-    boot: np.ndarray,
-    accel: np.ndarray,
-    z: np.ndarray | float,
+    theta_hat: FloatArray,
+    boot: FloatArray,
+    accel: FloatArray,
+    z: FloatArray | float,
     null: float = 0.0,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """BCa bounds (low, high) at two-sided quantile ``z``, and z_null.
 
     z_null is signed: |z_null| is the quantile z below which the interval excludes

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import BoolArray, FloatArray
 from perflab.stats.bca import (
     bca_interval,
     expanded_z,
@@ -68,6 +70,9 @@ DEFAULT_RESAMPLES = 10_000
 #: Rows × resamples per chunk of a batch: bounds each (rows, B) array to ~16 MB.
 _CHUNK_ELEMENTS = 2_000_000
 
+#: Which rows of a chunk a function of `_bca_rows` computes: all, or a mask.
+_Rows: TypeAlias = slice | BoolArray
+
 
 def min_runs(statistic: Statistic) -> int:
     """Fewest runs per variant for which the bootstrap of ``statistic`` keeps its coverage.
@@ -82,19 +87,20 @@ def min_runs(statistic: Statistic) -> int:
     return max(8, math.ceil(3 / tail - 1e-9))
 
 
-def _loo_stats(x: np.ndarray, stat: Statistic) -> np.ndarray:
+def _loo_stats(x: FloatArray, stat: Statistic) -> FloatArray:
     """Leave-one-out statistic of each row: (E, n) from (E, n)."""
     n = x.shape[1]
     if stat.name == "mean":
-        return (x.sum(axis=1, keepdims=True) - x) / (n - 1)
+        loo: FloatArray = (x.sum(axis=1, keepdims=True) - x) / (n - 1)
+        return loo
     keep = ~np.eye(n, dtype=bool)
-    loo = np.broadcast_to(np.arange(n), (n, n))[keep].reshape(n, n - 1)
-    return stat.fn(x[:, loo])
+    others = np.broadcast_to(np.arange(n), (n, n))[keep].reshape(n, n - 1)
+    return stat.fn(x[:, others])
 
 
 def _resampled_stats(
-    x: np.ndarray, stat: Statistic, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
+    x: FloatArray, stat: Statistic, resamples: int, rng: np.random.Generator
+) -> FloatArray:
     """Statistic of ``resamples`` bootstrap resamples of each row: (E, B).
 
     A resample is represented by how many times it takes each run (counts,
@@ -110,7 +116,8 @@ def _resampled_stats(
     if stat.quantile is None:
         if stat.name != "mean":
             raise ValueError(f"no resampling rule for statistic {stat.name!r}")
-        return (x @ counts.T.astype(np.float64)) / n
+        means: FloatArray = (x @ counts.T.astype(np.float64)) / n
+        return means
     xs = np.sort(x, axis=1)
     cum = np.cumsum(counts, axis=1)
     h = (n - 1) * stat.quantile  # numpy's default (linear) quantile: order statistics ⌊h⌋, ⌊h⌋+1
@@ -124,22 +131,24 @@ def _resampled_stats(
     return out
 
 
-def _rel_var(x: np.ndarray) -> np.ndarray:
+def _rel_var(x: FloatArray) -> FloatArray:
     """Squared relative standard error of the mean of each row (Welch weight)."""
     m = x.mean(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return x.var(axis=1, ddof=1) / (x.shape[1] * m * m)
+        rel: FloatArray = x.var(axis=1, ddof=1) / (x.shape[1] * m * m)
+    return rel
 
 
-def _abs_var(x: np.ndarray) -> np.ndarray:
+def _abs_var(x: FloatArray) -> FloatArray:
     """Squared standard error of the mean of each row (Welch weight of a difference)."""
-    return x.var(axis=1, ddof=1) / x.shape[1]
+    var: FloatArray = x.var(axis=1, ddof=1) / x.shape[1]
+    return var
 
 
 def bootstrap_batch(
-    baseline: np.ndarray,
-    candidate: np.ndarray,
-    confidence: float = 0.95,
+    baseline: FloatArray,
+    candidate: FloatArray,
+    confidence: float | FloatArray = 0.95,
     statistic: str | Statistic = "mean",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int | np.random.Generator = 0,
@@ -159,7 +168,15 @@ def bootstrap_batch(
     return _bootstrap(baseline, candidate, confidence, statistic, resamples, seed, expand)[0]
 
 
-def _bootstrap(baseline, candidate, confidence, statistic, resamples, seed, expand):
+def _bootstrap(
+    baseline: FloatArray,
+    candidate: FloatArray,
+    confidence: float | FloatArray,
+    statistic: str | Statistic,
+    resamples: int,
+    seed: int | np.random.Generator,
+    expand: bool,
+) -> tuple[Intervals, BoolArray]:
     """(Intervals, guarded): guarded (E,) marks rows widened by `_lopsided_guard`."""
     if resamples < 100:
         raise ValueError("resamples must be ≥ 100")
@@ -222,7 +239,18 @@ def _bootstrap(baseline, candidate, confidence, statistic, resamples, seed, expa
     return reconcile(finite_or_reason(iv), confidence), guarded
 
 
-def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
+def _bca_rows(
+    a: FloatArray,
+    b: FloatArray,
+    sa: FloatArray,
+    sb: FloatArray,
+    positive: BoolArray,
+    st: Statistic,
+    confidence: FloatArray,
+    resamples: int,
+    rng: np.random.Generator,
+    expand: bool,
+) -> tuple[FloatArray, FloatArray, FloatArray, BoolArray, BoolArray]:
     """(low, high, p, guarded, near0) for a chunk of rows, on the working scale: the log
     ratio for positive rows, the difference for the others."""
     na, nb = a.shape[1], b.shape[1]
@@ -230,18 +258,18 @@ def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
     ra = _resampled_stats(a, st, resamples, rng)
     la, lb = _loo_stats(a, st), _loo_stats(b, st)
 
-    def rows(f_ratio, f_diff):
+    def rows(
+        f_ratio: Callable[[_Rows], FloatArray], f_diff: Callable[[_Rows], FloatArray]
+    ) -> FloatArray:
         """f_ratio on positive rows, f_diff on the others, each computed only where used."""
         if positive.all():
             return f_ratio(slice(None))
         if not positive.any():
             return f_diff(slice(None))
-        out = None
-        for mask, f in ((positive, f_ratio), (~positive, f_diff)):
-            part = f(mask)
-            if out is None:
-                out = np.empty((positive.size,) + part.shape[1:])
-            out[mask] = part
+        part = f_ratio(positive)
+        out: FloatArray = np.empty((positive.size,) + part.shape[1:])
+        out[positive] = part
+        out[~positive] = f_diff(~positive)
         return out
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -294,7 +322,18 @@ def _bca_rows(a, b, sa, sb, positive, st, confidence, resamples, rng, expand):
 LOPSIDED_SKEW = 0.3
 
 
-def _lopsided_guard(est, theta, work, z, c, df, low, high, p, is_ratio):
+def _lopsided_guard(
+    est: FloatArray,
+    theta: FloatArray,
+    work: FloatArray,
+    z: FloatArray,
+    c: FloatArray,
+    df: FloatArray,
+    low: FloatArray,
+    high: FloatArray,
+    p: FloatArray,
+    is_ratio: BoolArray,
+) -> tuple[FloatArray, FloatArray, FloatArray, BoolArray]:
     """Where the bootstrap distribution is lopsided, widen to also cover est ± z·se*.
 
     A percentile-type interval takes its shape from the bootstrap distribution. When one

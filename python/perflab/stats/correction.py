@@ -28,20 +28,27 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray
 from perflab.stats.intervals import ABOVE_MINUS_ONE, check_confidence
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
+
+if TYPE_CHECKING:  # (methods imports every method; at run time only compare_family needs one)
+    from perflab.stats.methods import Method
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 DEFAULT_CORRECTION = "holm"
 HOLM_INTERVALS = ("stepped", "nominal")
 
 
-def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECTION) -> np.ndarray:
+def adjust_p_values(
+    p_values: Sequence[float] | FloatArray, correction: str = DEFAULT_CORRECTION
+) -> FloatArray:
     """Adjusted p-values (same order); NaN entries stay NaN and do not count in the family."""
     if correction not in CORRECTIONS:
         raise ValueError(
@@ -70,8 +77,11 @@ def adjust_p_values(p_values: Sequence[float], correction: str = DEFAULT_CORRECT
 
 
 def interval_levels(
-    p_values: Sequence[float], correction: str, confidence: float, holm_intervals: str = "stepped"
-) -> np.ndarray:
+    p_values: Sequence[float] | FloatArray,
+    correction: str,
+    confidence: float,
+    holm_intervals: str = "stepped",
+) -> FloatArray:
     """Confidence level of each comparison's interval under ``correction`` (NaN where p is NaN)."""
     if holm_intervals not in HOLM_INTERVALS:
         raise ValueError(
@@ -140,7 +150,7 @@ class FamilyResult:
     def discoveries(self) -> int:
         return sum(1 for c in self.comparisons if c.significant)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "correction": self.correction,
             "confidence": self.confidence,
@@ -157,8 +167,8 @@ def _statement(
     correction: str,
     confidence: float,
     size: int,
-    levels: np.ndarray,
-    comps,
+    levels: FloatArray,
+    comps: Sequence[Comparison],
     holm_intervals: str = "stepped",
 ) -> str:
     alpha = 1 - confidence
@@ -345,13 +355,13 @@ def widen(c: Comparison, level: float) -> Comparison:
     return _replace(c, low=low, high=g_inv(new_hi), confidence=level)
 
 
-def _replace(c: Comparison, **changes) -> Comparison:
+def _replace(c: Comparison, **changes: Any) -> Comparison:
     return dataclasses.replace(c, **changes)
 
 
 def compare_family(
     pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
-    method=None,
+    method: Method | None = None,
     confidence: float = 0.95,
     correction: str = DEFAULT_CORRECTION,
 ) -> FamilyResult:

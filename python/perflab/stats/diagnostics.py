@@ -25,16 +25,20 @@ Each check is a pure function returning a `StatWarning` or None; `diagnose_sampl
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
+from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.power import DEFAULT_POWER, detectable_change, runs_needed
 from perflab.stats.summary import as_sample
 from perflab.stats.types import Comparison
-from perflab.stats.warnings import StatWarning
+from perflab.stats.warnings import Detail, StatWarning
 
 MAD_Z = 4.5
 MAD_MIN_RUNS = 8
@@ -51,14 +55,12 @@ FIRST_RUN_MIN = 0.02
 SD_RATIO = 3.0
 
 
-def _scipy_stats():
+def _scipy_stats() -> ModuleType:
     """scipy.stats on use: it costs ~0.3 s to import, and most comparisons never need it."""
-    from scipy import stats
-
-    return stats
+    return importlib.import_module("scipy.stats")
 
 
-def _robust_scale(x: np.ndarray) -> float:
+def _robust_scale(x: FloatArray) -> float:
     """1.4826·b_n·MAD, or 1.2533·mean absolute deviation when more than half the values tie."""
     n = x.size
     med = np.median(x)
@@ -73,7 +75,7 @@ def _runs(indices: Sequence[int]) -> str:
     return shown + (f" and {len(indices) - 8} more" if len(indices) > 8 else "")
 
 
-def outlier_indices(values: Sequence[float], rule: str = "mad") -> tuple[int, ...]:
+def outlier_indices(values: Values, rule: str = "mad") -> tuple[int, ...]:
     """Indices (0-based, in input order) of outlying runs by ``rule``: ``mad`` or ``iqr``."""
     x = as_sample(values)
     if x.size < 3:
@@ -96,7 +98,7 @@ def outlier_indices(values: Sequence[float], rule: str = "mad") -> tuple[int, ..
     return tuple(int(i) for i in np.flatnonzero(flag))
 
 
-def outliers_warning(values: Sequence[float], rule: str = "mad") -> StatWarning | None:
+def outliers_warning(values: Values, rule: str = "mad") -> StatWarning | None:
     idx = outlier_indices(values, rule)
     if not idx:
         return None
@@ -126,11 +128,11 @@ class Trend:
     slope: float
     drift: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float]:
         return {"tau": self.tau, "p_value": self.p_value, "slope": self.slope, "drift": self.drift}
 
 
-def trend(values_in_order: Sequence[float]) -> Trend:
+def trend(values_in_order: Values) -> Trend:
     x = as_sample(values_in_order)
     n = x.size
     if n < 3 or np.all(x == x[0]):
@@ -143,7 +145,7 @@ def trend(values_in_order: Sequence[float]) -> Trend:
     return Trend(float(kt.statistic), float(kt.pvalue), slope, drift)
 
 
-def drift_warning(values_in_order: Sequence[float]) -> StatWarning | None:
+def drift_warning(values_in_order: Values) -> StatWarning | None:
     x = as_sample(values_in_order)
     if x.size < 6:
         return None
@@ -160,7 +162,7 @@ def drift_warning(values_in_order: Sequence[float]) -> StatWarning | None:
     )
 
 
-def _best_split_share(sorted_x: np.ndarray) -> np.ndarray:
+def _best_split_share(sorted_x: FloatArray) -> FloatArray:
     """Share of variance explained by the best two-group split of each sorted row (E, n)."""
     e, n = sorted_x.shape
     g = max(2, math.ceil(BIMODAL_MIN_GROUP * n))
@@ -186,7 +188,7 @@ def bimodality_critical(n: int) -> float:
     return float(np.quantile(_best_split_share(x), 1 - BIMODAL_FALSE_ALARM))
 
 
-def bimodality_warning(values: Sequence[float]) -> StatWarning | None:
+def bimodality_warning(values: Values) -> StatWarning | None:
     x = np.sort(as_sample(values))
     n = x.size
     if n < BIMODAL_MIN_RUNS:
@@ -218,9 +220,7 @@ def bimodality_warning(values: Sequence[float]) -> StatWarning | None:
     )
 
 
-def first_run_warning(
-    values_in_order: Sequence[float], better: str | None = None
-) -> StatWarning | None:
+def first_run_warning(values_in_order: Values, better: str | None = None) -> StatWarning | None:
     """Warn when the first run is much worse (or, without ``better``, much different)."""
     x = as_sample(values_in_order)
     if x.size < 4:
@@ -244,9 +244,7 @@ def first_run_warning(
     )
 
 
-def unequal_variance_warning(
-    baseline: Sequence[float], candidate: Sequence[float]
-) -> StatWarning | None:
+def unequal_variance_warning(baseline: Values, candidate: Values) -> StatWarning | None:
     a = as_sample(baseline)
     b = as_sample(candidate)
     if a.size < 3 or b.size < 3:
@@ -261,7 +259,7 @@ def unequal_variance_warning(
         return None
     noisier = "candidate" if sb > sa else "baseline"
     steadier = "baseline" if noisier == "candidate" else "candidate"
-    details: dict = {"sd_baseline": sa * k, "sd_candidate": sb * k, "levene_p": p}
+    details: dict[str, Detail] = {"sd_baseline": sa * k, "sd_candidate": sb * k, "levene_p": p}
     if lo > 0:
         details["ratio"] = hi / lo
         spread = f"the {noisier}'s runs are {hi / lo:.1f}× as spread out (sd {sa * k:.4g} vs {sb * k:.4g})"
@@ -277,7 +275,7 @@ def unequal_variance_warning(
     )
 
 
-def _common_scale(*samples: np.ndarray) -> tuple[float, list[np.ndarray]]:
+def _common_scale(*samples: FloatArray) -> tuple[float, list[FloatArray]]:
     """(k, samples/k) with k a power of two near the largest |value|: spreads of values
     from 1e-300 to 1e300 computed without overflow or underflow."""
     top = max(float(np.max(np.abs(x))) for x in samples)
@@ -286,8 +284,8 @@ def _common_scale(*samples: np.ndarray) -> tuple[float, list[np.ndarray]]:
 
 
 def too_few_runs_warning(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
+    baseline: Values,
+    candidate: Values,
     comparison: Comparison | None = None,
     resolve: float = 0.01,
     confidence: float = 0.95,
@@ -338,7 +336,7 @@ class SampleDiagnostics:
     trend: Trend | None
     warnings: tuple[StatWarning, ...] = field(default=())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "outliers": list(self.outliers),
             "trend": self.trend.to_dict() if self.trend else None,
@@ -347,7 +345,7 @@ class SampleDiagnostics:
 
 
 def diagnose_sample(
-    values: Sequence[float],
+    values: Values,
     *,
     in_order: bool = True,
     better: str | None = None,
@@ -369,8 +367,8 @@ def diagnose_sample(
 
 
 def diagnose_comparison(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
+    baseline: Values,
+    candidate: Values,
     comparison: Comparison | None = None,
     *,
     resolve: float = 0.01,

@@ -20,20 +20,26 @@ and `hull_p_value` gives the p-value that agrees with that hull at every level.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import BoolArray, FloatArray
 from perflab.stats.warnings import StatWarning
+
+#: An argument broadcast against the others: an (E,) array or one number for every row.
+_Arg: TypeAlias = FloatArray | float
 
 
 def fieller_ratio(
-    num: np.ndarray,
-    den: np.ndarray,
-    var_num: np.ndarray,
-    var_den: np.ndarray,
-    cov: np.ndarray | float,
-    t: np.ndarray | float,
-) -> tuple[np.ndarray, np.ndarray]:
+    num: FloatArray,
+    den: FloatArray,
+    var_num: FloatArray,
+    var_den: FloatArray,
+    cov: FloatArray | float,
+    t: FloatArray | float,
+) -> tuple[FloatArray, FloatArray]:
     """Bounds (low, high) of the ratio num/den over all real ρ; NaN where not a finite interval.
 
     The set is bounded only when the denominator is significantly non-zero
@@ -56,7 +62,9 @@ def fieller_ratio(
     return low, high
 
 
-def _roots(qa, qb, qc, clamp):
+def _roots(
+    qa: FloatArray, qb: FloatArray, qc: FloatArray, clamp: BoolArray
+) -> tuple[FloatArray, FloatArray]:
     """Roots (r1 ≤ r2) of qa·ρ² − 2qb·ρ + qc, stably; NaN where there is no real root
     (a negative discriminant is taken as 0 where ``clamp``: a root must exist there)."""
     disc = qb * qb - qa * qc
@@ -72,7 +80,9 @@ def _roots(qa, qb, qc, clamp):
     return np.where(none, np.nan, r1), np.where(none, np.nan, r2)
 
 
-def fieller_positive(num, den, var_num, var_den, cov, t):
+def fieller_positive(
+    num: _Arg, den: _Arg, var_num: _Arg, var_den: _Arg, cov: _Arg, t: _Arg
+) -> tuple[FloatArray, FloatArray, BoolArray, BoolArray]:
     """Fieller's set on ρ > 0 around the estimate, for positive estimates:
     (low, high, at_zero, at_inf).
 
@@ -113,7 +123,9 @@ def fieller_positive(num, den, var_num, var_den, cov, t):
     return low, high, at_zero, at_inf
 
 
-def component_p_value(num, den, var_num, var_den, cov, df):
+def component_p_value(
+    num: _Arg, den: _Arg, var_num: _Arg, var_den: _Arg, cov: _Arg, df: _Arg
+) -> FloatArray:
     """Two-sided p-value of ratio 1 that agrees with `fieller_positive` at every level.
 
     Ratio 1 is outside ρ̂'s piece of the set at level t ⇔ some ρ between 1 and ρ̂ has
@@ -126,13 +138,14 @@ def component_p_value(num, den, var_num, var_den, cov, df):
         *(np.asarray(x, dtype=np.float64) for x in (num, den, var_num, var_den, cov, df))
     )
 
-    def abs_t(r):
+    def abs_t(r: _Arg) -> FloatArray:
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             n = num - r * den
             d = vn - 2 * r * cov + r * r * vd
             out = np.abs(n) / np.sqrt(np.maximum(d, 0.0))
         out = np.where(n == 0, 0.0, out)
-        return np.where(np.isnan(out), np.inf, out)
+        stat: FloatArray = np.where(np.isnan(out), np.inf, out)
+        return stat
 
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = num / den
@@ -141,10 +154,13 @@ def component_p_value(num, den, var_num, var_den, cov, df):
     inside = np.isfinite(rc) & (rc > lo) & (rc < hi)
     stat = np.maximum(abs_t(1.0), np.where(inside, abs_t(np.where(inside, rc, 1.0)), 0.0))
     with np.errstate(invalid="ignore"):
-        return np.where(np.isinf(stat), 0.0, 2 * special.stdtr(df, -stat))
+        p: FloatArray = np.where(np.isinf(stat), 0.0, 2 * special.stdtr(df, -stat))
+    return p
 
 
-def log_ratio(num, den, var_num, var_den, cov, df, t):
+def log_ratio(
+    num: _Arg, den: _Arg, var_num: _Arg, var_den: _Arg, cov: _Arg, df: _Arg, t: _Arg
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Delta-method interval of log(num/den): (log ratio, its se, low ratio, high ratio)."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         lr = np.log(num) - np.log(den)
@@ -153,7 +169,16 @@ def log_ratio(num, den, var_num, var_den, cov, df, t):
         return lr, se, np.exp(lr - t * se), np.exp(lr + t * se)
 
 
-def stand_in(low, high, at_zero, at_inf, rho, contains_one, lr_low, lr_high):
+def stand_in(
+    low: FloatArray,
+    high: FloatArray,
+    at_zero: BoolArray,
+    at_inf: BoolArray,
+    rho: FloatArray,
+    contains_one: BoolArray,
+    lr_low: FloatArray,
+    lr_high: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     """Finite bounds for an end of Fieller's set at 0 or +∞: the log-ratio bound, moved no
     further in than the estimate ρ̂ and, when the set contains ratio 1, than 1 — so the
     interval keeps the estimate and the decision (1 inside or not) of the test."""

@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
+from perflab.stats.arrays import FloatArray
 from perflab.stats.bca import bca_interval, expanded_z, pooled_shape_acceleration
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -43,7 +45,9 @@ DEFAULT_RESAMPLES = 10_000
 MIN_RUNS = 5
 
 
-def _as_histograms(values, counts, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _as_histograms(
+    values: ArrayLike, counts: ArrayLike, name: str
+) -> tuple[FloatArray, FloatArray]:
     v = np.array(values, dtype=np.float64, copy=True).ravel()
     c = np.array(counts, dtype=np.float64, copy=True)
     if c.ndim == 1:
@@ -61,7 +65,9 @@ def _as_histograms(values, counts, name: str) -> tuple[np.ndarray, np.ndarray]:
     return v, c
 
 
-def merged_percentile(values: Sequence[float], counts, percentile: float) -> np.ndarray:
+def merged_percentile(
+    values: Sequence[float] | FloatArray, counts: ArrayLike, percentile: float
+) -> FloatArray:
     """Percentile (0 < p ≤ 100) of the histograms in ``counts`` (…, K), merged along no axis.
 
     Each row of ``counts`` is one (already merged) histogram; returns one value per row.
@@ -72,12 +78,13 @@ def merged_percentile(values: Sequence[float], counts, percentile: float) -> np.
     total = cum[..., -1:]
     target = np.maximum(np.ceil(percentile / 100.0 * total - 1e-9), 1.0)
     idx = np.argmax(cum >= target, axis=-1)
-    return v[idx]
+    at: FloatArray = v[idx]
+    return at
 
 
 def _weighted_percentile(
-    values: np.ndarray, cum: np.ndarray, w: np.ndarray, percentile: float
-) -> np.ndarray:
+    values: FloatArray, cum: FloatArray, w: FloatArray, percentile: float
+) -> FloatArray:
     """Percentile of Σ_i w[r, i]·hist_i for each resample r, by binary search over buckets.
 
     cum: per-run cumulative counts (n, K); w: resample weights (B, n). Merged cumulative
@@ -98,9 +105,9 @@ def _weighted_percentile(
 
 
 def histogram_bootstrap(
-    values: Sequence[float],
-    baseline_counts,
-    candidate_counts,
+    values: Sequence[float] | FloatArray,
+    baseline_counts: ArrayLike,
+    candidate_counts: ArrayLike,
     percentile: float = 99.0,
     confidence: float = 0.95,
     resamples: int = DEFAULT_RESAMPLES,
@@ -138,12 +145,12 @@ def histogram_bootstrap(
             est, nan, nan.copy(), nan.copy(), np.array([pa * k]), np.array([pb * k]), scale, kind
         )
 
-    def boot(c: np.ndarray) -> np.ndarray:
+    def boot(c: FloatArray) -> FloatArray:
         n = c.shape[0]
         w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
         return _weighted_percentile(v, np.cumsum(c, axis=1), w, percentile)
 
-    def jack(c: np.ndarray) -> np.ndarray:
+    def jack(c: FloatArray) -> FloatArray:
         return merged_percentile(v, c.sum(axis=0)[None, :] - c, percentile)
 
     ra, rb = boot(ca), boot(cb)
@@ -205,9 +212,9 @@ class HistogramBootstrap:
 
     def compare(
         self,
-        values: Sequence[float],
-        baseline_counts,
-        candidate_counts,
+        values: Sequence[float] | FloatArray,
+        baseline_counts: ArrayLike,
+        candidate_counts: ArrayLike,
         confidence: float = 0.95,
     ) -> Comparison:
         res = histogram_bootstrap(

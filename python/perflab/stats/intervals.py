@@ -26,25 +26,29 @@ the last floating-point hair at the boundary, marking the row if it had to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
 from perflab.stats.types import Comparison
-from perflab.stats.warnings import StatWarning
+from perflab.stats.warnings import Detail, StatWarning
 
 #: The scales of a relative change (see the module docstring).
 RATIO, RELATIVE, ABSOLUTE = "ratio", "relative", "absolute"
 
 
-def _strings(x, e: int, default: str) -> np.ndarray:
+def _strings(x: ArrayLike | None, e: int, default: str) -> ObjectArray:
     if x is None:
         return np.full(e, default, dtype=object)
     arr = np.asarray(x, dtype=object)
     return np.broadcast_to(arr, (e,)).copy() if arr.ndim == 0 else arr.copy()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Intervals:
     """E intervals of the change of a candidate against a baseline.
 
@@ -64,31 +68,56 @@ class Intervals:
                        (``""`` when nothing did): e.g. ``below_minus_100`` (the requested
                        interval would reach below −100% and was replaced),
                        ``coverage_short``, ``upper_unbounded``, ``reconciled``.
+
+    ``scale``, ``kind`` and ``note`` may be given as None (every row ``ratio``, ``""``,
+    ``""``) or as one string for every row; they are stored as (E,) object arrays.
     """
 
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    p_value: np.ndarray
-    baseline: np.ndarray
-    candidate: np.ndarray
-    scale: np.ndarray | None = field(default=None)
-    kind: np.ndarray | None = field(default=None)
-    note: np.ndarray | None = field(default=None)
+    estimate: FloatArray
+    low: FloatArray
+    high: FloatArray
+    p_value: FloatArray
+    baseline: FloatArray
+    candidate: FloatArray
+    scale: ObjectArray
+    kind: ObjectArray
+    note: ObjectArray
 
-    def __post_init__(self):
-        e = np.shape(self.estimate)[0]
-        object.__setattr__(self, "scale", _strings(self.scale, e, RATIO))
-        object.__setattr__(self, "kind", _strings(self.kind, e, ""))
-        object.__setattr__(self, "note", _strings(self.note, e, ""))
+    def __init__(
+        self,
+        estimate: FloatArray,
+        low: FloatArray,
+        high: FloatArray,
+        p_value: FloatArray,
+        baseline: FloatArray,
+        candidate: FloatArray,
+        scale: ArrayLike | None = None,
+        kind: ArrayLike | None = None,
+        note: ArrayLike | None = None,
+    ) -> None:
+        # (an explicit __init__, not the dataclass's: the stored per-row codes are always
+        # arrays, whatever was passed)
+        e = np.shape(estimate)[0]
+        for name, value in (
+            ("estimate", estimate),
+            ("low", low),
+            ("high", high),
+            ("p_value", p_value),
+            ("baseline", baseline),
+            ("candidate", candidate),
+            ("scale", _strings(scale, e, RATIO)),
+            ("kind", _strings(kind, e, "")),
+            ("note", _strings(note, e, "")),
+        ):
+            object.__setattr__(self, name, value)
 
     @property
-    def significant(self) -> np.ndarray:
+    def significant(self) -> BoolArray:
         """Boolean (E,): the interval excludes zero (False where undefined)."""
         with np.errstate(invalid="ignore"):
             return (self.low > 0) | (self.high < 0)
 
-    def covers(self, truth: float | np.ndarray) -> np.ndarray:
+    def covers(self, truth: float | FloatArray) -> BoolArray:
         """Boolean (E,): low ≤ truth ≤ high (False where undefined)."""
         with np.errstate(invalid="ignore"):
             return (self.low <= truth) & (truth <= self.high)
@@ -96,7 +125,7 @@ class Intervals:
     def notes(self, i: int) -> tuple[str, ...]:
         return tuple(c for c in str(self.note[i]).split(",") if c)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, list[Any]]:
         return {
             "estimate": self.estimate.tolist(),
             "low": self.low.tolist(),
@@ -141,7 +170,7 @@ class Intervals:
         )
 
 
-def as_batch(values, name: str = "sample") -> np.ndarray:
+def as_batch(values: ArrayLike, name: str = "sample") -> FloatArray:
     """A float64 (E, n) copy of a 1-D or 2-D array of finite values (inputs never mutated)."""
     arr = np.array(values, dtype=np.float64, copy=True)
     if arr.ndim == 1:
@@ -159,7 +188,7 @@ def check_confidence(confidence: float) -> float:
     return float(confidence)
 
 
-def check_levels(confidence, e: int) -> np.ndarray:
+def check_levels(confidence: ArrayLike, e: int) -> FloatArray:
     """Confidence level(s) of a batch as an (E,) array: one level for every row, or one per
     row (a multiple-comparison correction gives each comparison its own)."""
     c = np.array(confidence, dtype=np.float64, copy=True)
@@ -172,7 +201,14 @@ def check_levels(confidence, e: int) -> np.ndarray:
     return c
 
 
-def pow2_scale(*batches: np.ndarray) -> np.ndarray:
+def levels_per_row(confidence: float | Sequence[float] | FloatArray, n: int) -> list[float]:
+    """The level of each of ``n`` comparisons: one level for all, or one per comparison."""
+    if isinstance(confidence, (Sequence, np.ndarray)):
+        return [float(c) for c in confidence]
+    return [float(confidence)] * n
+
+
+def pow2_scale(*batches: FloatArray) -> FloatArray:
     """Per row, a power of two near the largest |value| of the given (E, n) arrays (1 for
     all-zero rows): dividing by it is exact and brings values of any magnitude (1e-300 …
     1e300) to about 1, so that sums of squares neither overflow nor underflow."""
@@ -181,12 +217,13 @@ def pow2_scale(*batches: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, e)
 
 
-def positive_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def positive_rows(a: FloatArray, b: FloatArray) -> BoolArray:
     """Boolean (E,): every run of both samples is > 0 (the ``ratio`` scale applies)."""
-    return np.all(a > 0, axis=1) & np.all(b > 0, axis=1)
+    both: BoolArray = np.all(a > 0, axis=1) & np.all(b > 0, axis=1)
+    return both
 
 
-def add_note(note: np.ndarray, where: np.ndarray, code: str) -> np.ndarray:
+def add_note(note: ObjectArray, where: BoolArray, code: str) -> ObjectArray:
     """``note`` with ``code`` appended on the rows of ``where`` (a new array)."""
     out = np.array(note, dtype=object, copy=True)
     for i in np.flatnonzero(where):
@@ -194,7 +231,7 @@ def add_note(note: np.ndarray, where: np.ndarray, code: str) -> np.ndarray:
     return out
 
 
-def reconcile(iv: Intervals, confidence: float | np.ndarray) -> Intervals:
+def reconcile(iv: Intervals, confidence: float | FloatArray) -> Intervals:
     """Settle the agreement rule where floating-point rounding alone breaks it.
 
     Each method's p-value inverts the test its interval is made of, so interval and p
@@ -285,7 +322,9 @@ def finite_or_reason(iv: Intervals) -> Intervals:
 
 
 def scale_warning(
-    scale: str, location: str = "mean", details: dict | None = None
+    scale: str,
+    location: str = "mean",
+    details: dict[str, Detail] | None = None,
 ) -> StatWarning | None:
     """The footnote a report owes its reader when a change is not a ratio."""
     if scale == ABSOLUTE:

@@ -44,10 +44,13 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import special
 
+from perflab.stats.arrays import BoolArray, FloatArray, IntArray
 from perflab.stats.intervals import (
     ABSOLUTE,
     RATIO,
@@ -57,6 +60,7 @@ from perflab.stats.intervals import (
     as_batch,
     check_levels,
     finite_or_reason,
+    levels_per_row,
     note_warnings,
     positive_rows,
     pow2_scale,
@@ -78,7 +82,7 @@ _TIE_TOL = 1e-12
 
 
 @functools.lru_cache(maxsize=64)
-def u_cdf(n: int, m: int) -> np.ndarray:
+def u_cdf(n: int, m: int) -> FloatArray:
     """P(U ≤ u) for u = 0…n·m under the null, U = #{(i, j): x_i > y_j}, |x| = n, |y| = m.
 
     scipy exposes exact p-values but not U's distribution, which the interval needs
@@ -98,9 +102,10 @@ def u_cdf(n: int, m: int) -> np.ndarray:
     return np.minimum(np.cumsum(prev[m]), 1.0)
 
 
-def _exact_p(n: int, m: int, u_min: np.ndarray) -> np.ndarray:
+def _exact_p(n: int, m: int, u_min: IntArray) -> FloatArray:
     """Exact two-sided p-value for the smaller tail count u_min = min(U, nm − U)."""
-    return np.minimum(1.0, 2 * u_cdf(n, m)[u_min])
+    p: FloatArray = np.minimum(1.0, 2 * u_cdf(n, m)[u_min])
+    return p
 
 
 def _exact_k(n: int, m: int, alpha: float) -> int:
@@ -113,7 +118,7 @@ def _exact_k(n: int, m: int, alpha: float) -> int:
     return int(np.searchsorted(p, alpha, side="right"))
 
 
-def _approx_p(u: np.ndarray, nm: int, sd: np.ndarray) -> np.ndarray:
+def _approx_p(u: FloatArray, nm: int, sd: FloatArray) -> FloatArray:
     """Normal-approximation two-sided p-value with continuity correction (scipy's)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.maximum(np.abs(u - nm / 2.0) - 0.5, 0.0) / sd
@@ -121,12 +126,14 @@ def _approx_p(u: np.ndarray, nm: int, sd: np.ndarray) -> np.ndarray:
     return np.where(sd > 0, p, np.where(u == nm / 2.0, 1.0, 0.0))
 
 
-def _tie_sum(values: np.ndarray) -> float:
+def _tie_sum(values: FloatArray) -> float:
     _, counts = np.unique(values, return_counts=True)
     return float(((counts**3) - counts).sum())
 
 
-def _untied(xa: np.ndarray, xb: np.ndarray, alpha: np.ndarray):
+def _untied(
+    xa: FloatArray, xb: FloatArray, alpha: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, str]:
     """Rows without ties: (hl, low, high, p, kind) on the working scale; alpha (E,)."""
     e, n = xa.shape
     m = xb.shape[1]
@@ -154,7 +161,9 @@ def _untied(xa: np.ndarray, xb: np.ndarray, alpha: np.ndarray):
     return hl, low, high, p, kind
 
 
-def _tied_row(xa: np.ndarray, xb: np.ndarray, ra: np.ndarray, rb: np.ndarray, alpha: float):
+def _tied_row(
+    xa: FloatArray, xb: FloatArray, ra: FloatArray, rb: FloatArray, alpha: float
+) -> tuple[float, float, float, float]:
     """One row with ties: (hl, low, high, p) on the working scale, by inverting the
     tie-corrected test over every cell of shifts (see the module docstring).
 
@@ -184,8 +193,11 @@ def _tied_row(xa: np.ndarray, xb: np.ndarray, ra: np.ndarray, rb: np.ndarray, al
     w = (3.0 * ca[:, None] * cb[None, :] * (ca[:, None] + cb[None, :])).ravel()
     t_point = s0 + np.bincount(pair_group, weights=w, minlength=g)
 
-    def sd_of(t):
-        return np.sqrt(np.maximum(nm / 12.0 * ((big_n + 1) - t / (big_n * (big_n - 1))), 0.0))
+    def sd_of(t: NDArray[np.floating[Any]] | float) -> FloatArray:
+        sd: FloatArray = np.sqrt(
+            np.maximum(nm / 12.0 * ((big_n + 1) - t / (big_n * (big_n - 1))), 0.0)
+        )
+        return sd
 
     # Representative shifts: each distinct difference (a tie there, mid-ranks), the middle
     # of each gap between them and the two outer gaps (no between-sample tie), 0 itself,
@@ -210,9 +222,9 @@ def _tied_row(xa: np.ndarray, xb: np.ndarray, ra: np.ndarray, rb: np.ndarray, al
 
 
 def mannwhitney_batch(
-    baseline: np.ndarray,
-    candidate: np.ndarray,
-    confidence: float = 0.95,
+    baseline: FloatArray,
+    candidate: FloatArray,
+    confidence: float | FloatArray = 0.95,
     scale: str = "auto",
 ) -> Intervals:
     """Hodges–Lehmann intervals and Mann–Whitney p-values for E comparisons.
@@ -245,7 +257,7 @@ def mannwhitney_batch(
     combined = np.sort(np.concatenate([a, b], axis=1), axis=1)
     tied = (np.diff(combined, axis=1) == 0).any(axis=1)
 
-    def run(rows: np.ndarray, log: bool):
+    def run(rows: BoolArray, log: bool) -> None:
         if not rows.any():
             return
         idx = np.flatnonzero(rows)
@@ -293,14 +305,14 @@ def mannwhitney_batch(
     return reconcile(finite_or_reason(iv), confidence)
 
 
-def resolve_scale(scale: str, a: np.ndarray, b: np.ndarray) -> str:
+def resolve_scale(scale: str, a: FloatArray, b: FloatArray) -> str:
     """``auto`` → ``ratio`` when every run is positive, else ``shift``."""
     if scale == "auto":
         return "ratio" if (np.all(a > 0) and np.all(b > 0)) else "shift"
     return scale
 
 
-def median_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
+def median_interval(x: FloatArray, confidence: float) -> tuple[float, float]:
     """Distribution-free interval of the median from order statistics (binomial); NaN if n too small."""
     s = np.sort(x)
     n = s.size
@@ -375,11 +387,7 @@ class MannWhitney:
         """`compare` of many pairs, the same results: pairs of equal sizes go through one
         `mannwhitney_batch`. ``confidence``: one level, or one per pair."""
         samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
-        levels = (
-            [float(confidence)] * len(samples)
-            if np.isscalar(confidence)
-            else [float(c) for c in confidence]
-        )
+        levels = levels_per_row(confidence, len(samples))
         groups: dict[tuple[int, int], list[int]] = {}
         for i, (a, b) in enumerate(samples):
             groups.setdefault((a.size, b.size), []).append(i)
@@ -396,7 +404,7 @@ class MannWhitney:
         return [c for c in out if c is not None]
 
     def _comparison(
-        self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float
+        self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
         scale = str(res.scale[i])

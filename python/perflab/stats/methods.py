@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from perflab.stats.auto import Auto
@@ -29,7 +29,7 @@ class Method(Protocol):
 #:   auto() (Welch or Mann–Whitney per comparison, from the runs: `auto.py`),
 #:   welch(interval="auto"|"difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
 #:   resamples=10000, seed=0), mannwhitney(scale="auto"|"ratio"|"shift"), paired().
-_METHODS: dict[str, type] = {
+_METHODS: dict[str, Callable[..., Method]] = {
     "auto": Auto,
     "welch": Welch,
     "bootstrap": Bootstrap,

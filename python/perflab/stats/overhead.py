@@ -21,10 +21,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray
 from perflab.stats.fieller import (
     component_p_value,
     fieller_positive,
@@ -72,7 +74,7 @@ class NetTime:
     corrected: tuple[float, ...]
     warnings: tuple[StatWarning, ...] = field(default=())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,
             "n_overhead": self.n_overhead,
@@ -89,7 +91,7 @@ class NetTime:
         }
 
 
-def _welch(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+def _welch(a: FloatArray, b: FloatArray, confidence: float) -> tuple[float, float]:
     """(half-width of Welch's interval of mean(b) − mean(a), its df); any magnitude."""
     k = float(pow2_scale(a[None, :], b[None, :])[0])
     va = float((a / k).var(ddof=1)) / a.size

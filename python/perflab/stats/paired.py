@@ -24,6 +24,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray
 from perflab.stats.fieller import (
     component_p_value,
     fieller_positive,
@@ -52,7 +53,7 @@ from perflab.stats.warnings import StatWarning
 
 
 def paired_batch(
-    baseline: np.ndarray, candidate: np.ndarray, confidence: float = 0.95
+    baseline: FloatArray, candidate: FloatArray, confidence: float | FloatArray = 0.95
 ) -> Intervals:
     """Paired intervals for E comparisons; column j of both arrays is block j: (E, k).
     confidence: one level, or an (E,) array of one per row.
@@ -127,7 +128,7 @@ def paired_batch(
     return reconcile(finite_or_reason(iv), confidence)
 
 
-def block_means(values: np.ndarray, blocks: Sequence[Hashable]) -> dict[Hashable, float]:
+def block_means(values: FloatArray, blocks: Sequence[Hashable]) -> dict[Hashable, float]:
     out: dict[Hashable, list[float]] = {}
     for v, blk in zip(values, blocks, strict=True):
         out.setdefault(blk, []).append(float(v))

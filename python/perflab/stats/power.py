@@ -9,11 +9,11 @@ approximation for Welch's test.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.intervals import check_confidence
 from perflab.stats.summary import as_sample
 
@@ -21,12 +21,12 @@ DEFAULT_POWER = 0.8
 
 
 def welch_power(
-    runs: int | np.ndarray,
+    runs: int | FloatArray,
     cv_baseline: float,
     cv_candidate: float,
     change: float,
     confidence: float = 0.95,
-) -> np.ndarray:
+) -> FloatArray:
     """Power with ``runs`` per variant, for coefficients of variation (sd/baseline mean,
     fractions) and a true relative ``change`` (fraction). Vectorised over ``runs`` (≥ 2)."""
     confidence = check_confidence(confidence)
@@ -44,10 +44,11 @@ def welch_power(
         exact = (1.0 - special.nctdtr(df, ncp, t)) + special.nctdtr(df, ncp, -t)
     # the noncentral t fails (NaN) far in its tail, where the normal approximation is exact enough
     approx = special.ndtr(ncp - t) + special.ndtr(-ncp - t)
-    return np.where(np.isfinite(exact), exact, approx)
+    power: FloatArray = np.where(np.isfinite(exact), exact, approx)
+    return power
 
 
-def _cvs(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[float, float]:
+def _cvs(baseline: Values, candidate: Values) -> tuple[float, float]:
     a = as_sample(baseline)
     b = as_sample(candidate)
     if a.size < 2 or b.size < 2:
@@ -63,8 +64,8 @@ def _cvs(baseline: Sequence[float], candidate: Sequence[float]) -> tuple[float, 
 
 
 def runs_needed(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
+    baseline: Values,
+    candidate: Values,
     change: float,
     confidence: float = 0.95,
     power: float = DEFAULT_POWER,
@@ -92,8 +93,8 @@ def runs_needed(
 
 
 def detectable_change(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
+    baseline: Values,
+    candidate: Values,
     runs: int | None = None,
     confidence: float = 0.95,
     power: float = DEFAULT_POWER,
@@ -106,7 +107,10 @@ def detectable_change(
         raise ValueError("need ≥ 2 runs per variant")
     if cva == 0 and cvb == 0:
         return 0.0
-    f = lambda d: float(welch_power(n, cva, cvb, d, confidence)) - power  # noqa: E731
+
+    def f(d: float) -> float:
+        return float(welch_power(n, cva, cvb, d, confidence)) - power
+
     scale = math.sqrt((cva**2 + cvb**2) / n)
     hi = 10 * scale
     while f(hi) < 0:

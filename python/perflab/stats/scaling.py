@@ -20,12 +20,14 @@ each size (for its standard error) and more sizes than parameters.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray, IntArray
 from perflab.stats.intervals import check_confidence
 from perflab.stats.warnings import StatWarning
 
@@ -44,7 +46,7 @@ class Estimate:
     low: float
     high: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float]:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
@@ -75,7 +77,7 @@ class ScalingFit:
     covariance: tuple[tuple[float, ...], ...]
     warnings: tuple[StatWarning, ...] = field(default=())
 
-    def predict(self, n: float | np.ndarray) -> np.ndarray:
+    def predict(self, n: float | FloatArray) -> FloatArray:
         return self.a.value + self.b.value * np.asarray(n, dtype=np.float64) ** self.k.value
 
     def _log_per_unit(self, n: float) -> tuple[float, float]:
@@ -92,7 +94,7 @@ class ScalingFit:
         t = float(special.stdtrit(self.df, 0.5 + self.confidence / 2))
         return Estimate(math.exp(lp), math.exp(lp - t * se), math.exp(lp + t * se))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "confidence": self.confidence,
             "a": self.a.to_dict(),
@@ -110,7 +112,9 @@ class ScalingFit:
         }
 
 
-def _group(sizes: Sequence[float], costs: Sequence[float]):
+def _group(
+    sizes: Sequence[float], costs: Sequence[float]
+) -> tuple[FloatArray, FloatArray, FloatArray, IntArray]:
     s = np.array(sizes, dtype=np.float64, copy=True).ravel()
     c = np.array(costs, dtype=np.float64, copy=True).ravel()
     if s.size != c.size:
@@ -159,17 +163,21 @@ def fit_scaling(
     k0 = float(np.clip(np.polyfit(np.log(n), y, 1)[0], 0.1, 3.0)) if exponent is None else exponent
     lb0 = float(np.median(y - k0 * np.log(n)))
 
+    f: Callable[..., FloatArray]
     if exponent is None:
 
-        def f(x, a, lb, k):
+        def f_free(x: FloatArray, a: float, lb: float, k: float) -> FloatArray:
             return a + np.exp(lb + k * np.log(x))
 
+        f = f_free
         p0, lower, upper = [a0, lb0, k0], [-np.inf, -np.inf, 0.05], [np.inf, np.inf, 4.0]
     else:
+        k_fixed = exponent
 
-        def f(x, a, lb):
-            return a + np.exp(lb + exponent * np.log(x))
+        def f_fixed(x: FloatArray, a: float, lb: float) -> FloatArray:
+            return a + np.exp(lb + k_fixed * np.log(x))
 
+        f = f_fixed
         p0, lower, upper = [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
     try:
         from scipy import optimize  # on use: ~0.1 s to import
@@ -224,8 +232,7 @@ def fit_scaling(
     cov = np.zeros((3, 3))
     cov[:p, :p] = pcov
     t = float(special.stdtrit(df, 0.5 + confidence / 2))
-    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    sd = [float(x) for x in sd]
+    sd = [float(x) for x in np.sqrt(np.maximum(np.diag(cov), 0.0))]
     a, lb = float(popt[0]), float(popt[1])
     k = float(popt[2]) if exponent is None else float(exponent)
     return ScalingFit(
@@ -266,7 +273,7 @@ class ScalingComparison:
     def significant(self) -> bool:
         return self.low > 0 or self.high < 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "at": self.at,
             "confidence": self.confidence,

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perflab.stats.arrays import FloatArray
+
 _PERCENTILE = re.compile(r"^p(\d+(?:\.\d+)?)$")
 
 
@@ -24,16 +26,28 @@ class Statistic:
     """
 
     name: str
-    fn: Callable[[np.ndarray], np.ndarray]
+    fn: Callable[[FloatArray], FloatArray]
     quantile: float | None = None
 
 
-def _mean(x: np.ndarray) -> np.ndarray:
-    return np.mean(x, axis=-1)
+def _mean(x: FloatArray) -> FloatArray:
+    out: FloatArray = np.mean(x, axis=-1)
+    return out
 
 
-def _median(x: np.ndarray) -> np.ndarray:
-    return np.median(x, axis=-1)
+def _median(x: FloatArray) -> FloatArray:
+    out: FloatArray = np.median(x, axis=-1)
+    return out
+
+
+def _quantile(q: float) -> Callable[[FloatArray], FloatArray]:
+    """The linear-interpolated ``q`` quantile (numpy's default) over the last axis."""
+
+    def fn(x: FloatArray) -> FloatArray:
+        out: FloatArray = np.quantile(x, q, axis=-1)
+        return out
+
+    return fn
 
 
 def parse_statistic(spec: str | Statistic) -> Statistic:
@@ -49,7 +63,7 @@ def parse_statistic(spec: str | Statistic) -> Statistic:
     if m:
         q = float(m.group(1)) / 100
         if 0 < q < 1:
-            return Statistic(name, lambda x, q=q: np.quantile(x, q, axis=-1), q)
+            return Statistic(name, _quantile(q), q)
     raise ValueError(
         f"unknown statistic {spec!r} (use mean, median, or a percentile such as p90 or p99.9)"
     )

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.warnings import StatWarning
 
 #: The fewest runs for which a 95% t interval is worth printing without a warning.
@@ -31,7 +33,7 @@ class Location:
     confidence: float
     interval: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "statistic": self.statistic,
             "value": self.value,
@@ -74,7 +76,7 @@ class Summary:
             return math.nan
         return self.stddev / abs(self.mean)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,
             "mean": self.mean,
@@ -91,7 +93,7 @@ class Summary:
         }
 
 
-def as_sample(values: Sequence[float]) -> np.ndarray:
+def as_sample(values: Values) -> FloatArray:
     """A float64 copy of ``values`` (never a view: callers' arrays are not mutated)."""
     arr = np.array(values, dtype=np.float64, copy=True).ravel()
     if arr.size == 0:
@@ -101,7 +103,7 @@ def as_sample(values: Sequence[float]) -> np.ndarray:
     return arr
 
 
-def scaled(x: np.ndarray) -> tuple[float, np.ndarray]:
+def scaled(x: FloatArray) -> tuple[float, FloatArray]:
     """(k, x/k) with k a power of two near max|x| (1 if all zero): exact, and keeps sums of
     squares of values from 1e-300 to 1e300 away from overflow and underflow."""
     top = float(np.max(np.abs(x))) if x.size else 0.0
@@ -109,7 +111,7 @@ def scaled(x: np.ndarray) -> tuple[float, np.ndarray]:
     return k, x / k
 
 
-def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+def summarize(values: Values, confidence: float = 0.95) -> Summary:
     """Summary of a sample; warns when it has too few runs for an interval."""
     x = as_sample(values)
     n = int(x.size)
@@ -151,7 +153,7 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     )
 
 
-def summarize_many(samples: Sequence[Sequence[float]], confidence: float = 0.95) -> list[Summary]:
+def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[Summary]:
     """`summarize` of many samples, the same results: samples of equal size are summarized
     in one vectorized pass (thousands of cells cost milliseconds, not a call each)."""
     arrays = [as_sample(v) for v in samples]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -64,7 +65,7 @@ class SweepSummary:
     def change_high(self) -> float:
         return self.high - 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "cells": self.cells,
             "confidence": self.confidence,

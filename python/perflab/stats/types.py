@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from perflab.stats.warnings import StatWarning
 
@@ -77,7 +78,7 @@ class Comparison:
     correction: str = "none"
     choice: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.scale not in SCALES:
             raise ValueError(f"scale must be one of {', '.join(SCALES)}, not {self.scale!r}")
         if math.isnan(self.p_raw) and self.correction == "none":
@@ -102,7 +103,7 @@ class Comparison:
         """True when the interval excludes zero change."""
         return self.defined and (self.low > 0 or self.high < 0)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "confidence": self.confidence,

@@ -12,6 +12,10 @@ Sentences never contain "inf" or "nan".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+#: A number behind a warning's message: plain floats/ints/strings, or tuples of ints.
+Detail: TypeAlias = float | int | str | tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -26,9 +30,9 @@ class StatWarning:
 
     code: str
     message: str
-    details: dict[str, float | int | str | tuple[int, ...]] = field(default_factory=dict)
+    details: dict[str, Detail] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "message": self.message,

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import special
 
+from perflab.stats.arrays import FloatArray
 from perflab.stats.fieller import fieller_positive, log_ratio, stand_in, stand_in_warning
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -49,6 +50,7 @@ from perflab.stats.intervals import (
     as_batch,
     check_levels,
     finite_or_reason,
+    levels_per_row,
     note_warnings,
     positive_rows,
     pow2_scale,
@@ -57,7 +59,7 @@ from perflab.stats.intervals import (
 )
 from perflab.stats.summary import Summary, as_sample, summarize, summarize_many
 from perflab.stats.types import Comparison
-from perflab.stats.warnings import StatWarning
+from perflab.stats.warnings import Detail, StatWarning
 
 INTERVALS = ("auto", "difference", "fieller")
 
@@ -66,14 +68,16 @@ INTERVALS = ("auto", "difference", "fieller")
 COVERAGE_LOSS = 0.01
 
 
-def _welch_df(va, vb, na, nb):
+def _welch_df(va: FloatArray, vb: FloatArray, na: int, nb: int) -> FloatArray:
     tot = va + vb
     with np.errstate(invalid="ignore", divide="ignore"):
         df = tot * tot / (va * va / (na - 1) + vb * vb / (nb - 1))
     return np.where(np.isfinite(df) & (df > 0), df, float(na + nb - 2))
 
 
-def _implied(ma, mb, va, vb, df, t):
+def _implied(
+    ma: FloatArray, mb: FloatArray, va: FloatArray, vb: FloatArray, df: FloatArray, t: FloatArray
+) -> FloatArray:
     """Implied coverage of the difference interval for the ratio (see `implied_coverage`)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = mb / ma
@@ -82,7 +86,7 @@ def _implied(ma, mb, va, vb, df, t):
     return np.where(np.isfinite(cov), cov, 1.0)
 
 
-def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: float) -> float:
+def implied_coverage(baseline: FloatArray, candidate: FloatArray, confidence: float) -> float:
     """Approximate actual coverage of the difference interval for the ratio of means.
 
     Dividing the difference's interval by the baseline mean ignores that the mean is
@@ -107,9 +111,9 @@ def implied_coverage(baseline: np.ndarray, candidate: np.ndarray, confidence: fl
 
 
 def welch_batch(
-    baseline: np.ndarray,
-    candidate: np.ndarray,
-    confidence: float = 0.95,
+    baseline: FloatArray,
+    candidate: FloatArray,
+    confidence: float | FloatArray = 0.95,
     interval: str = "auto",
 ) -> Intervals:
     """Welch intervals for E comparisons: ``baseline`` (E, n_a), ``candidate`` (E, n_b).
@@ -247,11 +251,7 @@ class Welch:
         milliseconds instead of a call each). ``confidence``: one level, or one per pair
         (e.g. the levels a multiple-comparison correction asks for)."""
         samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
-        levels = (
-            [float(confidence)] * len(samples)
-            if np.isscalar(confidence)
-            else [float(c) for c in confidence]
-        )
+        levels = levels_per_row(confidence, len(samples))
         groups: dict[tuple[int, int], list[int]] = {}
         for i, (a, b) in enumerate(samples):
             groups.setdefault((a.size, b.size), []).append(i)
@@ -268,7 +268,7 @@ class Welch:
         return [c for c in out if c is not None]
 
     def _comparison(
-        self, res: Intervals, i: int, a: np.ndarray, b: np.ndarray, confidence: float
+        self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
         notes = res.notes(i)
@@ -324,8 +324,10 @@ class Welch:
         )
 
     @staticmethod
-    def _coverage_warning(a, b, confidence, cov, scale) -> StatWarning:
-        details: dict = {"implied_coverage": cov}
+    def _coverage_warning(
+        a: FloatArray, b: FloatArray, confidence: float, cov: float, scale: str
+    ) -> StatWarning:
+        details: dict[str, Detail] = {"implied_coverage": cov}
         if scale == RATIO:
             fl = welch_batch(a, b, confidence, "fieller")
             lo, hi = float(fl.low[0]), float(fl.high[0])
