@@ -13,16 +13,10 @@ from pathlib import Path
 
 import pytest
 from perflab.report.environment import VOLATILE_KEYS, diff_environments, environment_rows
-from perflab.run.environment import (
-    Environment,
-    HostAccess,
-    LocalHost,
-    capture,
-    command_tools,
-    format_cpu_list,
-    parse_cpu_list,
-    tool_version,
-)
+from perflab.run.environment import Environment, capture
+from perflab.run.host_access import HostAccess, LocalHost
+from perflab.run.host_text import format_cpu_list, parse_cpu_list
+from perflab.run.tool_versions import command_tools, tool_version
 
 
 class FakeHost:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from perflab.durations import parse_duration
 from perflab.plan import expand_matrix, make_plan
 from perflab.report.format import fmt_number, fmt_pct_interval
 from perflab.spec import parse_spec
-from perflab.spec.durations import parse_duration
 from perflab.spec.locate import key_lines
 from perflab.spec.template import placeholders, render_shell, render_value
 from perflab.stats import Comparison
@@ -168,8 +168,8 @@ def test_numbers_read_at_a_glance(x, text):
 
 
 def test_json_metric_found_after_log_lines_even_when_pretty_printed():
+    from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
     from perflab.spec.schema import MetricSpec
-    from perflab.workloads.metrics import MetricExtractionError, PhaseOutput, extract
 
     m = MetricSpec.model_validate({"name": "x", "better": "higher", "json": "result.items[1]"})
     text = 'starting...\nwarming up\n{\n  "result": {"items": [3, 7.5]}\n}\n'

@@ -215,6 +215,11 @@ pub const MAX_MEMCACHE_KEY: usize = 250;
 /// Largest value accepted (memcached's default item size limit is 1 MiB).
 pub const MAX_DATA_SIZE: u32 = 64 << 20;
 
+/// A validation failure of `field`.
+fn err(field: &str, message: String) -> Result<(), ConfigError> {
+    Err(ConfigError::new(field, message))
+}
+
 impl Config {
     /// Parse the normalised JSON form (unknown keys are errors) and validate it.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
@@ -253,7 +258,17 @@ impl Config {
 
     /// Check every field and their combinations; the first problem found is returned.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let err = |f: &str, m: String| Err(ConfigError::new(f, m));
+        self.validate_connections()?;
+        self.validate_mix()?;
+        self.validate_keys()?;
+        self.validate_values()?;
+        self.validate_key_patterns()?;
+        self.validate_amount()?;
+        self.validate_durations()
+    }
+
+    /// Servers, threads and clients: every server gets a connection.
+    fn validate_connections(&self) -> Result<(), ConfigError> {
         if self.servers.is_empty() {
             return err("server", "at least one server (host:port) is needed".into());
         }
@@ -288,12 +303,22 @@ impl Config {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// Pipeline depth and the SET:GET ratio.
+    fn validate_mix(&self) -> Result<(), ConfigError> {
         if self.pipeline == 0 || self.pipeline > 65536 {
             return err("pipeline", format!("must be between 1 and 65536 (got {})", self.pipeline));
         }
         if self.ratio == [0, 0] {
             return err("ratio", "SET:GET cannot be 0:0 (nothing to send)".into());
         }
+        Ok(())
+    }
+
+    /// Key range and prefix (memcached's key length and characters).
+    fn validate_keys(&self) -> Result<(), ConfigError> {
         if self.key_min > self.key_max {
             return err("key_min", format!("key_min ({}) is greater than key_max ({})", self.key_min, self.key_max));
         }
@@ -310,6 +335,11 @@ impl Config {
         if self.protocol != Protocol::Redis && self.key_prefix.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return err("key_prefix", "memcached keys cannot contain spaces or control characters".into());
         }
+        Ok(())
+    }
+
+    /// Value sizes.
+    fn validate_values(&self) -> Result<(), ConfigError> {
         if self.data_size_min == 0 && self.data_size_max == 0 {
             return err("data_size", "must be at least 1 byte".into());
         }
@@ -325,6 +355,11 @@ impl Config {
                 format!("{} bytes is more than the {} supported", self.data_size_max, MAX_DATA_SIZE),
             );
         }
+        Ok(())
+    }
+
+    /// Key patterns and their parameters (Gaussian median and stddev, Zipf exponent).
+    fn validate_key_patterns(&self) -> Result<(), ConfigError> {
         for (i, p) in self.key_pattern.iter().enumerate() {
             let field = "key_pattern";
             let which = if i == 0 { "SET" } else { "GET" };
@@ -355,6 +390,11 @@ impl Config {
         if !(self.key_zipf_exp > 0.0 && self.key_zipf_exp < 5.0) {
             return err("key_zipf_exp", format!("must be within (0, 5) (got {})", self.key_zipf_exp));
         }
+        Ok(())
+    }
+
+    /// How much to send: requests, test_time, rate (and allkeys' restrictions).
+    fn validate_amount(&self) -> Result<(), ConfigError> {
         match self.requests {
             Some(Requests::PerClient(0)) => return err("requests", "must be at least 1".into()),
             Some(Requests::AllKeys) if self.warmup > 0.0 => {
@@ -387,6 +427,11 @@ impl Config {
                 return err("rate", format!("must be a positive number of requests per second (got {r})"));
             }
         }
+        Ok(())
+    }
+
+    /// Durations: warm-up, timeouts, the late threshold.
+    fn validate_durations(&self) -> Result<(), ConfigError> {
         let secs = [
             ("warmup", self.warmup, true),
             ("connect_timeout", self.connect_timeout, false),

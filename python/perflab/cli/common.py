@@ -64,7 +64,16 @@ def check_output_paths(args) -> None:
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """How comparisons are computed: shared by compare and report (declared once here)."""
-    g = p.add_argument_group("statistics (see README, 'How perflab decides')")
+    _statistics_options(p.add_argument_group("statistics (see README, 'How perflab decides')"))
+    _scaling_options(
+        p.add_argument_group(
+            "scaling fit over a numeric matrix parameter (see README, 'How perflab decides')"
+        )
+    )
+
+
+def _statistics_options(g) -> None:
+    """Method, interval, confidence, threshold and correction of the comparisons."""
     g.add_argument(
         "--method",
         default="auto",
@@ -116,9 +125,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
         "discovery rate; none: each comparison on its own)",
     )
-    s = p.add_argument_group(
-        "scaling fit over a numeric matrix parameter (see README, 'How perflab decides')"
-    )
+
+
+def _scaling_options(s) -> None:
+    """The cost = a + b·PARAM^k fit over a numeric matrix parameter."""
     s.add_argument(
         "--scaling",
         metavar="PARAM",

@@ -64,7 +64,14 @@ def register(sub) -> None:
         epilog="Exit status: 0 all requests succeeded, 1 some failed (error replies, connection faults; "
         "counted by kind in the output), 2 bad input, 130 interrupted.",
     )
-    g = p.add_argument_group("connection")
+    _connection_options(p.add_argument_group("connection"))
+    _workload_options(p.add_argument_group("workload"))
+    _measurement_options(p.add_argument_group("open loop and measurement"))
+    p.set_defaults(handler=run)
+
+
+def _connection_options(g) -> None:
+    """Servers, protocol, connections and their timeouts."""
     g.add_argument(
         "-s",
         "--server",
@@ -100,7 +107,10 @@ def register(sub) -> None:
         metavar="DURATION",
         help="fail when a connection waits this long for a reply (default 10s)",
     )
-    g = p.add_argument_group("workload")
+
+
+def _workload_options(g) -> None:
+    """Requests, keys and values: memtier_benchmark's workload flags."""
     g.add_argument(
         "-n",
         "--requests",
@@ -154,7 +164,10 @@ def register(sub) -> None:
         default=None,
         help="check every GET hit returns the value perflab writes for its key",
     )
-    g = p.add_argument_group("open loop and measurement")
+
+
+def _measurement_options(g) -> None:
+    """Open-loop rate, warm-up and what is printed."""
     g.add_argument(
         "--rate", type=float, metavar="REQ/S", help="open loop: total requests per second"
     )
@@ -179,7 +192,6 @@ def register(sub) -> None:
         "--json", action="store_true", help="print the full result (with histograms) as JSON"
     )
     g.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(handler=run)
 
 
 def config_from_args(args) -> KvConfig:

@@ -49,7 +49,21 @@ def register(sub) -> None:
         help="also record the result as an experiment in this results store",
     )
     p.add_argument("--name", help="experiment name for --store (default probe-<probe>)")
-    g = p.add_argument_group("cpu")
+    _cpu_options(p.add_argument_group("cpu"))
+    _memmove_options(p.add_argument_group("memmove"))
+    _latency_options(p.add_argument_group("latency"))
+    p.add_argument(
+        "--pages",
+        choices=["base", "huge"],
+        default="base",
+        help="memmove/latency memory: base 4 KiB pages (default, so TLB effects show) or "
+        "transparent huge pages",
+    )
+    p.set_defaults(handler=run)
+
+
+def _cpu_options(g) -> None:
+    """CoreMark instead of the built-in CPU score."""
     g.add_argument(
         "--coremark",
         metavar="PATH",
@@ -62,7 +76,10 @@ def register(sub) -> None:
         metavar="ARG",
         help="argument passed to CoreMark (repeatable)",
     )
-    g = p.add_argument_group("memmove")
+
+
+def _memmove_options(g) -> None:
+    """Which mmbm cases, and the copy size × buffer count sweep."""
     g.add_argument(
         "--case",
         action="append",
@@ -84,7 +101,10 @@ def register(sub) -> None:
     g.add_argument(
         "--sweep-duration", type=float, metavar="SECONDS", help="time per sweep cell (default 0.1)"
     )
-    g = p.add_argument_group("latency")
+
+
+def _latency_options(g) -> None:
+    """Working-set sizes and access order of the pointer chase."""
     g.add_argument(
         "--min-size", default="4K", metavar="SIZE", help="smallest working set (default 4K)"
     )
@@ -104,14 +124,6 @@ def register(sub) -> None:
         default="both",
         help="page: random within pages, pages in random order; random: across the whole set",
     )
-    p.add_argument(
-        "--pages",
-        choices=["base", "huge"],
-        default="base",
-        help="memmove/latency memory: base 4 KiB pages (default, so TLB effects show) or "
-        "transparent huge pages",
-    )
-    p.set_defaults(handler=run)
 
 
 def parse_size(text: str) -> int:

@@ -15,9 +15,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from perflab.durations import format_duration
 from perflab.report.format import fmt_number
 from perflab.report.safe_text import safe_text
-from perflab.spec.durations import format_duration
 
 
 class ConsoleObserver:

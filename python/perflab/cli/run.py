@@ -107,8 +107,8 @@ def run(args, io) -> int:
 
 
 def _print_plan(spec, io) -> None:
+    from perflab.durations import format_duration
     from perflab.plan import make_plan
-    from perflab.spec.durations import format_duration
 
     m = spec.model
     plan = make_plan(m)

@@ -153,16 +153,41 @@ def _when(t: float | None) -> str:
 
 
 def _show_experiment(io, e, runs, defs, envs) -> None:
-    from perflab.report.environment import environment_rows
-
     c = io.console
-    counts: dict[str, int] = {}
-    for r in runs:
-        counts[r.status] = counts.get(r.status, 0) + 1
     c.print(
         safe_text(f"experiment {e.id}: {e.name}", "bold", one_line=True)
         + safe_text(f" — {e.description}" if e.description else "")
     )
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    for k, v in _experiment_rows(e, runs, defs):
+        t.add_row(safe_text(k), safe_text(v))
+    c.print(t)
+    _show_environments(io, envs)
+    failed = [r for r in runs if r.status in ("failed", "timeout")]
+    if failed:
+        c.print()
+        c.print(Text(f"{len(failed)} failed run(s):", style="bold red"))
+        for r in failed[:20]:
+            c.print(
+                safe_text(
+                    f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) "
+                    f"{r.status}: {r.reason}",
+                    one_line=True,
+                )
+            )
+        if len(failed) > 20:
+            c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
+
+
+def _experiment_rows(e, runs, defs) -> list[tuple[str, str]]:
+    """(label, value) of the experiment's status, design and metrics."""
+    from perflab.report.format import describe_overhead, describe_repetitions
+
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r.status] = counts.get(r.status, 0) + 1
     s = e.settings
     rows = [
         ("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
@@ -186,8 +211,6 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
             ),
         ),
     ]
-    from perflab.report.format import describe_overhead, describe_repetitions
-
     if "repetitions" in s:
         rows.append(
             (
@@ -204,13 +227,14 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
         rows.append(
             ("overhead", f"{name}: net of {describe_overhead(source)}, measured in each run")
         )
-    failed = [r for r in runs if r.status in ("failed", "timeout")]
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="bold", no_wrap=True)
-    t.add_column()
-    for k, v in rows:
-        t.add_row(safe_text(k), safe_text(v))
-    c.print(t)
+    return rows
+
+
+def _show_environments(io, envs) -> None:
+    """Each host's captured environment, one table per host."""
+    from perflab.report.environment import environment_rows
+
+    c = io.console
     for host, info in envs.items():
         c.print()
         c.print(safe_text(f"environment of {host}", "bold", one_line=True))
@@ -220,19 +244,6 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
         for k, v in environment_rows(info):
             et.add_row(safe_text(str(k), one_line=True), safe_text(str(v)))
         c.print(et)
-    if failed:
-        c.print()
-        c.print(Text(f"{len(failed)} failed run(s):", style="bold red"))
-        for r in failed[:20]:
-            c.print(
-                safe_text(
-                    f"  run {r.order_index + 1} ({r.cell_key} · {r.variant} #{r.repetition}) "
-                    f"{r.status}: {r.reason}",
-                    one_line=True,
-                )
-            )
-        if len(failed) > 20:
-            c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
 
 
 def _show_runs(io, runs, metrics_by_run, defs) -> None:

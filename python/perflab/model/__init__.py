@@ -13,9 +13,9 @@ import importlib
 # Names are loaded on first use (PEP 562): the fitting code imports scipy, which the CLI
 # should not pay for when it only builds its parser.
 _HOMES = {
-    "FitResult": "fit",
-    "LeaveOneOut": "fit",
-    "PlatformFit": "fit",
+    "FitResult": "fit_result",
+    "LeaveOneOut": "fit_result",
+    "PlatformFit": "fit_result",
     "fit": "fit",
     "IndexRow": "index",
     "IndexTable": "index",

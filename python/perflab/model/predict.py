@@ -16,8 +16,9 @@ import numpy as np
 from scipy import stats as sps
 
 from perflab.errors import InputError
-from perflab.model.fit import PARAMS, FitResult
+from perflab.model.fit_result import FitResult
 from perflab.model.observations import Observation
+from perflab.model.solver import PARAMS
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from perflab.durations import format_duration
 from perflab.plan import expand_matrix, plan_block
 from perflab.spec import Spec
-from perflab.spec.durations import format_duration
 from perflab.store import Store
 
 
@@ -47,7 +47,6 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
     """Decide after a completed block; plan the next one when the target is not reached."""
     from perflab.analysis.dataset import load_dataset
     from perflab.run.experiment import planned_rows
-    from perflab.stats import decide
 
     m = spec.model
     a = m.adaptive
@@ -63,37 +62,7 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
     seconds = [r.ended_at - r.started_at for r in measured if r.started_at and r.ended_at]
     per_block = math.fsum(seconds) / blocks if blocks else 0.0
     pairs = len(expand_matrix(m.matrix)) * len(m.variant)
-    if not samples:
-        decision = None
-        stop, reason = True, "nothing_to_track"
-        text = (
-            f"no run of {', '.join(metrics)} succeeded in both variants after {blocks} blocks, "
-            "so precision cannot be judged; stopping"
-        )
-        projected = blocks
-    else:
-        decision = decide(samples, a.target_ci, a.min, a.max, m.confidence)
-        stop = decision.stop or blocks >= a.max
-        reason = decision.reason if decision.stop or blocks < a.max else "max_reached"
-        projected = max(blocks, min(a.max, decision.projected_runs))
-        widest = max(
-            (p.half_width for p in decision.precisions if not math.isnan(p.half_width)),
-            default=math.nan,
-        )
-        history.append(
-            {
-                "blocks": blocks,
-                "widest_half_width": widest,
-                "projected_blocks": projected,
-                "reason": reason,
-            }
-        )
-        # One run per variant per block: the rule's "runs" are this design's blocks.
-        text = decision.message.replace(" runs needed", " blocks needed").replace(
-            " runs", " blocks"
-        )
-        if blocks >= a.max and not decision.stop:
-            text = f"maximum of {a.max} blocks reached; " + decision.message.split("; ", 1)[0]
+    verdict = _verdict(spec, samples, metrics, blocks, history)
     record.update(
         {
             "min": a.min,
@@ -101,30 +70,95 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
             "target": a.target_ci,
             "metrics": metrics,
             "blocks": blocks,
-            "reason": reason,
+            "reason": verdict.reason,
             "seconds_per_block": per_block,
             "decisions": history,
-            "precisions": [p.to_dict() for p in decision.precisions] if decision else [],
+            "precisions": [p.to_dict() for p in verdict.decision.precisions]
+            if verdict.decision
+            else [],
         }
     )
-    if stop:
-        saved = a.max - blocks
-        record.update({"saved_blocks": saved, "saved_seconds": saved * per_block})
-        summary = f"adaptive repetitions: {text}"
-        if saved > 0 and reason == "target_reached":
-            summary += (
-                f"; {saved} blocks fewer than max = {a.max} "
-                f"(≈ {format_duration(saved * per_block)} of machine time saved)"
-            )
-        record["summary"] = summary
-        store.update_settings(eid, adaptive=record)
-        return AdaptiveStep(0, summary, len(runs))
+    if verdict.stop:
+        return _stop(store, eid, spec, record, verdict, blocks, per_block, len(runs))
     next_index = max(r.order_index for r in runs) + 1
     new = plan_block(m, max(r.block for r in runs) + 1, next_index)
-    record["summary"] = f"adaptive repetitions: {text}"
+    record["summary"] = f"adaptive repetitions: {verdict.text}"
     store.append_runs(eid, planned_rows(new))
     store.update_settings(eid, adaptive=record)
-    projected_total = len(runs) + max(1, projected - blocks) * pairs
+    projected_total = len(runs) + max(1, verdict.projected - blocks) * pairs
     return AdaptiveStep(
-        len(new), f"block {blocks}: {text}; adding block {blocks + 1}", projected_total
+        len(new), f"block {blocks}: {verdict.text}; adding block {blocks + 1}", projected_total
     )
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    decision: object | None  # stats.decide's Decision; None when nothing can be tracked
+    stop: bool
+    reason: str
+    text: str  # what happened, in blocks
+    projected: int  # blocks the experiment is expected to need
+
+
+def _verdict(
+    spec: Spec, samples: dict[str, object], metrics: list[str], blocks: int, history: list
+) -> _Verdict:
+    """Whether to stop after ``blocks`` blocks, and why; a decision is added to ``history``."""
+    from perflab.stats import decide
+
+    m = spec.model
+    a = m.adaptive
+    assert a is not None
+    if not samples:
+        text = (
+            f"no run of {', '.join(metrics)} succeeded in both variants after {blocks} blocks, "
+            "so precision cannot be judged; stopping"
+        )
+        return _Verdict(None, True, "nothing_to_track", text, blocks)
+    decision = decide(samples, a.target_ci, a.min, a.max, m.confidence)
+    stop = decision.stop or blocks >= a.max
+    reason = decision.reason if decision.stop or blocks < a.max else "max_reached"
+    projected = max(blocks, min(a.max, decision.projected_runs))
+    widest = max(
+        (p.half_width for p in decision.precisions if not math.isnan(p.half_width)),
+        default=math.nan,
+    )
+    history.append(
+        {
+            "blocks": blocks,
+            "widest_half_width": widest,
+            "projected_blocks": projected,
+            "reason": reason,
+        }
+    )
+    # One run per variant per block: the rule's "runs" are this design's blocks.
+    text = decision.message.replace(" runs needed", " blocks needed").replace(" runs", " blocks")
+    if blocks >= a.max and not decision.stop:
+        text = f"maximum of {a.max} blocks reached; " + decision.message.split("; ", 1)[0]
+    return _Verdict(decision, stop, reason, text, projected)
+
+
+def _stop(
+    store: Store,
+    eid: int,
+    spec: Spec,
+    record: dict,
+    verdict: _Verdict,
+    blocks: int,
+    per_block: float,
+    runs: int,
+) -> AdaptiveStep:
+    """Record why the experiment stops adding blocks (and the machine time saved)."""
+    a = spec.model.adaptive
+    assert a is not None
+    saved = a.max - blocks
+    record.update({"saved_blocks": saved, "saved_seconds": saved * per_block})
+    summary = f"adaptive repetitions: {verdict.text}"
+    if saved > 0 and verdict.reason == "target_reached":
+        summary += (
+            f"; {saved} blocks fewer than max = {a.max} "
+            f"(≈ {format_duration(saved * per_block)} of machine time saved)"
+        )
+    record["summary"] = summary
+    store.update_settings(eid, adaptive=record)
+    return AdaptiveStep(0, summary, runs)

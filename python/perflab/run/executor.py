@@ -76,7 +76,7 @@ class LocalExecutor:
         return pick_cores(n, read_topology())
 
     def host_access(self):
-        from perflab.run.environment import LocalHost
+        from perflab.run.host_access import LocalHost
 
         return LocalHost()
 

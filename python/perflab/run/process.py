@@ -23,6 +23,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import resource
 
 #: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
 TERM_GRACE_S = 2.0
@@ -107,6 +111,88 @@ def run_process(
     """
     program = _which(argv[0], env)
     shim = exec_shim()
+    pid, t0, report_r = _spawn(
+        program, argv, shim, env, cwd, stdout_path, stderr_path, cpus, kill_grace
+    )
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except OSError:  # very old kernel: fall back to polling below
+        pidfd = None
+    if on_start:
+        on_start(pid)
+    waiter = _Waiter(pid, pidfd, report_r)
+    lingering = None
+    status = ru = None
+    deadline = None if timeout is None else t0 + timeout
+    try:
+        timed_out, interrupted = _wait_for_end(waiter, pid, pidfd, deadline, stop, kill_grace)
+        report = waiter.report()
+        if report is not None and report[5] and not (timed_out or interrupted or waiter.exited):
+            lingering = Lingering(pid, pidfd, kill_grace)  # the shim holds what the command left
+            pidfd = None  # the Lingering owns it now
+        else:
+            _, status, ru = os.wait4(pid, 0)
+            report = report or waiter.report()
+        t1 = time.perf_counter()
+    except BaseException:
+        _terminate(pid, pidfd, kill_grace)
+        with contextlib.suppress(ChildProcessError):
+            os.wait4(pid, 0)
+        raise
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+        waiter.close()
+    if shim is None:
+        # Without the shim nothing holds what the command left: its session's group goes now.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    return _result(report, status, ru, t1 - t0, timed_out, interrupted, lingering)
+
+
+def _result(
+    report: tuple[float, float, float, int, int, int] | None,
+    status: int | None,
+    ru: resource.struct_rusage | None,
+    wall: float,
+    timed_out: bool,
+    interrupted: bool,
+    lingering: Lingering | None,
+) -> ProcessResult:
+    """The outcome: the shim's report when there is one (its figures are the command's own),
+    else wait4's status and rusage with the wall time measured here."""
+    if report is not None:
+        wall_s, user_s, system_s, max_rss, status, _ = report
+    else:
+        assert ru is not None and status is not None
+        wall_s, user_s, system_s, max_rss = wall, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
+    code = os.waitstatus_to_exitcode(status)
+    return ProcessResult(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        wall_s=wall_s,
+        user_s=user_s,
+        system_s=system_s,
+        max_rss_kib=max_rss,
+        lingering=lingering,
+    )
+
+
+def _spawn(
+    program: str,
+    argv: list[str],
+    shim: str | None,
+    env: Mapping[str, str],
+    cwd: Path,
+    stdout_path: Path,
+    stderr_path: Path,
+    cpus: tuple[int, ...] | None,
+    kill_grace: float,
+) -> tuple[int, float, int | None]:
+    """Start the command (through the shim when it is installed) in a session of its own:
+    (pid, perf_counter just before the spawn, read end of the shim's report pipe)."""
     report_r = report_w = None
     with (
         open(stdout_path, "wb") as out,
@@ -139,69 +225,31 @@ def run_process(
         finally:
             if report_w is not None:
                 os.close(report_w)
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except OSError:  # very old kernel: fall back to polling below
-        pidfd = None
-    if on_start:
-        on_start(pid)
-    waiter = _Waiter(pid, pidfd, report_r)
-    timed_out = interrupted = False
-    lingering = None
-    ru = None
-    deadline = None if timeout is None else t0 + timeout
-    try:
-        while not waiter.done():
-            now = time.perf_counter()
-            waiter.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - now)))
-            if waiter.done():
-                break
-            if stop is not None and stop.is_set():
-                interrupted = True
-                _terminate(pid, pidfd, kill_grace)
-                break
-            if deadline is not None and time.perf_counter() >= deadline:
-                timed_out = True
-                _terminate(pid, pidfd, kill_grace)
-                break
-        report = waiter.report()
-        if report is not None and report[5] and not (timed_out or interrupted or waiter.exited):
-            lingering = Lingering(pid, pidfd, kill_grace)  # the shim holds what the command left
-            pidfd = None  # the Lingering owns it now
-        else:
-            _, status, ru = os.wait4(pid, 0)
-            report = report or waiter.report()
-        t1 = time.perf_counter()
-    except BaseException:
-        _terminate(pid, pidfd, kill_grace)
-        with contextlib.suppress(ChildProcessError):
-            os.wait4(pid, 0)
-        raise
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-        waiter.close()
-    if shim is None:
-        # Without the shim nothing holds what the command left: its session's group goes now.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-    if report is not None:  # the shim's figures are the command's own
-        wall_s, user_s, system_s, max_rss, status, _ = report
-    else:
-        assert ru is not None
-        wall_s, user_s, system_s, max_rss = t1 - t0, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
-    code = os.waitstatus_to_exitcode(status)
-    return ProcessResult(
-        exit_code=code if code >= 0 else None,
-        signal=-code if code < 0 else None,
-        timed_out=timed_out,
-        interrupted=interrupted,
-        wall_s=wall_s,
-        user_s=user_s,
-        system_s=system_s,
-        max_rss_kib=max_rss,
-        lingering=lingering,
-    )
+    return pid, t0, report_r
+
+
+def _wait_for_end(
+    waiter: _Waiter,
+    pid: int,
+    pidfd: int | None,
+    deadline: float | None,
+    stop: threading.Event | None,
+    kill_grace: float,
+) -> tuple[bool, bool]:
+    """Wait until the command is done; a stop request or the deadline stops it first.
+    Returns (timed_out, interrupted)."""
+    while not waiter.done():
+        now = time.perf_counter()
+        waiter.wait(0.1 if deadline is None else max(0.0, min(0.1, deadline - now)))
+        if waiter.done():
+            break
+        if stop is not None and stop.is_set():
+            _terminate(pid, pidfd, kill_grace)
+            return False, True
+        if deadline is not None and time.perf_counter() >= deadline:
+            _terminate(pid, pidfd, kill_grace)
+            return True, False
+    return False, False
 
 
 class _Waiter:

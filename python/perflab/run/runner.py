@@ -1,8 +1,8 @@
 """The runner loop: executes an experiment's pending runs in order, one committed at a time.
 
-Per run: before_each → variant setup → phases (in the order written) → variant teardown
-→ after_each. A failing or timed-out step marks the run failed (cleanup steps still run);
-the experiment then goes on or stops as ``on_failure`` says. SIGINT/SIGTERM stop the
+Per run (run_execution.py): before_each → variant setup → phases (in the order written) →
+variant teardown → after_each. A failing or timed-out step marks the run failed (cleanup
+steps still run); the experiment then goes on or stops as ``on_failure`` says. SIGINT/SIGTERM stop the
 command in flight, put that run back to pending, and leave the experiment resumable.
 """
 
@@ -13,23 +13,21 @@ import os
 import shutil
 import signal
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from perflab.errors import PerflabError, StoreError
 from perflab.plan import Cell, expand_matrix
+from perflab.run.command import StepOutput, run_command
 from perflab.run.executor import Executor, LocalExecutor
-from perflab.run.failure_policy import Failure, FailurePolicy
+from perflab.run.failure_policy import FailurePolicy
 from perflab.run.process import Lingering, kill_leftover_group, process_start_time
+from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.spec import Spec
-from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow, Store
-from perflab.workloads.command import StepOutput, run_command
-from perflab.workloads.metrics import MetricExtractionError, PhaseOutput, extract
 
 
 class Observer(Protocol):
@@ -50,15 +48,6 @@ class SilentObserver:
     def run_finished(self, *a) -> None: ...
     def message(self, text: str) -> None: ...
     def finished(self, *a) -> None: ...
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    status: str  # ok | failed | timeout | interrupted
-    reason: str | None
-    metrics: dict[str, float]
-    seconds: float
-    failure: Failure | None = None  # how it failed (for the failure policy)
 
 
 @dataclass
@@ -136,10 +125,10 @@ class Runner:
         self._capture_environment()
         m = self.spec.model
         if m.before_all:
-            step = self._step(
+            step = self.step(
                 "before_all",
                 render_shell(m.before_all, self._experiment_values()),
-                self._env(None, None),
+                self.step_env(None, None),
                 scratch,
                 None,
             )
@@ -152,10 +141,10 @@ class Runner:
                 )
         status, message = self._execute_plan(scratch, pending, done, total)
         if m.after_all:
-            step = self._step(
+            step = self.step(
                 "after_all",
                 render_shell(m.after_all, self._experiment_values()),
-                self._env(None, None),
+                self.step_env(None, None),
                 scratch,
                 None,
                 stoppable=False,
@@ -183,7 +172,7 @@ class Runner:
                 if self.stop.is_set():
                     return "interrupted", None
                 self.observer.run_started(run, done + i + 1, total)
-                outcome = self._execute(run, scratch)
+                outcome = RunExecution(self, run, scratch).execute()
                 self.observer.run_finished(run, outcome, done + i + 1, total)
                 if outcome.status == "interrupted":
                     return "interrupted", None
@@ -243,7 +232,8 @@ class Runner:
             raise PerflabError(f"cores = {value!r}: needs a whole number of cores ≥ 1")
         return value
 
-    def _cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None:
+    def phase_cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None:
+        """The CPUs picked for the phase's ``cores`` (None: the phase is not pinned)."""
         if phase is None or not phase.cores:
             return None
         n = (
@@ -256,7 +246,8 @@ class Runner:
     def _capture_environment(self) -> None:
         if self.executor.host in self.store.environments(self.eid):
             return
-        from perflab.run.environment import capture, command_tools
+        from perflab.run.environment import capture
+        from perflab.run.tool_versions import command_tools
 
         m = self.spec.model
         commands = [c for c in (m.before_all, m.after_all, m.before_each, m.after_each) if c]
@@ -272,7 +263,8 @@ class Runner:
     def _experiment_values(self) -> dict:
         return {**self.spec.model.params, "experiment": self.eid}
 
-    def _values(self, run: RunRow, run_dir: Path) -> dict:
+    def run_values(self, run: RunRow, run_dir: Path) -> dict:
+        """The values a run's command templates are rendered with."""
         m = self.spec.model
         cell = self.cells.get(run.cell_key)
         if cell is None:
@@ -295,7 +287,8 @@ class Runner:
             "seed": (m.seed * 1_000_003 + run.order_index) % (2**31),
         }
 
-    def _env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
+    def step_env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
+        """A step's environment: the spec's, the variant's and phase's, PERFLAB_* variables."""
         m = self.spec.model
         env = dict(os.environ)
         env.update(m.env)
@@ -314,12 +307,12 @@ class Runner:
             )
         if phase is not None:
             env.update(phase.env)
-            cpus = self._cpus(phase, values)
+            cpus = self.phase_cpus(phase, values)
             if cpus:
                 env["PERFLAB_CORES"] = ",".join(map(str, cpus))
         return env
 
-    def _step(
+    def step(
         self,
         name: str,
         command: str,
@@ -331,6 +324,9 @@ class Runner:
         stoppable: bool = True,
         cpus: tuple[int, ...] | None = None,
     ) -> StepOutput:
+        """Run one command of the experiment; processes it leaves running are held until
+        their scope ends (``_held``)."""
+
         def on_start(pid: int) -> None:
             if run is not None:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
@@ -353,228 +349,17 @@ class Runner:
             self._held.append(step.process.lingering)
         return step
 
-    def _execute(self, run: RunRow, scratch: Path) -> RunOutcome:
-        m = self.spec.model
-        run_dir = scratch / f"run-{run.order_index + 1}"
-        run_dir.mkdir()
-        self.store.start_run(run.id, self.executor.host)
-        t0 = time.monotonic()
-        deadline = None if m.timeout is None else t0 + m.timeout
-        values = self._values(run, run_dir)
-        variant = self.variants[run.variant]
-        artifacts: dict[str, bytes] = {}
-        outputs: dict[str, PhaseOutput] = {}
-        failure: tuple[str, Failure] | None = None  # (status, how)
-
-        def budget(limit: float | None) -> float | None:
-            left = None if deadline is None else max(0.001, deadline - time.monotonic())
-            return left if limit is None else (limit if left is None else min(limit, left))
-
-        def record(step: StepOutput) -> None:
-            if step.stdout:
-                artifacts[f"stdout:{step.name}"] = step.stdout
-            if step.stderr:
-                artifacts[f"stderr:{step.name}"] = step.stderr
-
-        def status_of(step: StepOutput) -> str:
-            if step.process is not None and step.process.interrupted:
-                return "interrupted"
-            if step.process is not None and step.process.timed_out:
-                return "timeout"
-            return "failed"
-
-        steps = []
-        if m.before_each:
-            steps.append(("before_each", m.before_each, None))
-        if variant.setup:
-            steps.append(("setup", variant.setup, None))
-        steps += [(f"phase:{p.name}", None, p) for p in m.phase]
-        for name, command, phase in steps:
-            if failure is not None:
-                break
-            if phase is not None and phase.probe is not None:
-                output, error = self._probe_phase(phase, values)
-                if error:
-                    failure = ("failed", Failure(name, "failed", f"{name}: {error}"))
-                elif phase.measure:
-                    outputs[phase.name] = output
-                continue
-            if phase is not None and phase.kv is not None:
-                result = self._kv_phase(phase, values, budget(phase.timeout))
-                artifacts.update(result.artifacts)
-                if result.failure:
-                    failure = (
-                        result.status,
-                        Failure(name, result.status, f"{name}: {result.failure}"),
-                    )
-                elif phase.measure:
-                    outputs[phase.name] = result.output
-                continue
-            cpus = self._cpus(phase, values)
-            phase_values = {**values, "cores_list": ",".join(map(str, cpus))} if cpus else values
-            text = render_shell(phase.command if phase else command, phase_values)
-            step = self._step(
-                name,
-                text,
-                self._env(run, values, phase),
-                run_dir,
-                budget(phase.timeout if phase else None),
-                run=run,
-                shell=phase.shell if phase else True,
-                cpus=cpus,
-            )
-            record(step)
-            if not step.ok:
-                failure = (status_of(step), _failure_of(step))
-            elif phase is not None and phase.measure:
-                outputs[phase.name] = self._phase_output(phase, step)
-                # Overhead commands of this phase's metrics: right after it, same settings.
-                for k, template in enumerate(self._overhead_commands(phase.name)):
-                    oname = f"overhead:{phase.name}" + (f":{k + 1}" if k else "")
-                    ostep = self._step(
-                        oname,
-                        render_shell(template, phase_values),
-                        self._env(run, values, phase),
-                        run_dir,
-                        budget(phase.timeout),
-                        run=run,
-                        shell=phase.shell,
-                        cpus=cpus,
-                    )
-                    record(ostep)
-                    if not ostep.ok:
-                        failure = (status_of(ostep), _failure_of(ostep))
-                        break
-                    outputs[_overhead_key(phase.name, template)] = self._phase_output(phase, ostep)
-        # Cleanup runs whatever happened, and is not cut short by a stop request.
-        cleanup = []
-        if variant.teardown:
-            cleanup.append(("teardown", variant.teardown))
-        if m.after_each:
-            cleanup.append(("after_each", m.after_each))
-        for name, command in cleanup:
-            step = self._step(
-                name,
-                render_shell(command, values),
-                self._env(run, values),
-                run_dir,
-                m.timeout,
-                run=run,
-                stoppable=False,
-            )
-            record(step)
-            if not step.ok and failure is None:
-                failure = ("failed", _failure_of(step))
+    def stop_run_leftovers(self, run: RunRow) -> list[str]:
+        """Stop what the run's steps left running; say so the first time a run leaves any."""
         left = stop_all(self._held)
-        if left:
-            artifacts["leftovers"] = ("\n".join(left) + "\n").encode()
-            if not self._told_leftovers:
-                self._told_leftovers = True
-                self.observer.message(
-                    f"run {run.order_index + 1} left {len(left)} process(es) running "
-                    f"({left[0].split(' ', 1)[-1][:40]}); stopped at the run's end, as every run's "
-                    f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)"
-                )
-        metrics: dict[str, float] = {}
-        if failure is None:
-            try:
-                metrics = self._metrics(outputs)
-            except MetricExtractionError as e:
-                failure = ("failed", Failure("metrics", "not found", str(e)))
-            except Exception as e:  # a parser bug must not kill the experiment
-                failure = (
-                    "failed",
-                    Failure(
-                        "metrics", type(e).__name__, f"metric extraction: {type(e).__name__}: {e}"
-                    ),
-                )
-        seconds = time.monotonic() - t0
-        shutil.rmtree(run_dir, ignore_errors=True)
-        if failure is not None and failure[0] == "interrupted":
-            self.store.reset_run(run.id)
-            return RunOutcome("interrupted", failure[1].reason, {}, seconds)
-        status, reason = ("ok", None) if failure is None else (failure[0], failure[1].reason)
-        if (
-            status == "timeout"
-            and m.timeout is not None
-            and deadline is not None
-            and time.monotonic() >= deadline
-        ):
-            reason = f"{reason} (run timeout {m.timeout:g} s)"
-        try:
-            self.store.finish_run(
-                run.id, status, reason, metrics, artifacts, self.eid, self.executor.host
+        if left and not self._told_leftovers:
+            self._told_leftovers = True
+            self.observer.message(
+                f"run {run.order_index + 1} left {len(left)} process(es) running "
+                f"({left[0].split(' ', 1)[-1][:40]}); stopped at the run's end, as every run's "
+                f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)"
             )
-        except StoreError as e:
-            # Nothing of this run was saved (the write rolled back whole). Mark it failed if the
-            # store still takes a small write, so it is not redone blindly; either way, stop.
-            with contextlib.suppress(StoreError):
-                self.store.mark_run_failed(run.id, f"not saved: {e.message}"[:500])
-            raise
-        how = None if failure is None else Failure(failure[1].step, failure[1].kind, reason or "")
-        return RunOutcome(status, reason, metrics, seconds, how)
-
-    def _phase_output(self, phase, step: StepOutput) -> PhaseOutput:
-        stdout = step.stdout.decode("utf-8", "replace")
-        named: dict[str, float] = {}
-        if phase.parser:
-            from perflab.workloads.parsers import get_parser
-
-            named = get_parser(phase.parser).parse(stdout)
-        return PhaseOutput(
-            stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named
-        )
-
-    def _probe_phase(self, phase, values: dict) -> tuple[PhaseOutput | None, str | None]:
-        """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
-        from perflab.workloads.probes import phase_metrics
-
-        cpus = self._cpus(phase, values)
-        try:
-            named, _units = phase_metrics(
-                render_value(phase.probe, values), core=cpus[0] if cpus else None
-            )
-        except PerflabError as e:
-            return None, e.one_line()
-        return PhaseOutput("", "", {}, named), None
-
-    def _kv_phase(self, phase, values: dict, timeout: float | None):
-        from perflab.workloads.kv_phase import run_kv_phase
-
-        return run_kv_phase(phase, render_value(phase.kv, values), timeout=timeout, stop=self.stop)
-
-    def _overhead_commands(self, phase_name: str) -> list[str]:
-        """Distinct overhead commands of the metrics taken from this phase, in metric order."""
-        return list(
-            dict.fromkeys(
-                x.overhead
-                for x in self.spec.model.metric
-                if x.overhead is not None and self.spec.model.metric_phase(x) == phase_name
-            )
-        )
-
-    def _metrics(self, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
-        """Each metric's value; with an overhead, the net value (gross − overhead of the same
-        run), and the two parts recorded beside it as ``name.gross`` and ``name.overhead``."""
-        out = {}
-        for metric in self.spec.model.metric:
-            phase = self.spec.model.metric_phase(metric)
-            value = extract(metric, outputs[phase])
-            if metric.overhead is not None:
-                source = outputs[_overhead_key(phase, metric.overhead)]
-            elif metric.overhead_phase is not None:
-                source = outputs[metric.overhead_phase]
-            else:
-                out[metric.name] = value
-                continue
-            try:
-                overhead = extract(metric, source)
-            except MetricExtractionError as e:
-                raise MetricExtractionError(f"overhead of {e}") from None
-            out[metric.name] = value - overhead
-            out[metric.name + GROSS_SUFFIX] = value
-            out[metric.name + OVERHEAD_SUFFIX] = overhead
-        return out
+        return left
 
     # -- signals
     def _install_signals(self):
@@ -595,12 +380,3 @@ class Runner:
         if previous:
             for s, h in previous.items():
                 signal.signal(s, h)
-
-
-def _failure_of(step: StepOutput) -> Failure:
-    kind = step.process.describe_failure() if step.process is not None else "could not start"
-    return Failure(step.name, kind, step.failure())
-
-
-def _overhead_key(phase: str, command: str) -> str:
-    return f"overhead:{phase}:{command}"

@@ -1,7 +1,7 @@
 """The experiment file: schema, loading with file:line errors, validation, templating.
 
 Names load on first use (PEP 562): modules that need only a light part of the package
-(`perflab.spec.durations`, `perflab.spec.suffixes`) do not pay for pydantic and the schema.
+(`perflab.spec.suffixes`, `perflab.spec.template`) do not pay for pydantic and the schema.
 """
 
 from __future__ import annotations

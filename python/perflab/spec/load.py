@@ -1,11 +1,10 @@
-"""Reading an experiment file: TOML → validated `Spec`, or one `SpecError` with file:line."""
+"""Reading an experiment file: TOML → validated `Spec` (experiment_file.py), or one `SpecError`
+with file:line."""
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,38 +12,9 @@ from pydantic import ValidationError
 
 from perflab.errors import SpecError
 from perflab.spec import limits
+from perflab.spec.experiment_file import Spec
 from perflab.spec.locate import find_line, key_lines
 from perflab.spec.schema import NAME_RE, ExperimentSpec, key_names, model_at
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A validated experiment file plus what is needed to point back into it."""
-
-    model: ExperimentSpec
-    text: str
-    path: Path | None = None
-    lines: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
-
-    @property
-    def label(self) -> str:
-        return str(self.path) if self.path else "<spec>"
-
-    @property
-    def workdir(self) -> Path:
-        base = self.path.parent.resolve() if self.path else Path.cwd()
-        return (base / self.model.workdir).resolve() if self.model.workdir else base
-
-    def where(self, loc: tuple) -> str:
-        line = find_line(self.lines, loc)
-        return f"{self.label}:{line}" if line else self.label
-
-    def error(self, loc: tuple, message: str, hint: str | None = None) -> SpecError:
-        return SpecError(message, location=self.where(loc), hint=hint)
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 
-from perflab.spec.durations import parse_duration
+from perflab.durations import parse_duration
 from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX, OVERHEAD_SUFFIXES  # noqa: F401 (re-exported)
 from perflab.spec.types import (
     Bool,

@@ -5,10 +5,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from perflab.plan import expand_matrix
+from pydantic import ValidationError
+
 from perflab.spec import limits
+from perflab.spec.matrix import expand_matrix
 from perflab.spec.metric_names import (
     NameSet,
     kv_absence_reason,
@@ -20,7 +22,8 @@ from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_
 from perflab.spec.template import placeholders, render_value
 
 if TYPE_CHECKING:
-    from perflab.spec.load import Spec
+    from perflab.spec.experiment_file import Spec
+    from perflab.workloads.kv_config import KvConfig
 
 #: Names every command may use besides the spec's parameters.
 BUILTIN_PARAMS = (
@@ -309,9 +312,6 @@ def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
     modes: dict[int, set[tuple[bool, bool]]] = {i: set() for i, _ in kv_phases}
     if not kv_phases:
         return modes
-    from perflab.workloads.kv_config import KvConfig
-    from perflab.workloads.kv_phase import validate_kv  # needs the native load generator
-
     for cell in expand_matrix(m.matrix):
         for v in m.variant:
             values = {**dict.fromkeys(BUILTIN_PARAMS, 0), **m.params, **cell.values, **v.params}
@@ -320,10 +320,23 @@ def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
                     if name not in values:
                         raise spec.error(("phase", i, "kv"), f"unknown parameter '{{{name}}}'")
                 table = render_value(p.kv, values)
-                validate_kv(spec, ("phase", i, "kv"), table)
-                config = KvConfig.model_validate(table)
+                config = _kv_config(spec, ("phase", i, "kv"), table)
                 modes[i].add((config.rate is not None, int(config.ratio.split(":")[1]) > 0))
     return modes
+
+
+def _kv_config(spec: Spec, loc: tuple, table: dict[str, Any]) -> KvConfig:
+    """The kv table as the load generator's settings, or its first error at file:line."""
+    from perflab.workloads.kv_config import KvConfig, validation_messages
+
+    try:
+        return KvConfig.model_validate(table)
+    except ValidationError as e:
+        path, message = validation_messages(e)[0]
+        parts = tuple(int(p) if p.isdigit() else p for p in path.split(".")) if path else ()
+        raise spec.error(
+            loc + parts, f"kv {path}: {message}" if path else f"kv: {message}"
+        ) from None
 
 
 def _check_variant_params(spec: Spec) -> None:

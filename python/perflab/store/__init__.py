@@ -6,15 +6,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.store.db import (
-        DEFAULT_STORE,
-        ExperimentRow,
-        MetricDef,
-        NewRun,
-        RunRow,
-        Store,
-        default_store_path,
-    )
+    from perflab.store.db import Store
+    from perflab.store.paths import DEFAULT_STORE, default_store_path
+    from perflab.store.rows import ExperimentRow, MetricDef, NewRun, RunRow
 
 __all__ = [
     "DEFAULT_STORE",
@@ -27,9 +21,21 @@ __all__ = [
 ]
 
 
+#: Where each name lives (db.py: the store; rows.py: its row values; paths.py: its default path).
+_HOMES = {
+    "DEFAULT_STORE": "perflab.store.paths",
+    "ExperimentRow": "perflab.store.rows",
+    "MetricDef": "perflab.store.rows",
+    "NewRun": "perflab.store.rows",
+    "RunRow": "perflab.store.rows",
+    "Store": "perflab.store.db",
+    "default_store_path": "perflab.store.paths",
+}
+
+
 def __getattr__(name: str) -> Any:
     """The store's names, imported on first use (PEP 562): the CLI builds its parser without
     loading SQLite and the store code."""
-    if name not in __all__:
+    if name not in _HOMES:
         raise AttributeError(f"module 'perflab.store' has no attribute {name!r}")
-    return getattr(importlib.import_module("perflab.store.db"), name)
+    return getattr(importlib.import_module(_HOMES[name]), name)

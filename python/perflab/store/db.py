@@ -6,7 +6,8 @@ runs in order": nothing finished is lost or repeated.
 Opening checks the path and schema first (see connect.py): reading commands open with
 ``write=False`` and create or change nothing. Every method turns SQLite errors into a
 one-line StoreError naming the store and what failed (see faults.py); a failed write is
-rolled back whole, so the runs committed before it stay intact.
+rolled back whole, so the runs committed before it stay intact. Query results are read by
+column name (rows.py maps them to values), never by position.
 """
 
 from __future__ import annotations
@@ -17,76 +18,23 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import StoreError
 from perflab.store.connect import connect
 from perflab.store.faults import reads, writes
-from perflab.store.paths import DEFAULT_STORE, default_store_path  # noqa: F401 (re-exported)
-
-FINISHED = ("ok", "failed", "timeout")
-
-
-@dataclass(frozen=True)
-class ExperimentRow:
-    id: int
-    name: str
-    description: str
-    source: str
-    spec_path: str | None
-    spec_text: str | None
-    spec_sha256: str | None
-    baseline: str
-    settings: dict
-    status: str
-    created_at: float
-    finished_at: float | None
-    runner_pid: int | None
-    runner_host: str | None
-
-
-@dataclass(frozen=True)
-class MetricDef:
-    name: str
-    unit: str
-    better: str
-
-
-@dataclass(frozen=True)
-class RunRow:
-    id: int
-    order_index: int
-    block: int
-    cell_key: str
-    cell: dict
-    variant: str
-    repetition: int
-    warmup: bool
-    status: str
-    reason: str | None
-    attempts: int
-    host: str | None
-    started_at: float | None
-    ended_at: float | None
-    pid: int | None
-    pid_start: str | None
-
-
-@dataclass(frozen=True)
-class NewRun:
-    """A run to insert: planned (status pending) or already finished (import)."""
-
-    order_index: int
-    block: int
-    cell_key: str
-    cell: dict
-    variant: str
-    repetition: int
-    warmup: bool = False
-    status: str = "pending"
-    metrics: dict[str, float] | None = None
+from perflab.store.paths import default_store_path
+from perflab.store.rows import (
+    FINISHED,
+    ExperimentRow,
+    MetricDef,
+    NewRun,
+    RunRow,
+    experiment_row,
+    metric_def,
+    run_row,
+)
 
 
 class Store:
@@ -100,6 +48,7 @@ class Store:
     def __init__(self, path: str | Path | None = None, *, write: bool = True, create: bool = True):
         self.path = Path(path) if path is not None else default_store_path()
         self.db = connect(self.path, write=write, create=create)
+        self.db.row_factory = sqlite3.Row  # results are read by column name
 
     def close(self) -> None:
         self.db.close()
@@ -121,7 +70,9 @@ class Store:
             ).fetchone()
         except sqlite3.Error:
             row = None
-        return f"run {row[1] + 1} of experiment {row[0]}" if row else f"run id {run_id}"
+        if row is None:
+            return f"run id {run_id}"
+        return f"run {row['order_index'] + 1} of experiment {row['experiment_id']}"
 
     # -- experiments
     @writes("save experiment {name!r}")
@@ -160,7 +111,7 @@ class Store:
             )
             eid = int(cur.lastrowid)
             self.db.executemany(
-                "INSERT INTO metric_defs VALUES (?,?,?,?,?)",
+                "INSERT INTO metric_defs (experiment_id, position, name, unit, better) VALUES (?,?,?,?,?)",
                 [(eid, i, m.name, m.unit, m.better) for i, m in enumerate(metrics)],
             )
             self._insert_runs(eid, runs, now)
@@ -190,11 +141,14 @@ class Store:
             ],
         )
         if any(r.metrics for r in runs):
-            ids = dict(
-                self.db.execute("SELECT order_index, id FROM runs WHERE experiment_id=?", (eid,))
-            )
+            ids = {
+                row["order_index"]: row["id"]
+                for row in self.db.execute(
+                    "SELECT order_index, id FROM runs WHERE experiment_id=?", (eid,)
+                )
+            }
             self.db.executemany(
-                "INSERT INTO metrics VALUES (?,?,?)",
+                "INSERT INTO metrics (run_id, name, value) VALUES (?,?,?)",
                 [
                     (ids[r.order_index], k, float(v))
                     for r in runs
@@ -213,10 +167,8 @@ class Store:
     def update_settings(self, eid: int, **changes: Any) -> None:
         """Merge top-level keys into the experiment's stored settings (e.g. the adaptive record)."""
         with self.transaction():
-            (text,) = self.db.execute(
-                "SELECT settings FROM experiments WHERE id=?", (eid,)
-            ).fetchone()
-            settings = json.loads(text)
+            row = self.db.execute("SELECT settings FROM experiments WHERE id=?", (eid,)).fetchone()
+            settings = json.loads(row["settings"])
             settings.update(changes)
             self.db.execute(
                 "UPDATE experiments SET settings=? WHERE id=?", (json.dumps(settings), eid)
@@ -240,19 +192,19 @@ class Store:
             ).fetchone()
         if row is None:
             raise StoreError(f"no experiment '{ref_s}' in {self.path}", hint="see `perflab ls`")
-        return _experiment(row)
+        return experiment_row(row)
 
     @reads
     def experiments(self) -> list[tuple[ExperimentRow, dict[str, int]]]:
         """All experiments, newest first, with run counts by status."""
         out = []
         counts: dict[int, dict[str, int]] = {}
-        for eid, status, n in self.db.execute(
-            "SELECT experiment_id, status, count(*) FROM runs GROUP BY experiment_id, status"
+        for row in self.db.execute(
+            "SELECT experiment_id, status, count(*) AS n FROM runs GROUP BY experiment_id, status"
         ).fetchall():
-            counts.setdefault(eid, {})[status] = n
+            counts.setdefault(row["experiment_id"], {})[row["status"]] = row["n"]
         for row in self.db.execute("SELECT * FROM experiments ORDER BY id DESC").fetchall():
-            e = _experiment(row)
+            e = experiment_row(row)
             out.append((e, counts.get(e.id, {})))
         return out
 
@@ -264,7 +216,7 @@ class Store:
             " ORDER BY id DESC LIMIT 1",
             (spec_sha256,),
         ).fetchone()
-        return _experiment(row) if row else None
+        return experiment_row(row) if row else None
 
     @writes("mark experiment {eid} {status}")
     def set_status(self, eid: int, status: str) -> None:
@@ -280,7 +232,7 @@ class Store:
             row = self.db.execute(
                 "SELECT runner_pid, runner_host FROM experiments WHERE id=?", (eid,)
             ).fetchone()
-            holder_pid, holder_host = row
+            holder_pid, holder_host = row["runner_pid"], row["runner_host"]
             if holder_pid and holder_pid != pid and holder_host == host and _alive(holder_pid):
                 return holder_pid, holder_host
             self.db.execute(
@@ -295,7 +247,7 @@ class Store:
     @reads
     def metric_defs(self, eid: int) -> list[MetricDef]:
         return [
-            MetricDef(*r)
+            metric_def(r)
             for r in self.db.execute(
                 "SELECT name, unit, better FROM metric_defs WHERE experiment_id=? ORDER BY position",
                 (eid,),
@@ -310,7 +262,7 @@ class Store:
         if statuses:
             sql += f" AND status IN ({','.join('?' * len(statuses))})"
             args.extend(statuses)
-        return [_run(r) for r in self.db.execute(sql + " ORDER BY order_index", args).fetchall()]
+        return [run_row(r) for r in self.db.execute(sql + " ORDER BY order_index", args).fetchall()]
 
     @writes("start {run}")
     def start_run(self, run_id: int, host: str) -> None:
@@ -345,7 +297,7 @@ class Store:
             )
             self.db.execute("DELETE FROM metrics WHERE run_id=?", (run_id,))
             self.db.executemany(
-                "INSERT INTO metrics VALUES (?,?,?)",
+                "INSERT INTO metrics (run_id, name, value) VALUES (?,?,?)",
                 [(run_id, k, float(v)) for k, v in metrics.items()],
             )
             self._put_artifacts(experiment_id, run_id, host, artifacts)
@@ -377,22 +329,22 @@ class Store:
     @reads
     def measured_values(self, eid: int) -> Iterator[tuple[str, str, int, str, float]]:
         """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order."""
+        rows = self.db.execute(
+            "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
+            " JOIN metrics m ON m.run_id = r.id"
+            " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
+            (eid,),
+        ).fetchall()  # fetched here, so a read error is raised (and worded) here
         return iter(
-            self.db.execute(
-                "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
-                " JOIN metrics m ON m.run_id = r.id"
-                " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
-                (eid,),
-            ).fetchall()
-        )  # fetched here, so a read error is raised (and worded) here
+            [(r["cell_key"], r["variant"], r["block"], r["name"], r["value"]) for r in rows]
+        )
 
     @reads
     def status_counts(self, eid: int) -> dict[str, int]:
-        return dict(
-            self.db.execute(
-                "SELECT status, count(*) FROM runs WHERE experiment_id=? GROUP BY status", (eid,)
-            ).fetchall()
-        )
+        rows = self.db.execute(
+            "SELECT status, count(*) AS n FROM runs WHERE experiment_id=? GROUP BY status", (eid,)
+        ).fetchall()
+        return {r["status"]: r["n"] for r in rows}
 
     @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict, str]]:
@@ -402,25 +354,25 @@ class Store:
             " GROUP BY cell_key, variant ORDER BY min(order_index)",
             (eid,),
         ).fetchall()
-        return [(k, json.loads(c), v) for k, c, v in rows]
+        return [(r["cell_key"], json.loads(r["cell"]), r["variant"]) for r in rows]
 
     @reads
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
         """(run_id, metric name, value) for every run of the experiment."""
-        return iter(
-            self.db.execute(
-                "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
-                " WHERE r.experiment_id=?",
-                (eid,),
-            ).fetchall()
-        )
+        rows = self.db.execute(
+            "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
+            " WHERE r.experiment_id=?",
+            (eid,),
+        ).fetchall()
+        return iter([(r["run_id"], r["name"], r["value"]) for r in rows])
 
     # -- environment and artifacts
     @writes("save the environment of experiment {eid} on {host}")
     def put_environment(self, eid: int, host: str, info: dict, artifacts: dict[str, bytes]) -> None:
         with self.transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO environment VALUES (?,?,?,?)",
+                "INSERT OR REPLACE INTO environment (experiment_id, host, captured_at, info)"
+                " VALUES (?,?,?,?)",
                 (eid, host, time.time(), json.dumps(info, default=str)),
             )
             self.db.execute(
@@ -432,8 +384,8 @@ class Store:
     @reads
     def environments(self, eid: int) -> dict[str, dict]:
         return {
-            h: json.loads(info)
-            for h, info in self.db.execute(
+            r["host"]: json.loads(r["info"])
+            for r in self.db.execute(
                 "SELECT host, info FROM environment WHERE experiment_id=? ORDER BY host", (eid,)
             )
         }
@@ -453,12 +405,13 @@ class Store:
     def artifact_names(self, eid: int, run_id: int | None = None) -> list[tuple[str, int]]:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid,) if run_id is None else (eid, run_id)
-        return list(
-            self.db.execute(
+        return [
+            (r["name"], r["size"])
+            for r in self.db.execute(
                 f"SELECT name, size FROM artifacts WHERE experiment_id=? AND {cond} ORDER BY id",
                 args,
             )
-        )
+        ]
 
     @reads
     def artifact(self, eid: int, name: str, run_id: int | None = None) -> bytes | None:
@@ -469,7 +422,7 @@ class Store:
             " ORDER BY id DESC LIMIT 1",
             args,
         ).fetchone()
-        return zlib.decompress(row[0]) if row else None
+        return zlib.decompress(row["data"]) if row else None
 
 
 class _Transaction:
@@ -511,17 +464,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _experiment(row: tuple) -> ExperimentRow:
-    r = list(row)
-    r[8] = json.loads(r[8])
-    return ExperimentRow(*r)
-
-
-def _run(row: tuple) -> RunRow:
-    r = list(row)
-    del r[1]  # experiment_id
-    r[4] = json.loads(r[4])
-    r[7] = bool(r[7])
-    return RunRow(*r)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from perflab.spec.durations import parse_duration
+from perflab.durations import parse_duration
 
 Protocol = Literal["memcache_text", "memcache_binary", "redis"]
 PATTERN_LETTERS = "SRGPZ"

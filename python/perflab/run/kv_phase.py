@@ -1,9 +1,9 @@
 """A `kv = {...}` phase of an experiment: the built-in load generator as a run step.
 
-The table is validated per cell and variant when the spec loads (errors at file:line),
-run through `run_kv` with the run's timeout and Ctrl-C honoured, and its full result —
-histograms included — stored with the run as the artifact ``kv:<phase>``, so that
-percentiles across runs can be computed from merged histograms.
+The table is validated per cell and variant when the spec loads (errors at file:line, in
+`perflab.spec.validate`), run through `run_kv` with the run's timeout and Ctrl-C honoured,
+and its full result — histograms included — stored with the run as the artifact
+``kv:<phase>``, so that percentiles across runs can be computed from merged histograms.
 
 A load whose requests failed (error replies such as ``SERVER_ERROR object too large for
 cache`` or ``-OOM …``, or requests lost with a connection) fails the run with one line
@@ -16,27 +16,9 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import ValidationError
-
-from perflab.workloads.metrics import PhaseOutput
-
-if TYPE_CHECKING:
-    from perflab.spec import Spec
-
-
-def validate_kv(spec: Spec, loc: tuple, table: dict[str, Any]) -> None:
-    from perflab.workloads.kv_config import KvConfig, validation_messages
-
-    try:
-        KvConfig.model_validate(table)
-    except ValidationError as e:
-        path, message = validation_messages(e)[0]
-        parts = tuple(int(p) if p.isdigit() else p for p in path.split(".")) if path else ()
-        raise spec.error(
-            loc + parts, f"kv {path}: {message}" if path else f"kv: {message}"
-        ) from None
+from perflab.run.metrics import PhaseOutput
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Durations in specs: "20s", "500ms", "1m30s", "2h", or a plain number of seconds."""
+"""Durations in experiment files and load settings: "20s", "500ms", "1m30s", "2h", or a
+plain number of seconds."""
 
 from __future__ import annotations
 

@@ -1,0 +1,294 @@
+//! One worker thread: its connections, one mio event loop, its own statistics.
+//!
+//! Lifecycle: connect every connection (bounded by `connect_timeout`), report ready,
+//! wait for the common start time, then send and receive until the request quota or
+//! the time is used up, the run is stopped, or a fault aborts it.
+//!
+//! Timestamps are taken per read() and per write() call, so every request carries
+//! its own send time (the write that finished sending it) and reply time (the read
+//! that delivered the end of its reply).
+//!
+//! Concerns by module: `conn` (connection states, connecting, faults), `send` (request
+//! scheduling and writing), `receive` (reading and parsing replies), `stats` (recording
+//! what was measured); this one holds the worker and its event loop.
+mod conn;
+mod receive;
+mod send;
+mod stats;
+
+use crate::clock::{now_ns, TimerFd};
+use crate::plan::{Plan, Shared};
+use crate::schedule::Schedule;
+use crate::stats::{ThreadStats, KIND_TIMEOUT};
+use conn::{Conn, Fault, State};
+use mio::event::Event;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::sync::atomic::Ordering;
+
+const TIMER: Token = Token(usize::MAX);
+/// Longest sleep in poll: bounds how late a stop or abort is noticed.
+const MAX_POLL_NS: u64 = 10_000_000;
+/// How often idle connections are checked for response timeouts and the end of the run.
+const HOUSEKEEPING_NS: u64 = 50_000_000;
+const READ_CHUNK: usize = 256 * 1024;
+
+pub(crate) struct Worker<'a> {
+    index: usize,
+    plan: &'a Plan,
+    shared: &'a Shared,
+    poll: Poll,
+    events: Events,
+    ready: Vec<(usize, bool, bool)>,
+    dirty: Vec<usize>,
+    conns: Vec<Conn>,
+    stats: ThreadStats,
+    scratch: Vec<u8>,
+    keybuf: Vec<u8>,
+    timers: BinaryHeap<Reverse<(u64, usize)>>,
+    timerfd: Option<TimerFd>,
+    start: u64,
+    mstart: u64,
+    end: Option<u64>,
+    active: usize,
+    done_count: u64,
+    cpu_at_start: Option<(u64, u64, u64)>,
+}
+
+impl<'a> Worker<'a> {
+    pub(crate) fn new(index: usize, plan: &'a Plan, shared: &'a Shared) -> io::Result<Worker<'a>> {
+        let cfg = &plan.config;
+        let first = index as u64 * cfg.clients as u64;
+        let conns = (0..cfg.clients as u64).map(|i| Conn::new(plan, first + i)).collect();
+        let poll = Poll::new()?;
+        let timerfd = if cfg.is_open_loop() {
+            let t = TimerFd::new()?;
+            poll.registry().register(&mut SourceFd(&t.raw_fd()), TIMER, Interest::READABLE)?;
+            Some(t)
+        } else {
+            None
+        };
+        Ok(Worker {
+            index,
+            plan,
+            shared,
+            poll,
+            events: Events::with_capacity(1024),
+            ready: Vec::with_capacity(1024),
+            dirty: Vec::with_capacity(1024),
+            conns,
+            stats: ThreadStats::new(cfg.is_open_loop(), plan.servers.len()),
+            scratch: vec![0u8; READ_CHUNK],
+            keybuf: Vec::with_capacity(cfg.key_prefix.len() + 20),
+            timers: BinaryHeap::new(),
+            timerfd,
+            start: 0,
+            mstart: 0,
+            end: None,
+            active: 0,
+            done_count: 0,
+            cpu_at_start: None,
+        })
+    }
+
+    /// Run this worker's part of the run to its end and return what it measured.
+    pub(crate) fn run(mut self) -> ThreadStats {
+        let connected = self.connect_all();
+        self.shared.worker_ready();
+        if connected && self.wait_for_start() {
+            self.main_loop();
+        }
+        self.finish()
+    }
+
+    fn aborted(&self) -> bool {
+        self.shared.abort.load(Ordering::Relaxed)
+    }
+
+    fn wait_for_start(&mut self) -> bool {
+        loop {
+            if self.aborted() {
+                return false;
+            }
+            let go = self.shared.go_ns.load(Ordering::Acquire);
+            if go != 0 {
+                self.start = go;
+                self.mstart = go + self.plan.warmup_ns;
+                self.end = self.plan.test_ns.map(|t| self.mstart + t);
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+
+    /// At the common start: every connection active, open-loop schedules set, first sends.
+    fn begin(&mut self, now: u64) {
+        self.active = self.conns.len();
+        if self.plan.warmup_ns == 0 {
+            self.take_cpu_start(now);
+        }
+        let n = self.plan.total_clients as f64;
+        for i in 0..self.conns.len() {
+            self.conns[i].last_activity = now;
+            if let Some(gap) = self.plan.open_loop_gap_ns {
+                let client = self.conns[i].client;
+                let phase = client as f64 / n;
+                let seed = self.plan.seed ^ 0x9E37_79B9_7F4A_7C15 ^ client.wrapping_mul(0xD1B5_4A32_D192_ED03);
+                self.conns[i].schedule = Some(Schedule::new(self.start, gap, phase, self.plan.config.arrivals, seed));
+            }
+            self.pump(i, now);
+            self.check_done(i, now);
+        }
+    }
+
+    fn main_loop(&mut self) {
+        let now = now_ns();
+        self.begin(now);
+        let mut next_housekeeping = now + HOUSEKEEPING_NS;
+        loop {
+            if self.aborted() || self.active == 0 {
+                break;
+            }
+            let now = now_ns();
+            self.fire_timers(now);
+            if self.active == 0 {
+                break;
+            }
+            if self.cpu_at_start.is_none() && now >= self.mstart {
+                self.take_cpu_start(now);
+            }
+            if now >= next_housekeeping {
+                next_housekeeping = now + HOUSEKEEPING_NS;
+                self.housekeeping(now);
+                if self.active == 0 || self.aborted() {
+                    break;
+                }
+            }
+            let mut wake = next_housekeeping.min(now + MAX_POLL_NS);
+            if let Some(e) = self.end {
+                if e > now {
+                    wake = wake.min(e);
+                }
+            }
+            if self.cpu_at_start.is_none() {
+                wake = wake.min(self.mstart.max(now));
+            }
+            if let Some(&Reverse((t, _))) = self.timers.peek() {
+                if let Some(tfd) = self.timerfd.as_mut() {
+                    if t < wake {
+                        let _ = tfd.arm(t);
+                    }
+                }
+            }
+            // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
+            let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
+            self.stats.polls += 1;
+            if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.shared.set_fault(format!("event loop failed: {e}"));
+                    break;
+                }
+            }
+            // Read everything that is ready, then look once more (without waiting) for replies
+            // that arrived meanwhile, and only then send: a connection's replies often come in
+            // several segments, and refilling after each would split its pipeline into small
+            // batches (more work for the server per request). Reads stay immediate, so reply
+            // timestamps are unchanged.
+            let mut dirty = std::mem::take(&mut self.dirty);
+            self.drain_events(&mut dirty);
+            if !dirty.is_empty() {
+                self.stats.polls += 1;
+                if self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO)).is_ok() {
+                    self.drain_events(&mut dirty);
+                }
+            }
+            let now = now_ns();
+            for &i in &dirty {
+                self.conns[i].dirty = false;
+                if self.conns[i].state == State::Running {
+                    self.pump(i, now);
+                    self.check_done(i, now);
+                }
+            }
+            dirty.clear();
+            self.dirty = dirty;
+            self.publish();
+        }
+        self.publish();
+    }
+
+    /// Handle the events of the last poll: read what is readable; note in `dirty` the
+    /// connections that may send (they are pumped once, after all reads).
+    fn drain_events(&mut self, dirty: &mut Vec<usize>) {
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.events
+                .iter()
+                .map(|e: &Event| (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())),
+        );
+        for &(i, readable, writable) in &ready {
+            if i == TIMER.0 {
+                if let Some(t) = self.timerfd.as_mut() {
+                    t.clear();
+                }
+                continue;
+            }
+            if !matches!(self.conns[i].state, State::Running | State::Done) {
+                continue;
+            }
+            if readable {
+                if let Err(f) = self.read_ready(i) {
+                    self.fault(i, f);
+                    continue;
+                }
+            }
+            let c = &mut self.conns[i];
+            if c.state == State::Running && (readable || writable) && !c.dirty {
+                c.dirty = true;
+                dirty.push(i);
+            }
+        }
+        self.ready = ready;
+    }
+
+    fn fire_timers(&mut self, now: u64) {
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if self.conns[i].timer_at != t || self.conns[i].state != State::Running {
+                continue; // superseded
+            }
+            self.conns[i].timer_at = 0;
+            self.pump(i, now);
+            self.check_done(i, now);
+        }
+    }
+
+    fn housekeeping(&mut self, now: u64) {
+        let rt = self.plan.response_timeout_ns;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state != State::Running {
+                continue;
+            }
+            if !c.inflight.is_empty() && now.saturating_sub(c.last_activity) > rt {
+                let msg = format!(
+                    "{} stopped answering: no reply for {:.1} s (response_timeout) with {} request(s) in flight on a connection that had {} replies",
+                    self.plan.server_names[c.server],
+                    rt as f64 / 1e9,
+                    c.inflight.len(),
+                    c.replies
+                );
+                self.fault(i, Fault::Broken(KIND_TIMEOUT, msg));
+                return;
+            }
+            self.check_done(i, now);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Request scheduling and sending: how many requests a connection may have in flight,
+//! when the next is due (closed loop: at once; open loop: its schedule, with a timer),
+//! encoding them and writing them out, with each request's send time.
+use super::conn::{Fault, Pending, State};
+use super::Worker;
+use crate::clock::now_ns;
+use crate::protocol;
+use crate::stats::KIND_CONNECTION;
+use std::cmp::Reverse;
+use std::io::{self, Write};
+
+impl Worker<'_> {
+    /// May this connection start another request whose latency origin is `t`?
+    fn may_send(&self, i: usize, t: u64) -> bool {
+        let c = &self.conns[i];
+        if let Some(e) = self.end {
+            if t >= e {
+                return false;
+            }
+        }
+        match c.quota {
+            Some(q) => q > 0 || t < self.mstart,
+            None => true,
+        }
+    }
+
+    pub(super) fn check_done(&mut self, i: usize, now: u64) {
+        let c = &self.conns[i];
+        if c.state != State::Running || !c.inflight.is_empty() {
+            return;
+        }
+        let finished = match self.end {
+            Some(e) => now >= e || c.schedule.as_ref().is_some_and(|s| s.next() >= e),
+            None => c.quota == Some(0) && now >= self.mstart,
+        };
+        if finished {
+            self.conns[i].state = State::Done;
+            self.active -= 1;
+        }
+    }
+
+    /// Queue as many requests as the pipeline and the schedule allow, then write.
+    pub(super) fn pump(&mut self, i: usize, now: u64) {
+        let pipeline = self.plan.config.pipeline as usize;
+        if self.conns[i].schedule.is_some() {
+            while self.conns[i].inflight.len() < pipeline {
+                let due = self.conns[i].schedule.as_ref().unwrap().next();
+                if due > now || !self.may_send(i, due) {
+                    break;
+                }
+                self.queue(i, now, due);
+                self.conns[i].schedule.as_mut().unwrap().advance();
+            }
+            let c = &mut self.conns[i];
+            let due = c.schedule.as_ref().unwrap().next();
+            if c.inflight.len() < pipeline && c.timer_at != due && due > now && !matches!(self.end, Some(e) if due >= e)
+            {
+                let more = match c.quota {
+                    Some(q) => q > 0 || due < self.mstart,
+                    None => true,
+                };
+                if more {
+                    c.timer_at = due;
+                    self.timers.push(Reverse((due, i)));
+                }
+            }
+        } else {
+            while self.conns[i].inflight.len() < pipeline && self.may_send(i, now) {
+                self.queue(i, now, now);
+            }
+        }
+        if let Err(f) = self.flush(i) {
+            self.fault(i, f);
+        }
+    }
+
+    fn queue(&mut self, i: usize, now: u64, intended: u64) {
+        let plan = self.plan;
+        let c = &mut self.conns[i];
+        let (op, key, size) = c.workload.next_request();
+        self.keybuf.clear();
+        self.keybuf.extend_from_slice(plan.config.key_prefix.as_bytes());
+        self.keybuf.extend_from_slice(itoa::Buffer::new().format(key).as_bytes());
+        let opaque = c.seq;
+        c.seq = c.seq.wrapping_add(1);
+        let len = protocol::encode(plan.config.protocol, &mut c.wbuf, op, &self.keybuf, size as usize, opaque);
+        c.encoded += len as u64;
+        let measured = intended >= self.mstart && !matches!(self.end, Some(e) if intended >= e);
+        if measured {
+            if let Some(q) = c.quota.as_mut() {
+                *q -= 1;
+            }
+        }
+        if c.inflight.is_empty() {
+            c.last_activity = now;
+        }
+        c.inflight.push_back(Pending {
+            op,
+            opaque,
+            req_len: len as u32,
+            key,
+            intended,
+            sent: 0,
+            wend: c.encoded,
+            measured,
+        });
+    }
+
+    fn flush(&mut self, i: usize) -> Result<(), Fault> {
+        let open_loop = self.plan.open_loop_gap_ns.is_some();
+        let late_ns = self.plan.late_ns;
+        let c = &mut self.conns[i];
+        while c.wpos < c.wbuf.len() {
+            let t = now_ns();
+            self.stats.writes += 1;
+            let r = c.stream.as_mut().expect("socket").write(&c.wbuf[c.wpos..]);
+            match r {
+                Ok(n) => {
+                    c.wpos += n;
+                    c.written += n as u64;
+                    while c.first_unsent < c.inflight.len() && c.inflight[c.first_unsent].wend <= c.written {
+                        let p = &mut c.inflight[c.first_unsent];
+                        p.sent = t;
+                        if !open_loop {
+                            p.intended = t;
+                        } else if p.measured && t.saturating_sub(p.intended) > late_ns {
+                            self.stats.late += 1;
+                        }
+                        c.first_unsent += 1;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Fault::Broken(
+                        KIND_CONNECTION,
+                        format!("{}: sending failed: {e}", self.plan.server_names[c.server]),
+                    ))
+                }
+            }
+        }
+        if c.wpos == c.wbuf.len() {
+            c.wbuf.clear();
+            c.wpos = 0;
+        }
+        Ok(())
+    }
+}

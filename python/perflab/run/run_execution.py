@@ -1,0 +1,346 @@
+"""One run, start to record: before_each → variant setup → phases (in the order written)
+→ variant teardown → after_each, then the metrics and one committed row.
+
+A failing or timed-out step marks the run failed and skips the steps after it; cleanup
+steps (teardown, after_each) run whatever happened and are not cut short by a stop
+request. An interrupted run goes back to pending. `perflab.run.runner.Runner` owns the
+experiment around it (signals, cores, the held processes, the store's lock) and is the
+`RunContext` a run executes in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from perflab.errors import PerflabError, StoreError
+from perflab.run.command import StepOutput
+from perflab.run.failure_policy import Failure
+from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
+from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
+from perflab.spec.template import render_shell, render_value
+from perflab.store import RunRow
+
+if TYPE_CHECKING:
+    import threading
+
+    from perflab.run.executor import Executor
+    from perflab.spec import Spec
+    from perflab.spec.schema import PhaseSpec, VariantSpec
+    from perflab.store import Store
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: str  # ok | failed | timeout | interrupted
+    reason: str | None
+    metrics: dict[str, float]
+    seconds: float
+    failure: Failure | None = None  # how it failed (for the failure policy)
+
+
+class RunContext(Protocol):
+    """What a run needs from the experiment around it (`perflab.run.runner.Runner`)."""
+
+    spec: Spec
+    store: Store
+    executor: Executor
+    eid: int
+    variants: dict
+    stop: threading.Event
+
+    def run_values(self, run: RunRow, run_dir: Path) -> dict: ...
+
+    def step_env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]: ...
+
+    def phase_cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None: ...
+
+    def step(
+        self,
+        name: str,
+        command: str,
+        env: dict,
+        run_dir: Path,
+        timeout: float | None,
+        run: RunRow | None = None,
+        shell: bool = True,
+        stoppable: bool = True,
+        cpus: tuple[int, ...] | None = None,
+    ) -> StepOutput: ...
+
+    def stop_run_leftovers(self, run: RunRow) -> list[str]: ...
+
+
+class RunExecution:
+    """The state of one run while it executes: its outputs so far and its first failure."""
+
+    def __init__(self, runner: RunContext, run: RunRow, scratch: Path):
+        self.runner = runner
+        self.run = run
+        self.model = runner.spec.model
+        self.run_dir = scratch / f"run-{run.order_index + 1}"
+        self.artifacts: dict[str, bytes] = {}
+        self.outputs: dict[str, PhaseOutput] = {}
+        self.failure: tuple[str, Failure] | None = None  # (status, how)
+        self.t0 = 0.0
+        self.deadline: float | None = None
+        self.values: dict = {}
+
+    def execute(self) -> RunOutcome:
+        """Run the steps, clean up, extract the metrics and commit the run."""
+        r, run, m = self.runner, self.run, self.model
+        self.run_dir.mkdir()
+        r.store.start_run(run.id, r.executor.host)
+        self.t0 = time.monotonic()
+        self.deadline = None if m.timeout is None else self.t0 + m.timeout
+        self.values = r.run_values(run, self.run_dir)
+        variant = r.variants[run.variant]
+        for name, command, phase in self._steps(variant):
+            if self.failure is not None:
+                break
+            if phase is not None and phase.probe is not None:
+                self._probe_phase(name, phase)
+            elif phase is not None and phase.kv is not None:
+                self._kv_phase(name, phase)
+            else:
+                self._command_step(name, command, phase)
+        self._cleanup(variant)
+        left = r.stop_run_leftovers(run)
+        if left:
+            self.artifacts["leftovers"] = ("\n".join(left) + "\n").encode()
+        metrics = self._metrics() if self.failure is None else {}
+        seconds = time.monotonic() - self.t0
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        return self._record(metrics, seconds)
+
+    # -- steps
+    def _steps(self, variant: VariantSpec) -> list[tuple[str, str | None, PhaseSpec | None]]:
+        """(step name, command, phase) of the run's steps before cleanup, in order."""
+        m = self.model
+        steps: list[tuple[str, str | None, PhaseSpec | None]] = []
+        if m.before_each:
+            steps.append(("before_each", m.before_each, None))
+        if variant.setup:
+            steps.append(("setup", variant.setup, None))
+        steps += [(f"phase:{p.name}", None, p) for p in m.phase]
+        return steps
+
+    def _budget(self, limit: float | None) -> float | None:
+        """A step's timeout: its own limit, cut to what is left of the run's timeout."""
+        left = None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
+        return left if limit is None else (limit if left is None else min(limit, left))
+
+    def _keep_output(self, step: StepOutput) -> None:
+        if step.stdout:
+            self.artifacts[f"stdout:{step.name}"] = step.stdout
+        if step.stderr:
+            self.artifacts[f"stderr:{step.name}"] = step.stderr
+
+    def _probe_phase(self, name: str, phase) -> None:
+        """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
+        from perflab.workloads.probes import phase_metrics
+
+        cpus = self.runner.phase_cpus(phase, self.values)
+        try:
+            named, _units = phase_metrics(
+                render_value(phase.probe, self.values), core=cpus[0] if cpus else None
+            )
+        except PerflabError as e:
+            self.failure = ("failed", Failure(name, "failed", f"{name}: {e.one_line()}"))
+            return
+        if phase.measure:
+            self.outputs[phase.name] = PhaseOutput("", "", {}, named)
+
+    def _kv_phase(self, name: str, phase) -> None:
+        """The built-in key-value load generator, in-process."""
+        from perflab.run.kv_phase import run_kv_phase
+
+        timeout = self._budget(phase.timeout)
+        result = run_kv_phase(
+            phase, render_value(phase.kv, self.values), timeout=timeout, stop=self.runner.stop
+        )
+        self.artifacts.update(result.artifacts)
+        if result.failure:
+            self.failure = (
+                result.status,
+                Failure(name, result.status, f"{name}: {result.failure}"),
+            )
+        elif phase.measure:
+            self.outputs[phase.name] = result.output
+
+    def _command_step(self, name: str, command: str | None, phase) -> None:
+        """A shell step (before_each, setup) or a command phase with its overhead commands."""
+        r, run = self.runner, self.run
+        cpus = r.phase_cpus(phase, self.values)
+        phase_values = (
+            {**self.values, "cores_list": ",".join(map(str, cpus))} if cpus else self.values
+        )
+        step = r.step(
+            name,
+            render_shell(phase.command if phase else command, phase_values),
+            r.step_env(run, self.values, phase),
+            self.run_dir,
+            self._budget(phase.timeout if phase else None),
+            run=run,
+            shell=phase.shell if phase else True,
+            cpus=cpus,
+        )
+        self._keep_output(step)
+        if not step.ok:
+            self.failure = (_status_of(step), _failure_of(step))
+        elif phase is not None and phase.measure:
+            self.outputs[phase.name] = phase_output(phase, step)
+            self._overheads(phase, phase_values, cpus)
+
+    def _overheads(self, phase, phase_values: dict, cpus: tuple[int, ...] | None) -> None:
+        """Overhead commands of this phase's metrics: right after it, same settings."""
+        r, run = self.runner, self.run
+        for k, template in enumerate(overhead_commands(self.model, phase.name)):
+            step = r.step(
+                f"overhead:{phase.name}" + (f":{k + 1}" if k else ""),
+                render_shell(template, phase_values),
+                r.step_env(run, self.values, phase),
+                self.run_dir,
+                self._budget(phase.timeout),
+                run=run,
+                shell=phase.shell,
+                cpus=cpus,
+            )
+            self._keep_output(step)
+            if not step.ok:
+                self.failure = (_status_of(step), _failure_of(step))
+                return
+            self.outputs[overhead_key(phase.name, template)] = phase_output(phase, step)
+
+    def _cleanup(self, variant: VariantSpec) -> None:
+        """Teardown and after_each: whatever happened, and not cut short by a stop request."""
+        r, run, m = self.runner, self.run, self.model
+        cleanup = []
+        if variant.teardown:
+            cleanup.append(("teardown", variant.teardown))
+        if m.after_each:
+            cleanup.append(("after_each", m.after_each))
+        for name, command in cleanup:
+            step = r.step(
+                name,
+                render_shell(command, self.values),
+                r.step_env(run, self.values),
+                self.run_dir,
+                m.timeout,
+                run=run,
+                stoppable=False,
+            )
+            self._keep_output(step)
+            if not step.ok and self.failure is None:
+                self.failure = ("failed", _failure_of(step))
+
+    # -- results
+    def _metrics(self) -> dict[str, float]:
+        """The run's metrics; a failure to extract them becomes the run's failure."""
+        try:
+            return net_metrics(self.model, self.outputs)
+        except MetricExtractionError as e:
+            self.failure = ("failed", Failure("metrics", "not found", str(e)))
+        except Exception as e:  # a parser bug must not kill the experiment
+            self.failure = (
+                "failed",
+                Failure("metrics", type(e).__name__, f"metric extraction: {type(e).__name__}: {e}"),
+            )
+        return {}
+
+    def _record(self, metrics: dict[str, float], seconds: float) -> RunOutcome:
+        """Commit the run (or put an interrupted one back to pending) and say how it went."""
+        r, run, m, failure = self.runner, self.run, self.model, self.failure
+        if failure is not None and failure[0] == "interrupted":
+            r.store.reset_run(run.id)
+            return RunOutcome("interrupted", failure[1].reason, {}, seconds)
+        status, reason = ("ok", None) if failure is None else (failure[0], failure[1].reason)
+        if (
+            status == "timeout"
+            and m.timeout is not None
+            and self.deadline is not None
+            and time.monotonic() >= self.deadline
+        ):
+            reason = f"{reason} (run timeout {m.timeout:g} s)"
+        try:
+            r.store.finish_run(
+                run.id, status, reason, metrics, self.artifacts, r.eid, r.executor.host
+            )
+        except StoreError as e:
+            # Nothing of this run was saved (the write rolled back whole). Mark it failed if the
+            # store still takes a small write, so it is not redone blindly; either way, stop.
+            with contextlib.suppress(StoreError):
+                r.store.mark_run_failed(run.id, f"not saved: {e.message}"[:500])
+            raise
+        how = None if failure is None else Failure(failure[1].step, failure[1].kind, reason or "")
+        return RunOutcome(status, reason, metrics, seconds, how)
+
+
+def phase_output(phase, step: StepOutput) -> PhaseOutput:
+    """A command phase's output as metric extraction reads it (with its parser's values)."""
+    stdout = step.stdout.decode("utf-8", "replace")
+    named: dict[str, float] = {}
+    if phase.parser:
+        from perflab.workloads.parsers import get_parser
+
+        named = get_parser(phase.parser).parse(stdout)
+    return PhaseOutput(
+        stdout, step.stderr.decode("utf-8", "replace"), step.harness_metrics(), named
+    )
+
+
+def overhead_commands(model, phase_name: str) -> list[str]:
+    """Distinct overhead commands of the metrics taken from this phase, in metric order."""
+    return list(
+        dict.fromkeys(
+            x.overhead
+            for x in model.metric
+            if x.overhead is not None and model.metric_phase(x) == phase_name
+        )
+    )
+
+
+def overhead_key(phase: str, command: str) -> str:
+    """Where an overhead command's output is kept among the run's phase outputs."""
+    return f"overhead:{phase}:{command}"
+
+
+def net_metrics(model, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
+    """Each metric's value; with an overhead, the net value (gross − overhead of the same
+    run), and the two parts recorded beside it as ``name.gross`` and ``name.overhead``."""
+    out = {}
+    for metric in model.metric:
+        phase = model.metric_phase(metric)
+        value = extract(metric, outputs[phase])
+        if metric.overhead is not None:
+            source = outputs[overhead_key(phase, metric.overhead)]
+        elif metric.overhead_phase is not None:
+            source = outputs[metric.overhead_phase]
+        else:
+            out[metric.name] = value
+            continue
+        try:
+            overhead = extract(metric, source)
+        except MetricExtractionError as e:
+            raise MetricExtractionError(f"overhead of {e}") from None
+        out[metric.name] = value - overhead
+        out[metric.name + GROSS_SUFFIX] = value
+        out[metric.name + OVERHEAD_SUFFIX] = overhead
+    return out
+
+
+def _status_of(step: StepOutput) -> str:
+    if step.process is not None and step.process.interrupted:
+        return "interrupted"
+    if step.process is not None and step.process.timed_out:
+        return "timeout"
+    return "failed"
+
+
+def _failure_of(step: StepOutput) -> Failure:
+    kind = step.process.describe_failure() if step.process is not None else "could not start"
+    return Failure(step.name, kind, step.failure())
