@@ -10,6 +10,9 @@ from __future__ import annotations
 class PerflabError(Exception):
     """A user-facing error: ``message`` says what is wrong, ``hint`` what to do."""
 
+    #: The command's exit status when this error ends it (2: bad input; see cli/__init__.py).
+    exit_code = 2
+
     def __init__(self, message: str, *, location: str | None = None, hint: str | None = None):
         super().__init__(message)
         self.message = message
@@ -21,6 +24,12 @@ class PerflabError(Exception):
         if self.hint:
             text += f" ({self.hint})"
         return text
+
+
+class StoppedError(PerflabError):
+    """The experiment could not go on (a host unreachable): not bad input, exit status 1."""
+
+    exit_code = 1
 
 
 class SpecError(PerflabError):

@@ -99,7 +99,7 @@ def main(
         return int(args.handler(args, io) or 0)
     except PerflabError as e:
         io.error(e.one_line())
-        return EXIT_USAGE
+        return e.exit_code
     except (
         UnicodeDecodeError
     ) as e:  # a reader that did not say which file: still bad input, one line

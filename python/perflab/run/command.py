@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.run.process import TERM_GRACE_S, ProcessResult
+from perflab.run.ssh import HostError
 
 #: Output beyond this is truncated in the store (the head and the tail are kept).
 MAX_KEPT_OUTPUT = 8 * 1024 * 1024
@@ -19,7 +20,8 @@ class StepOutput:
     process: ProcessResult | None  # None when the command could not be started
     stdout: bytes
     stderr: bytes
-    error: str | None = None  # why it could not be started
+    error: str | None = None  # why it could not be started (or its host was lost)
+    host: str = ""  # the host it ran on (its executor's name)
 
     @property
     def ok(self) -> bool:
@@ -78,8 +80,13 @@ def run_command(
             kill_grace=kill_grace,
         )
     except (FileNotFoundError, PermissionError, ValueError) as e:
-        return StepOutput(name, None, b"", b"", error=str(e) if str(e) else type(e).__name__)
-    return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path))
+        error = str(e) if str(e) else type(e).__name__
+        return StepOutput(name, None, b"", b"", error=error, host=executor.host)
+    except HostError as e:  # the connection was lost: the run fails, the experiment goes on
+        return StepOutput(
+            name, None, _read_kept(out_path), _read_kept(err_path), str(e), executor.host
+        )
+    return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path), host=executor.host)
 
 
 def _read_kept(path: Path) -> bytes:

@@ -68,6 +68,9 @@ class RemoteExecutor:
             self.conn.put(data, remote, mode="0755")
         self._shim = shlex.quote(remote)
 
+    def host_access(self) -> RemoteHost:
+        return RemoteHost(self.conn)
+
     @staticmethod
     def base_env() -> dict[str, str]:
         """Commands keep the host's own login environment; only the spec's variables are added."""
@@ -271,3 +274,31 @@ class RemoteLingering:
         with contextlib.suppress(HostError):
             self.step.conn.run(f"rm -rf {shlex.quote(self.step.scratch)}", check=False)
         return running
+
+
+class RemoteHost:
+    """`perflab.run.host_access.HostAccess` over SSH, for environment capture: each call
+    is one command on the host's shared connection; nothing raises."""
+
+    def __init__(self, conn: SshConnection) -> None:
+        self.conn = conn
+        self.name = conn.host.name
+
+    def read_file(self, path: str) -> bytes | None:
+        try:
+            done = self.conn.run(f"cat {shlex.quote(path)}", check=False, timeout=30)
+        except HostError:
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+        command = " ".join(shlex.quote(a) for a in argv)
+        # Version and lscpu texts in English; the host's timeout(1) ends a hung tool there.
+        script = f"LC_ALL=C LANG=C timeout -s KILL {timeout:g} {command} 2>&1 </dev/null"
+        try:
+            done = self.conn.run(script, check=False, timeout=timeout + 30)
+        except HostError:
+            return None
+        if done.returncode in (126, 127, 137):  # not runnable, not installed, timed out
+            return None
+        return done.returncode, done.stdout.decode("utf-8", errors="replace")

@@ -70,6 +70,7 @@ class RunContext(Protocol):
         shell: bool = True,
         stoppable: bool = True,
         cpus: tuple[int, ...] | None = None,
+        host: str | None = None,
     ) -> StepOutput: ...
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]: ...
@@ -89,6 +90,7 @@ class RunExecution:
         self.t0 = 0.0
         self.deadline: float | None = None
         self.values: dict = {}
+        self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
 
     def execute(self) -> RunOutcome:
         """Run the steps, clean up, extract the metrics and commit the run."""
@@ -112,6 +114,8 @@ class RunExecution:
         left = r.stop_run_leftovers(run)
         if left:
             self.artifacts["leftovers"] = ("\n".join(left) + "\n").encode()
+        if self.hosts:  # which host each step ran on
+            self.artifacts["hosts"] = ("\n".join(self.hosts) + "\n").encode()
         metrics = self._metrics() if self.failure is None else {}
         seconds = time.monotonic() - self.t0
         shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -123,11 +127,21 @@ class RunExecution:
         m = self.model
         steps: list[tuple[str, str | None, PhaseSpec | None]] = []
         if m.before_each:
-            steps.append(("before_each", m.before_each, None))
+            steps.append(("before_each", m.before_each.command, None))
         if variant.setup:
             steps.append(("setup", variant.setup, None))
         steps += [(f"phase:{p.name}", None, p) for p in m.phase]
         return steps
+
+    def _host_of(self, name: str, phase: PhaseSpec | None) -> str | None:
+        """Where a step runs: its phase's, the variant's (setup, teardown) or the hook's `on`."""
+        m = self.model
+        if phase is not None:
+            return phase.on
+        if name in ("setup", "teardown"):
+            return self.runner.variants[self.run.variant].on
+        hook = getattr(m, name, None)
+        return hook.on if hook is not None else None
 
     def _budget(self, limit: float | None) -> float | None:
         """A step's timeout: its own limit, cut to what is left of the run's timeout."""
@@ -135,6 +149,7 @@ class RunExecution:
         return left if limit is None else (limit if left is None else min(limit, left))
 
     def _keep_output(self, step: StepOutput) -> None:
+        self.hosts.append(f"{step.name}\t{step.host}")
         if step.stdout:
             self.artifacts[f"stdout:{step.name}"] = step.stdout
         if step.stderr:
@@ -188,6 +203,7 @@ class RunExecution:
             run=run,
             shell=phase.shell if phase else True,
             cpus=cpus,
+            host=self._host_of(name, phase),
         )
         self._keep_output(step)
         if not step.ok:
@@ -209,6 +225,7 @@ class RunExecution:
                 run=run,
                 shell=phase.shell,
                 cpus=cpus,
+                host=phase.on,
             )
             self._keep_output(step)
             if not step.ok:
@@ -223,7 +240,7 @@ class RunExecution:
         if variant.teardown:
             cleanup.append(("teardown", variant.teardown))
         if m.after_each:
-            cleanup.append(("after_each", m.after_each))
+            cleanup.append(("after_each", m.after_each.command))
         for name, command in cleanup:
             step = r.step(
                 name,
@@ -233,6 +250,7 @@ class RunExecution:
                 m.timeout,
                 run=run,
                 stoppable=False,
+                host=self._host_of(name, None),
             )
             self._keep_output(step)
             if not step.ok and self.failure is None:

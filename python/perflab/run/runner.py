@@ -22,9 +22,11 @@ from perflab.plan import Cell, expand_matrix
 from perflab.run.command import StepOutput, run_command
 from perflab.run.executor import Executor, LocalExecutor
 from perflab.run.failure_policy import FailurePolicy
+from perflab.run.hosts import Hosts
 from perflab.run.process import Lingering, kill_leftover_group, process_start_time
 from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
+from perflab.run.ssh import HostError
 from perflab.spec import Spec
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow, Store
@@ -74,6 +76,8 @@ class Runner:
         self.spec = spec
         self.eid = experiment_id
         self.executor = executor or LocalExecutor()
+        # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
+        self.hosts = Hosts(self.executor, spec.model.hosts)
         self.observer = observer or SilentObserver()
         self.handle_signals = handle_signals
         self.stop = threading.Event()
@@ -101,10 +105,17 @@ class Runner:
         remove_stale_scratch()
         scratch = make_scratch()
         try:
+            try:  # an unreachable host stops the experiment before any run
+                self.hosts.prepare()
+            except HostError as e:
+                raise HostError(
+                    e.message, hint=f"no run started; resume with `perflab run --resume {self.eid}`"
+                ) from None
             return self._run(scratch)
         finally:  # whatever ended the experiment, what its steps left running goes now
             for held in (self._held, self._experiment_held):
                 stop_all(held)
+            self.hosts.close()
             self._restore_signals(previous)
             shutil.rmtree(scratch, ignore_errors=True)
             with contextlib.suppress(StoreError):  # a full disk must not hide the first error
@@ -127,10 +138,11 @@ class Runner:
         if m.before_all:
             step = self.step(
                 "before_all",
-                render_shell(m.before_all, self._experiment_values()),
+                render_shell(m.before_all.command, self._experiment_values()),
                 self.step_env(None, None),
                 scratch,
                 None,
+                host=m.before_all.on,
             )
             self._experiment_held, self._held = self._held, []
             if not step.ok:
@@ -143,11 +155,12 @@ class Runner:
         if m.after_all:
             step = self.step(
                 "after_all",
-                render_shell(m.after_all, self._experiment_values()),
+                render_shell(m.after_all.command, self._experiment_values()),
                 self.step_env(None, None),
                 scratch,
                 None,
                 stoppable=False,
+                host=m.after_all.on,
             )
             if not step.ok:
                 self.observer.message(f"after_all failed: {step.failure()}")
@@ -244,21 +257,34 @@ class Runner:
         return tuple(self.core_choices[n].cpus)
 
     def _capture_environment(self) -> None:
-        if self.executor.host in self.store.environments(self.eid):
-            return
+        """The environment of every host the experiment uses, once (stored by host name)."""
         from perflab.run.environment import capture
         from perflab.run.tool_versions import command_tools
 
         m = self.spec.model
-        commands = [c for c in (m.before_all, m.after_all, m.before_each, m.after_each) if c]
-        commands += [c for v in m.variant for c in (v.setup, v.teardown) if c]
-        commands += [p.command for p in m.phase if p.command]
-        tools = list(dict.fromkeys([*m.tools, *command_tools(commands)]))
-        env = capture(self.executor.host_access(), tools=tools)
-        info = dict(env.info)
-        if self.core_choices:
-            info["picked_cores"] = {str(n): c.to_json() for n, c in self.core_choices.items()}
-        self.store.put_environment(self.eid, self.executor.host, info, env.artifacts)
+        stored = self.store.environments(self.eid)
+        for name, commands in self._commands_by_host().items():
+            executor = self.hosts[name]
+            if executor.host in stored:
+                continue
+            tools = list(dict.fromkeys([*m.tools, *command_tools(commands)]))
+            env = capture(executor.host_access(), tools=tools)
+            info = dict(env.info)
+            if self.core_choices and executor is self.executor:
+                info["picked_cores"] = {str(n): c.to_json() for n, c in self.core_choices.items()}
+            self.store.put_environment(self.eid, executor.host, info, env.artifacts)
+
+    def _commands_by_host(self) -> dict[str | None, list[str]]:
+        """Each host's commands (None: this machine, always there)."""
+        m = self.spec.model
+        out: dict[str | None, list[str]] = {None: []}
+        hooks = (m.before_all, m.after_all, m.before_each, m.after_each)
+        placed = [(h.on, h.command) for h in hooks if h]
+        placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
+        placed += [(p.on, p.command) for p in m.phase if p.command]
+        for on, command in placed:
+            out.setdefault(None if on == "local" else on, []).append(command)
+        return out
 
     def _experiment_values(self) -> dict:
         return {**self.spec.model.params, "experiment": self.eid}
@@ -323,16 +349,21 @@ class Runner:
         shell: bool = True,
         stoppable: bool = True,
         cpus: tuple[int, ...] | None = None,
+        host: str | None = None,
     ) -> StepOutput:
-        """Run one command of the experiment; processes it leaves running are held until
-        their scope ends (``_held``)."""
+        """Run one command of the experiment on ``host`` (None: this machine); processes
+        it leaves running are held until their scope ends (``_held``)."""
+        executor = self.hosts[host]
+        if executor is not self.executor:  # a host keeps its own environment: send what we add
+            env = {k: v for k, v in env.items() if os.environ.get(k) != v}
 
         def on_start(pid: int) -> None:
-            if run is not None:
+            # A local pid, for crash recovery; a remote step's shim ends with its connection.
+            if run is not None and executor is self.executor:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
 
         step = run_command(
-            self.executor,
+            executor,
             name,
             command,
             shell=shell,

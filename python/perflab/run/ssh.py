@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 import shlex
 import subprocess
 import tempfile
@@ -22,7 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.errors import PerflabError
+from perflab.errors import StoppedError
+from perflab.spec.types import parse_destination
 
 #: Attempts to (re)connect before a host is declared unreachable, and the first pause
 #: between them (doubled after each failure: 0.5, 1, 2, 4 s).
@@ -31,12 +31,8 @@ CONNECT_BACKOFF_S = 0.5
 #: ssh's exit status for its own errors (connection refused, lost, authentication).
 SSH_ERROR = 255
 
-_DESTINATION = re.compile(
-    r"^(?:(?P<user>[^@\s:]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]]+))(?::(?P<port>\d{1,5}))?$"
-)
 
-
-class HostError(PerflabError):
+class HostError(StoppedError):
     """A host cannot be reached or used; the message is one line naming the host."""
 
 
@@ -67,17 +63,8 @@ class SshHost:
     ) -> SshHost:
         """From ``ssh = "user@address:port"`` (``[::1]:2222`` for IPv6; every part but the
         address optional). Raises ValueError saying what is wrong."""
-        m = _DESTINATION.match(ssh.strip())
-        if not m:
-            raise ValueError(
-                f"bad ssh destination {ssh!r}: expected user@address:port, address, or an "
-                "alias of ~/.ssh/config ([::1]:22 for an IPv6 address)"
-            )
-        port = int(m["port"]) if m["port"] else None
-        if port is not None and not 0 < port < 65536:
-            raise ValueError(f"bad port {port} in ssh destination {ssh!r}")
-        address = m["v6"] or m["host"]
-        destination = f"{m['user']}@{address}" if m["user"] else address
+        user, address, port = parse_destination(ssh)
+        destination = f"{user}@{address}" if user else address
         return cls(name, destination, port, identity, jump, tuple(options))
 
     def describe(self) -> str:

@@ -18,6 +18,7 @@ from perflab.spec.types import (
     Bool,
     Command,
     Cores,
+    Destination,
     Env,
     Label,
     OverheadCommand,
@@ -73,6 +74,37 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
 
+class HostSpec(_Strict):
+    """One `[hosts.NAME]`: a machine reached over SSH (`local`, this one, is implicit).
+
+    ``ssh`` is ``user@address:port``, ``address`` or an alias of ``~/.ssh/config`` (which
+    is honoured: ProxyJump, identities, known hosts); ``identity`` a private key file;
+    ``jump`` a ProxyJump destination; ``options`` extra ssh ``-o`` options such as
+    ``"StrictHostKeyChecking=accept-new"``; ``workdir`` where commands start there
+    (default: the login directory)."""
+
+    ssh: Destination
+    identity: Short | None = None
+    jump: Short | None = None
+    options: Annotated[list[Short], Field(max_length=100)] = []
+    workdir: Short | None = None
+
+
+class HookSpec(_Strict):
+    """An experiment-level hook as a table: ``before_each = { command = "...", on = "dut" }``
+    (the plain string form runs here)."""
+
+    command: Command
+    on: Name | None = None  # a host of [hosts]; default: this machine
+
+
+def _hook(value: object) -> object:
+    return {"command": value} if isinstance(value, str) else value
+
+
+Hook = Annotated[HookSpec, BeforeValidator(_hook)]
+
+
 class VariantSpec(_Strict):
     """One `[[variant]]`: what differs between the things compared."""
 
@@ -83,6 +115,7 @@ class VariantSpec(_Strict):
     # variant-only parameters, or overrides of [params] constants (not of matrix parameters)
     params: dict[ParamName, Scalar] = {}
     env: Env = {}  # environment for every command of this variant
+    on: Name | None = None  # the host setup and teardown run on (default: this machine)
 
 
 class PhaseSpec(_Strict):
@@ -99,6 +132,7 @@ class PhaseSpec(_Strict):
     parser: Short | None = None  # named parser of stdout: memtier, hyperfine, ...
     timeout: Duration | None = None  # this phase's limit (the run's `timeout` also applies)
     env: Env = {}
+    on: Name | None = None  # the host a command phase runs on (default: this machine)
 
 
 class MetricSpec(_Strict):
@@ -158,10 +192,12 @@ class ExperimentSpec(_Strict):
     kill_grace: Duration = 2.0
     confidence: real(0.5, 1.0) = 0.95
     workdir: Short | None = None  # cwd of every command; default: the spec's directory
-    before_all: Command | None = None  # once each time the experiment (re)starts
-    after_all: Command | None = None
-    before_each: Command | None = None  # before every run (e.g. a reset, seed 003)
-    after_each: Command | None = None
+    # hooks: a command, or { command = "...", on = "HOST" } to run it on a host
+    before_all: Hook | None = None  # once each time the experiment (re)starts
+    after_all: Hook | None = None
+    before_each: Hook | None = None  # before every run (e.g. a reset, a reboot)
+    after_each: Hook | None = None
+    hosts: dict[Name, HostSpec] = {}  # machines reached over SSH, named by `on = "NAME"`
     env: Env = {}
     params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`
     tools: Annotated[
@@ -211,6 +247,10 @@ def model_at(loc: tuple) -> type[BaseModel] | None:
                 "phase": PhaseSpec,
                 "metric": MetricSpec,
                 "repetitions": AdaptiveRepetitions,
+                "before_all": HookSpec,
+                "after_all": HookSpec,
+                "before_each": HookSpec,
+                "after_each": HookSpec,
             }.get(part)
             if model is ExperimentSpec
             else None

@@ -110,6 +110,7 @@ def check_spec(spec: Spec) -> None:
     for i, x in enumerate(m.metric):
         _check_metric(spec, i, x, measured)
     _check_adaptive(spec)
+    _check_hosts(spec)
     _check_templates(spec)
     kv_modes = _check_kv(spec)
     _check_metric_names(spec, kv_modes)
@@ -262,15 +263,43 @@ def _check_adaptive(spec: Spec) -> None:
             )
 
 
+HOOKS = ("before_all", "after_all", "before_each", "after_each")
+
+
+def _check_hosts(spec: Spec) -> None:
+    """Every `on` names a host of [hosts] (or `local`); what runs elsewhere can."""
+    m = spec.model
+    known = ["local", *m.hosts]
+    if "local" in m.hosts:
+        raise spec.error(("hosts", "local"), "'local' is this machine; name the host otherwise")
+    places = [((name, "on"), getattr(m, name).on) for name in HOOKS if getattr(m, name)]
+    places += [(("variant", i, "on"), v.on) for i, v in enumerate(m.variant)]
+    places += [(("phase", i, "on"), p.on) for i, p in enumerate(m.phase)]
+    for loc, on in places:
+        if on is not None and on not in known:
+            raise spec.error(
+                loc, f"unknown host '{on}'", hint=_choices(on, known) + " (hosts are [hosts.NAME])"
+            )
+    for i, p in enumerate(m.phase):
+        if p.on in (None, "local"):
+            continue
+        if p.command is None:
+            raise spec.error(
+                ("phase", i, "on"),
+                "on = places command phases; kv and probe phases run on this machine",
+            )
+        if p.cores is not None:
+            raise spec.error(
+                ("phase", i, "cores"),
+                f"cores are picked on this machine, and phase '{p.name}' runs on '{p.on}': "
+                "pin it there with taskset in its command",
+            )
+
+
 def _check_templates(spec: Spec) -> None:
     m = spec.model
     base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix)
-    common = [
-        (("before_all",), m.before_all),
-        (("after_all",), m.after_all),
-        (("before_each",), m.before_each),
-        (("after_each",), m.after_each),
-    ]
+    common = [((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None]
     common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
