@@ -5,6 +5,8 @@ bad input at file:line; an unreachable host stops the experiment before any run.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.store import Store
@@ -99,3 +101,99 @@ def test_unreachable_host_stops_before_any_run(sshd, tmp_path):
     assert "host 'dut'" in r.err and "cannot connect" in r.err and "Traceback" not in r.err
     with Store(db) as s:
         assert {x.status for x in s.runs(1)} == {"pending"}  # resumable once the host is back
+
+
+def _kernel_spec(tmp_path, host_table: str, kernel_a: str, kernel_b: str, extra: str = "") -> str:
+    return f"""\
+name = "kernels"
+baseline = "a"
+repetitions = 2
+[matrix]
+size = [1, 2]
+[hosts.dut]
+{host_table}boot = "true"
+boot_timeout = "3s"
+{extra}
+[[variant]]
+name = "a"
+on = "dut"
+kernel = "{kernel_a}"
+[[variant]]
+name = "b"
+on = "dut"
+kernel = "{kernel_b}"
+[[phase]]
+name = "p"
+on = "dut"
+command = "echo v=$(( {{size}} + {{repetition}} ))"
+[[metric]]
+name = "v"
+better = "higher"
+regex = 'v=(?P<value>[0-9]+)'
+"""
+
+
+def test_runs_on_the_variants_kernel_are_recorded_with_it(sshd, tmp_path):
+    import platform
+
+    running = platform.release()  # the sshd is on this machine: its kernel is this one
+    word = open("/proc/cmdline").read().split()[0]
+    spec = write_spec(tmp_path, _kernel_spec(tmp_path, sshd.host_table(), running, running))
+    text = spec.read_text().replace(
+        f'kernel = "{running}"\n[[variant]]\nname = "b"',
+        f'kernel = "{running}"\ncmdline = "{word}"\n[[variant]]\nname = "b"',
+    )
+    spec.write_text(text)
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    assert "booted" not in r.err  # it runs the right kernel already: no boot
+    with Store(db) as s:
+        for run in s.runs(1):
+            host, kernel, boot_id, cmdline = s.artifact(1, "kernel", run.id).decode().split("\t")
+            assert (host, kernel) == ("dut", running) and len(boot_id) >= 32 and word in cmdline
+
+
+def test_a_host_that_does_not_boot_into_the_kernel_records_no_run(sshd, tmp_path):
+    import platform
+
+    spec = write_spec(
+        tmp_path,
+        _kernel_spec(tmp_path, sshd.host_table(), platform.release(), "0.0.0-not-this-one"),
+    )
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
+    assert r.code == 1, r.err
+    with Store(db) as s:
+        runs = s.runs(1)
+        ok = [x for x in runs if x.variant == "a"]
+        bad = [x for x in runs if x.variant == "b"]
+        assert {x.status for x in ok} == {"ok"} and {x.status for x in bad} == {"failed"}
+        for x in bad:
+            assert "did not come back from `true` within 3 s" in x.reason, x.reason
+        measured = {run_id for run_id, _, _ in s.metrics(1)}
+        assert measured == {x.id for x in ok}  # no value recorded from the wrong kernel
+
+
+def test_dry_run_says_how_many_boots(sshd, tmp_path):
+    spec = write_spec(tmp_path, _kernel_spec(tmp_path, sshd.host_table(), "6.1-a", "6.1-b"))
+    r = perflab("run", str(spec), "--dry-run")
+    assert r.code == 0, r.err
+    # 2 blocks × 2 variants, each variant's runs of a block together: 4 kernel changes at
+    # most (the interleaved order may put the same variant last and first: then fewer).
+    boots = int(r.out.split("host dut: up to ")[1].split()[0])
+    assert 2 <= boots <= 4
+    order = [line.split()[-2] for line in r.out.splitlines() if "block" in line]
+    changes = sum(1 for x, y in itertools.pairwise(order) if x != y) + 1
+    assert boots == changes
+
+
+def test_a_kernel_on_this_machine_is_bad_input(tmp_path):
+    spec = write_spec(
+        tmp_path,
+        _kernel_spec(tmp_path, 'ssh = "root@127.0.0.1:22"\n', "6.1-a", "6.1-b").replace(
+            'name = "a"\non = "dut"', 'name = "a"'
+        ),
+    )
+    r = perflab("run", str(spec), "--dry-run")
+    assert r.code == 2 and "cannot reboot under itself" in r.err

@@ -97,7 +97,7 @@ def test_unknown_host_key_is_one_line_saying_how_to_accept_it(sshd, tmp_path):
     host = _host(sshd, options=(f"UserKnownHostsFile={known}", "StrictHostKeyChecking=yes"))
     with pytest.raises(HostError) as e:
         SshConnection(host).connect()
-    msg = str(e.value)
+    msg = e.value.one_line()
     assert "\n" not in msg and "host 'dut'" in msg and "Host key verification failed" in msg
     assert "StrictHostKeyChecking=accept-new" in msg
 

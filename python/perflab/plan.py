@@ -57,7 +57,32 @@ def plan_block(
     warm = block < spec.warmup
     rep = block + 1 if warm else block - spec.warmup + 1
     rng = np.random.default_rng([spec.seed, block])
+    order = [int(i) for i in rng.permutation(len(pairs))]
+    if any(v.kernel or v.cmdline for v in spec.variant):
+        # Kernel variants: a variant's runs of a block together (in a random order of
+        # variants, its cells shuffled), so a block boots a host at most once per variant.
+        rank = {v.name: int(r) for v, r in zip(spec.variant, rng.permutation(len(spec.variant)))}
+        order.sort(key=lambda i: rank[pairs[i][1]])
     return [
         PlannedRun(first_index + k, block, pairs[i][0], pairs[i][1], rep, warm)
-        for k, i in enumerate(rng.permutation(len(pairs)))
+        for k, i in enumerate(order)
     ]
+
+
+def boots(spec: ExperimentSpec, plan: list[PlannedRun]) -> dict[str, int]:
+    """Host → the most boots the plan can take there: each change of the kernel its runs
+    need (the first run's included: the host may run another), or every run on a host
+    with ``reboot = "each-run"``."""
+    variants = {v.name: v for v in spec.variant}
+    out: dict[str, int] = {}
+    current: dict[str, tuple[str | None, str | None]] = {}
+    for run in plan:
+        v = variants[run.variant]
+        host = spec.hosts.get(v.on or "")
+        if v.on is None or host is None:
+            continue
+        need = (v.kernel, v.cmdline)
+        if host.reboot == "each-run" or ((v.kernel or v.cmdline) and current.get(v.on) != need):
+            out[v.on] = out.get(v.on, 0) + 1
+        current[v.on] = need
+    return out

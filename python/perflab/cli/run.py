@@ -108,7 +108,7 @@ def run(args, io) -> int:
 
 def _print_plan(spec, io) -> None:
     from perflab.durations import format_duration
-    from perflab.plan import make_plan
+    from perflab.plan import boots, make_plan
 
     m = spec.model
     plan = make_plan(m)
@@ -124,6 +124,8 @@ def _print_plan(spec, io) -> None:
             f"adaptive repetitions: {a.min} blocks planned, then one more at a time until every "
             f"interval is within ±{a.target_ci:.2%} (at most {a.max} blocks)"
         )
+    for host, count in boots(m, plan).items():
+        io.print(f"host {host}: up to {count} boot{'s' if count != 1 else ''} (kernel variants)")
     io.print(
         f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
         f"metrics: {', '.join(x.name for x in m.metric)}"

@@ -46,6 +46,9 @@ class Hosts:
             return self.local
         return self._remote[name]
 
+    def remote_executor(self, name: str) -> RemoteExecutor:
+        return self._remote[name]
+
     def remote(self) -> Iterable[RemoteExecutor]:
         return self._remote.values()
 

@@ -75,6 +75,8 @@ class RunContext(Protocol):
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]: ...
 
+    def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]: ...
+
 
 class RunExecution:
     """The state of one run while it executes: its outputs so far and its first failure."""
@@ -101,6 +103,11 @@ class RunExecution:
         self.deadline = None if m.timeout is None else self.t0 + m.timeout
         self.values = r.run_values(run, self.run_dir)
         variant = r.variants[run.variant]
+        why, kernel = r.ensure_kernel(run)
+        if kernel:  # the host and kernel the run's variant ran on
+            self.artifacts["kernel"] = (kernel + "\n").encode()
+        if why:  # never a run on another kernel than its variant's
+            self.failure = ("failed", Failure("boot", "wrong kernel", f"boot: {why}"))
         for name, command, phase in self._steps(variant):
             if self.failure is not None:
                 break

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import threading
@@ -379,6 +380,38 @@ class Runner:
         if step.process is not None and step.process.lingering is not None:
             self._held.append(step.process.lingering)
         return step
+
+    def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:
+        """Boots the variant's host into its kernel when it runs another (or before every
+        run with ``reboot = "each-run"``) and verifies it. Returns (why the run cannot go
+        on, or None; ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` for the run's record)."""
+        from perflab.run.boot import DEFAULT_BOOT, boot, kernel_state, mismatch
+
+        variant = self.variants[run.variant]
+        name = variant.on
+        if name in (None, "local"):
+            return None, None
+        host = self.spec.model.hosts[name]
+        if not (variant.kernel or variant.cmdline or host.reboot == "each-run"):
+            return None, None
+        conn = self.hosts.remote_executor(name).conn
+        try:
+            state = kernel_state(conn)
+            why = mismatch(state, variant.kernel, variant.cmdline)
+            if why or host.reboot == "each-run":
+                template = variant.boot or host.boot or DEFAULT_BOOT
+                command = template.replace("{kernel}", shlex.quote(variant.kernel or ""))
+                state = boot(conn, command, host.boot_timeout)
+                self.observer.message(
+                    f"host '{name}' booted ({command}): {state.kernel}, for variant {variant.name}"
+                )
+                why = mismatch(state, variant.kernel, variant.cmdline)
+                if why:
+                    why = f"host '{name}' {why} after `{command}`"
+        except HostError as e:
+            return e.one_line(), None
+        record = f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}"
+        return why, record
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:
         """Stop what the run's steps left running; say so the first time a run leaves any."""

@@ -36,6 +36,14 @@ class HostError(StoppedError):
     """A host cannot be reached or used; the message is one line naming the host."""
 
 
+class _Unreachable(HostError):
+    """One failed attempt to connect; ``permanent``: retrying will not help."""
+
+    def __init__(self, message: str, *, hint: str | None, permanent: bool) -> None:
+        super().__init__(message, hint=hint)
+        self.permanent = permanent
+
+
 @dataclass(frozen=True)
 class SshHost:
     """Where a host is and how to log in (a spec's ``[hosts.NAME]``).
@@ -117,29 +125,42 @@ class SshConnection:
         """Opens (or re-opens) the control master, retrying with backoff; HostError when the
         host stays unreachable."""
         pause = CONNECT_BACKOFF_S
-        last = ""
         for attempt in range(CONNECT_ATTEMPTS):
             try:
-                done = subprocess.run(
-                    self.argv("true"),
-                    check=False,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=30,
-                )
-            except subprocess.TimeoutExpired:
-                last = "no answer in 30 s"
-            else:
-                if done.returncode == 0:
-                    self.connected = True
-                    return
-                last = _last_line(done.stderr) or f"ssh exited with status {done.returncode}"
-                if done.returncode != SSH_ERROR or _permanent(last):
+                self.connect_once()
+                return
+            except _Unreachable as e:
+                error = e
+                if e.permanent:
                     break  # a refused key or an unknown host does not get better by waiting
             if attempt < CONNECT_ATTEMPTS - 1:
                 time.sleep(pause)
                 pause *= 2
-        raise HostError(f"host {self.host.describe()}: cannot connect: {last}{_advice(last)}")
+        raise HostError(error.message, hint=error.hint) from None
+
+    def connect_once(self) -> None:
+        """One attempt to open the control master; HostError (one line) if it fails."""
+        try:
+            done = subprocess.run(
+                self.argv("true"),
+                check=False,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+            )
+        except subprocess.TimeoutExpired:
+            why, status = "no answer in 30 s", SSH_ERROR
+        else:
+            if done.returncode == 0:
+                self.connected = True
+                return
+            why = _last_line(done.stderr) or f"ssh exited with status {done.returncode}"
+            status = done.returncode
+        raise _Unreachable(
+            f"host {self.host.describe()}: cannot connect: {why}",
+            hint=_advice(why),
+            permanent=status != SSH_ERROR or _permanent(why),
+        )
 
     def run(
         self,
@@ -234,13 +255,13 @@ def _permanent(message: str) -> bool:
     )
 
 
-def _advice(message: str) -> str:
+def _advice(message: str) -> str | None:
     m = message.lower()
     if "host key verification failed" in m:
         return (
-            " (the host's key is not known: connect once with ssh to accept it, or add "
-            'options = ["StrictHostKeyChecking=accept-new"] to the host)'
+            "the host's key is not known: connect once with ssh to accept it, or add "
+            'options = ["StrictHostKeyChecking=accept-new"] to the host'
         )
     if "permission denied" in m:
-        return " (check the user, `identity = ...` or your ssh agent)"
-    return ""
+        return "check the user, `identity = ...` or your ssh agent"
+    return None

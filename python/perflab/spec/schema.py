@@ -88,6 +88,11 @@ class HostSpec(_Strict):
     jump: Short | None = None
     options: Annotated[list[Short], Field(max_length=100)] = []
     workdir: Short | None = None
+    # how to boot it into a variant's kernel: a reboot or kexec command, run on the host
+    # (`{kernel}` is the kernel wanted); default: "reboot"
+    boot: Command | None = None
+    boot_timeout: Duration = 600.0  # from the boot command to the host answering again
+    reboot: Literal["never", "each-run"] = "never"  # "each-run": boot before every run
 
 
 class HookSpec(_Strict):
@@ -116,6 +121,11 @@ class VariantSpec(_Strict):
     params: dict[ParamName, Scalar] = {}
     env: Env = {}  # environment for every command of this variant
     on: Name | None = None  # the host setup and teardown run on (default: this machine)
+    # the kernel (`uname -r`) its runs need on its `on` host: booted into if another runs,
+    # verified after booting; never a run recorded on another kernel
+    kernel: Short | None = None
+    cmdline: Short | None = None  # text /proc/cmdline must contain on that host
+    boot: Command | None = None  # this variant's boot command (default: the host's)
 
 
 class PhaseSpec(_Strict):

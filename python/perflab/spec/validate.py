@@ -280,6 +280,15 @@ def _check_hosts(spec: Spec) -> None:
             raise spec.error(
                 loc, f"unknown host '{on}'", hint=_choices(on, known) + " (hosts are [hosts.NAME])"
             )
+    for i, v in enumerate(m.variant):
+        if (v.kernel or v.cmdline or v.boot) and v.on in (None, "local"):
+            raise spec.error(
+                ("variant", i, "kernel" if v.kernel else "cmdline" if v.cmdline else "boot"),
+                f"variant '{v.name}' names a kernel but runs on this machine, which perflab "
+                "cannot reboot under itself: set on = a host of [hosts]",
+            )
+        if v.cmdline and not v.kernel:
+            raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
     for i, p in enumerate(m.phase):
         if p.on in (None, "local"):
             continue
