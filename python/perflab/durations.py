@@ -19,6 +19,7 @@ _UNITS = {
     "min": 60.0,
     "h": 3600.0,
 }
+_BARE = re.compile(r"\d+(?:\.\d+)?")
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|min|s|m|h)")
 
 
@@ -28,6 +29,8 @@ def parse_duration(value: object) -> float:
         raise ValueError(f"bad duration {value!r}")
     if isinstance(value, (int, float)):
         seconds = float(value)
+    elif isinstance(value, str) and _BARE.fullmatch(value.strip()):
+        seconds = float(value)  # a bare number is seconds, as memtier's --test-time 20
     elif isinstance(value, str):
         text = value.strip().lower()
         pos, seconds = 0, 0.0
