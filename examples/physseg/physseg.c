@@ -1,7 +1,7 @@
 /*
  * physseg: page-frame-number -> page-struct lookups over "physical segments",
- * the micro-benchmark of seed 003 (NetBSD uvm_physseg: static array + binary search
- * versus a red-black tree of segments).
+ * the micro-benchmark of the lookup-structure experiment (NetBSD uvm_physseg: static
+ * array + binary search versus a red-black tree of segments).
  *
  *   physseg --impl array|rbtree|overhead --lookups N [--segments K] [--seed S]
  *
@@ -13,7 +13,7 @@
  *   rbtree    balanced red-black tree of segments: glibc's tsearch/tfind, which is
  *             one, searched through a comparison callback as NetBSD's rb_tree(3) is
  *   overhead  the same loop without the lookup (random() and the modulo only):
- *             seed 003's "dummy run", to subtract from the other two
+ *             the original experiment's "dummy run", to subtract from the other two
  *
  * Prints one JSON line on stdout:
  *   {"impl": ..., "lookups": N, "segments": K, "seed": S, "pages": managed page count,

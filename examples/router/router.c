@@ -1,9 +1,10 @@
 /*
  * router: a packet-forwarding-like workload for perflab's performance-model example
- * (seed 001). Not a real router: it reproduces what makes one slow on a given platform.
+ * (the router performance-index experiment). Not a real router: it reproduces what
+ * makes one slow on a given platform.
  *
  * Each worker thread, pinned to its own core, owns a receive ring of large buffers
- * (9 KiB by default, like the seed's router: 3/4 of them start mid-page) holding
+ * (9 KiB by default, like the experiment's router: 3/4 of them start mid-page) holding
  * 172-byte IPv4/UDP packets, walked with a step of 5 so that consecutive packets are
  * far apart in memory (TLB misses, as in mmbm's small_tlbmiss case). Per packet it:
  *   1. verifies the IPv4 header checksum,

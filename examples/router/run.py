@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Measure this machine as one platform of seed 001's model.
+"""Measure this machine as one platform of the router performance-index experiment's model.
 
 1. builds the packet-forwarding workload (router.c) with gcc;
-2. for 1..N cores, picks N cores the seed's way (same type, no SMT siblings, spread
+2. for 1..N cores, picks N cores the experiment's way (same type, no SMT siblings, spread
    over L2 caches) and runs the workload --repeat times on them;
 3. runs the cpu and memmove probes on the first picked core;
-4. writes OUT/results.json (everything) and OUT/platform.csv (one row, the seed CSV's
-   columns), plus OUT/combined.csv with the seed's platforms when --seed-csv is given.
+4. writes OUT/results.json (everything) and OUT/platform.csv (one row, the published
+   CSV's columns), plus OUT/combined.csv with the experiment's platforms when --seed-csv
+   is given.
 
     .venv/bin/python examples/router/run.py --out /tmp/router --seed-csv tests/data/router-platforms.csv
 """
@@ -56,8 +57,8 @@ def main() -> int:
     ap.add_argument("--name", default="this-machine", help="platform name in the CSV")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per workload run")
-    ap.add_argument("--max-cores", type=int, default=3, help="largest core count (seed 001 used 3)")
-    ap.add_argument("--seed-csv", help="seed 001's platforms, to write combined.csv")
+    ap.add_argument("--max-cores", type=int, default=3, help="largest core count (the experiment used 3)")
+    ap.add_argument("--seed-csv", help="the router performance-index experiment's platforms, to write combined.csv")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -75,6 +75,14 @@ class RunContext(Protocol):
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]: ...
 
+    ports: dict[str, int]
+
+    def start_services(
+        self, scope: str, values: dict, run_dir: Path, into: dict, env: dict | None = None
+    ) -> None: ...
+
+    def stop_services(self, services: dict) -> dict[str, bytes]: ...
+
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]: ...
 
 
@@ -108,15 +116,23 @@ class RunExecution:
             self.artifacts["kernel"] = (kernel + "\n").encode()
         if why:  # never a run on another kernel than its variant's
             self.failure = ("failed", Failure("boot", "wrong kernel", f"boot: {why}"))
+        services: dict = {}
+        started = not any(s.scope == "run" for s in self.model.service)
         for name, command, phase in self._steps(variant):
             if self.failure is not None:
                 break
+            if phase is not None and not started:
+                started = True
+                self._start_services(services)  # after setup, before the first phase
+                if self.failure is not None:
+                    break
             if phase is not None and phase.probe is not None:
                 self._probe_phase(name, phase)
             elif phase is not None and phase.kv is not None:
                 self._kv_phase(name, phase)
             else:
                 self._command_step(name, command, phase)
+        self.artifacts.update(r.stop_services(services))
         self._cleanup(variant)
         left = r.stop_run_leftovers(run)
         if left:
@@ -139,6 +155,17 @@ class RunExecution:
             steps.append(("setup", variant.setup, None))
         steps += [(f"phase:{p.name}", None, p) for p in m.phase]
         return steps
+
+    def _start_services(self, services: dict) -> None:
+        """The run's own services (scope "run"); their ports join the run's values."""
+        from perflab.run.services import ServiceError
+
+        try:
+            env = self.runner.step_env(self.run, self.values)
+            self.runner.start_services("run", self.values, self.run_dir, services, env)
+        except ServiceError as e:
+            self.failure = ("failed", Failure("service", "not ready", e.one_line()))
+        self.values.update(self.runner.ports)
 
     def _host_of(self, name: str, phase: PhaseSpec | None) -> str | None:
         """Where a step runs: its phase's, the variant's (setup, teardown) or the hook's `on`."""

@@ -27,8 +27,10 @@ from perflab.run.hosts import Hosts
 from perflab.run.process import Lingering, kill_leftover_group, process_start_time
 from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
+from perflab.run.services import ServiceRun, free_port
 from perflab.run.ssh import HostError
 from perflab.spec import Spec
+from perflab.spec.schema import FREE_PORT
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow, Store
 
@@ -90,6 +92,10 @@ class Runner:
         self._held: list[Lingering] = []
         self._experiment_held: list[Lingering] = []
         self._told_leftovers = False
+        # Services of scope "experiment" and "variant" now running, and their ports.
+        self._services: dict[str, ServiceRun] = {}
+        self._service_variant: str | None = None
+        self.ports: dict[str, int] = {}
         m = spec.model
         self.policy = FailurePolicy(
             m.max_failures if max_failures is None else max_failures, m.max_failure_share
@@ -114,6 +120,7 @@ class Runner:
                 ) from None
             return self._run(scratch)
         finally:  # whatever ended the experiment, what its steps left running goes now
+            self.stop_services(self._services)
             for held in (self._held, self._experiment_held):
                 stop_all(held)
             self.hosts.close()
@@ -152,6 +159,7 @@ class Runner:
                     f"before_all failed, no run started: {step.failure()}",
                     hint=f"fix it, then `perflab run --resume {self.eid}`",
                 )
+        self.start_services("experiment", self._experiment_values(), scratch, self._services)
         status, message = self._execute_plan(scratch, pending, done, total)
         if m.after_all:
             step = self.step(
@@ -186,6 +194,7 @@ class Runner:
                 if self.stop.is_set():
                     return "interrupted", None
                 self.observer.run_started(run, done + i + 1, total)
+                self._variant_services(run, scratch)
                 outcome = RunExecution(self, run, scratch).execute()
                 self.observer.run_finished(run, outcome, done + i + 1, total)
                 if outcome.status == "interrupted":
@@ -312,6 +321,7 @@ class Runner:
             "block": run.block,
             "cores_list": "",
             "seed": (m.seed * 1_000_003 + run.order_index) % (2**31),
+            **self.ports,  # services' {NAME_port}
         }
 
     def step_env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
@@ -380,6 +390,79 @@ class Runner:
         if step.process is not None and step.process.lingering is not None:
             self._held.append(step.process.lingering)
         return step
+
+    # -- services
+    def start_services(
+        self,
+        scope: str,
+        values: dict,
+        run_dir: Path,
+        into: dict[str, ServiceRun],
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """Starts the services of ``scope`` (ports first, so that each may name the others'),
+        adding them to ``into``; ServiceError if one fails (the caller stops ``into``).
+        env: the scope's environment (default: the experiment's)."""
+        specs = [s for s in self.spec.model.service if s.scope == scope]
+        for s in specs:
+            if s.port is not None:
+                self.ports[f"{s.name}_port"] = free_port() if s.port == FREE_PORT else s.port
+        values = {**values, **self.ports}
+        for s in specs:
+            own = {**values, "port": self.ports.get(f"{s.name}_port", "")}
+            service = ServiceRun(
+                s.name,
+                render_shell(s.command, own),
+                self.executor,
+                run_dir,
+                {**(env if env is not None else self.step_env(None, None)), **s.env},
+                s.shell,
+                self.spec.model.kill_grace,
+            )
+            into[s.name] = service
+            ready = None
+            if s.ready and s.ready.startswith("cmd:"):
+                ready = "cmd:" + render_shell(s.ready[4:], own)
+            elif s.ready:
+                ready = str(render_value(s.ready, own))
+            service.start(ready, s.ready_timeout, check=self._ready_check(service, run_dir))
+
+    def _ready_check(self, service: ServiceRun, run_dir: Path):
+        def check(command: str) -> bool:
+            return self.step(f"ready:{service.name}", command, service.env, run_dir, 10.0).ok
+
+        return check
+
+    @staticmethod
+    def stop_services(services: dict[str, ServiceRun]) -> dict[str, bytes]:
+        """Stops them (last started first); returns their output as run artifacts."""
+        artifacts: dict[str, bytes] = {}
+        for name in reversed(list(services)):
+            out = services.pop(name).stop()
+            if out is not None:
+                for stream, data in (("stdout", out.stdout), ("stderr", out.stderr)):
+                    if data:
+                        artifacts[f"{stream}:{out.name}"] = data
+        return artifacts
+
+    def _variant_services(self, run: RunRow, scratch: Path) -> None:
+        """Variant-scope services follow the runs: restarted when the variant changes."""
+        if not any(s.scope == "variant" for s in self.spec.model.service):
+            return
+        if self._service_variant == run.variant:
+            return
+        self.stop_services({k: v for k, v in self._services.items() if self._is_variant(k)})
+        for name in [k for k in self._services if self._is_variant(k)]:
+            del self._services[name]
+        self._service_variant = run.variant
+        values = {**self._experiment_values(), **self.variants[run.variant].params}
+        values["variant"] = run.variant
+        env = {**self.step_env(None, None), **self.variants[run.variant].env}
+        env["PERFLAB_VARIANT"] = run.variant
+        self.start_services("variant", values, scratch, self._services, env)
+
+    def _is_variant(self, name: str) -> bool:
+        return any(s.name == name and s.scope == "variant" for s in self.spec.model.service)
 
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:
         """Boots the variant's host into its kernel when it runs another (or before every

@@ -145,6 +145,27 @@ class PhaseSpec(_Strict):
     on: Name | None = None  # the host a command phase runs on (default: this machine)
 
 
+FREE_PORT = "{free_port}"
+
+
+class ServiceSpec(_Strict):
+    """One `[[service]]`: a long-running process (a server under test, a load sink) started
+    before the phases of its scope, waited for until ready, stopped at its scope's end."""
+
+    name: ParamName  # its port is `{NAME_port}` in every other command
+    command: Command  # `{port}` is its own port; the run's parameters as in any command
+    # "run": around every run's phases; "variant": while runs of one variant follow each
+    # other; "experiment": from before the first run to after the last
+    scope: Literal["run", "variant", "experiment"] = "run"
+    port: Annotated[int, Field(ge=1, le=65535)] | Literal["{free_port}"] | None = None
+    # readiness: "tcp://HOST:PORT", "unix:///path", "log:REGEX" (a line of its output),
+    # or "cmd:COMMAND" (exits 0); none: started is ready
+    ready: Short | None = None
+    ready_timeout: Duration = 30.0
+    env: Env = {}
+    shell: Bool = True
+
+
 class MetricSpec(_Strict):
     """One `[[metric]]`: a number taken from each run, and which way is better."""
 
@@ -215,6 +236,7 @@ class ExperimentSpec(_Strict):
     ] = []  # programs whose versions are recorded
     matrix: dict[ParamName, list[Scalar] | dict[Label, Scalar]] = {}
     variant: list[VariantSpec] = Field(min_length=1)
+    service: list[ServiceSpec] = []
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)
 
@@ -255,6 +277,7 @@ def model_at(loc: tuple) -> type[BaseModel] | None:
             {
                 "variant": VariantSpec,
                 "phase": PhaseSpec,
+                "service": ServiceSpec,
                 "metric": MetricSpec,
                 "repetitions": AdaptiveRepetitions,
                 "before_all": HookSpec,

@@ -111,6 +111,7 @@ def check_spec(spec: Spec) -> None:
         _check_metric(spec, i, x, measured)
     _check_adaptive(spec)
     _check_hosts(spec)
+    _check_services(spec)
     _check_templates(spec)
     kv_modes = _check_kv(spec)
     _check_metric_names(spec, kv_modes)
@@ -305,9 +306,56 @@ def _check_hosts(spec: Spec) -> None:
             )
 
 
+PER_RUN = ("repetition", "run", "cell", "run_dir", "seed", "block", "cores_list")
+READY_KINDS = ("tcp://", "unix://", "log:", "cmd:")
+
+
+def service_ports(m: Any) -> list[str]:
+    """The parameters services give every command: ``{NAME_port}``."""
+    return [f"{s.name}_port" for s in m.service if s.port is not None]
+
+
+def _check_services(spec: Spec) -> None:
+    m = spec.model
+    _unique(spec, "service", [s.name for s in m.service])
+    taken = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix) | _all_variant_params(m)
+    for i, s in enumerate(m.service):
+        if f"{s.name}_port" in taken and s.port is not None:
+            raise spec.error(
+                ("service", i, "name"), f"'{s.name}_port' is already a parameter; rename one"
+            )
+        if s.ready is not None:
+            if not s.ready.startswith(READY_KINDS):
+                raise spec.error(
+                    ("service", i, "ready"),
+                    f"ready = {s.ready!r}: use tcp://HOST:PORT, unix:///path, log:REGEX or "
+                    "cmd:COMMAND",
+                )
+            if s.ready.startswith("log:"):
+                try:
+                    re.compile(s.ready[4:])
+                except re.error as e:
+                    raise spec.error(("service", i, "ready"), f"bad regex: {e}") from None
+        texts = [(("service", i, "command"), s.command)]
+        texts += [(("service", i, "ready"), s.ready)] if s.ready else []
+        known = taken | set(service_ports(m)) | ({"port"} if s.port is not None else set())
+        for loc, text in texts:
+            for name in placeholders(text):
+                if s.scope == "experiment" and (name in PER_RUN or name == "variant"):
+                    raise spec.error(loc, f"'{{{name}}}' is per run; this service runs once")
+                if s.scope == "variant" and name in PER_RUN:
+                    raise spec.error(loc, f"'{{{name}}}' is per run; this service spans runs")
+                if name not in known:
+                    raise spec.error(
+                        loc,
+                        f"unknown parameter '{{{name}}}'",
+                        hint=_choices(name, sorted(known)) + " (write {{ }} for literal braces)",
+                    )
+
+
 def _check_templates(spec: Spec) -> None:
     m = spec.model
-    base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix)
+    base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix) | set(service_ports(m))
     common = [((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None]
     common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
@@ -352,7 +400,13 @@ def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
         return modes
     for cell in expand_matrix(m.matrix):
         for v in m.variant:
-            values = {**dict.fromkeys(BUILTIN_PARAMS, 0), **m.params, **cell.values, **v.params}
+            values = {
+                **dict.fromkeys(BUILTIN_PARAMS, 0),
+                **dict.fromkeys(service_ports(m), 1),
+                **m.params,
+                **cell.values,
+                **v.params,
+            }
             for i, p in kv_phases:
                 for name in _kv_placeholders(p.kv):
                     if name not in values:

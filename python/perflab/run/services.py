@@ -1,0 +1,157 @@
+"""Services: long-running processes a scope needs (a server under test), started, waited
+for until ready, and stopped — their whole process group, with grace — at the scope's end.
+
+A service runs as any step does (`Executor.run`, through ``perflab-exec``: its own
+session, measured, everything it starts held), on a thread of its own for as long as it
+lives; stopping it is the step's stop request. One that daemonizes (``memcached -d``)
+exits at once and leaves its daemon held by the shim: that is a running service too, and
+stopping it stops the daemon (the thread that started it lives until then: the shim's
+parent-death signal is tied to that thread). Readiness, polled until ``ready_timeout``:
+
+- ``tcp://HOST:PORT``: a TCP connection is accepted;
+- ``unix:///path``: a connection to the Unix socket is accepted;
+- ``log:REGEX``: a line of its stdout or stderr matches;
+- ``cmd:COMMAND``: the command exits with status 0 (run as a step, same environment).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import StoppedError
+from perflab.run.command import StepOutput, run_command
+from perflab.run.executor import Executor
+from perflab.run.process import TERM_GRACE_S, ProcessResult
+
+#: Seconds between readiness checks.
+POLL_S = 0.02
+
+
+class ServiceError(StoppedError):
+    """A service could not start or did not become ready; one line naming it."""
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """A TCP port free on ``address`` right now (the kernel's choice of an ephemeral port)."""
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as s:
+        s.bind((address, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServiceRun:
+    """One start of a service: its thread, its stop request, and what it printed."""
+
+    name: str
+    command: str
+    executor: Executor
+    run_dir: Path
+    env: dict[str, str]
+    shell: bool
+    kill_grace: float = TERM_GRACE_S
+
+    def __post_init__(self) -> None:
+        self.stop_event = threading.Event()
+        self.result: StepOutput | None = None
+        self._thread = threading.Thread(target=self._run, name=f"service-{self.name}", daemon=True)
+
+    @property
+    def step_name(self) -> str:
+        return f"service:{self.name}"
+
+    def _run(self) -> None:
+        self.result = run_command(
+            self.executor,
+            self.step_name,
+            self.command,
+            shell=self.shell,
+            env=self.env,
+            cwd=self.run_dir,
+            run_dir=self.run_dir,
+            timeout=None,
+            stop=self.stop_event,
+            kill_grace=self.kill_grace,
+        )
+        held = self.process.lingering if self.process is not None else None
+        if held is not None:
+            # It daemonized: the daemon is held by its perflab-exec, whose parent-death
+            # signal follows the thread that started it, so this thread waits with it.
+            self.stop_event.wait()
+            held.stop()
+
+    def start(self, ready: str | None, timeout: float, check: Any = None) -> None:
+        """Starts it and waits until ``ready`` says so (ServiceError, with the service
+        stopped, when it exits first or is not ready in ``timeout`` seconds). ``check``
+        runs a ``cmd:`` readiness command and returns True when it succeeded."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.exited_failing():
+                assert self.result is not None
+                raise ServiceError(f"service '{self.name}' did not start: {self.result.failure()}")
+            if self._ready(ready, check):
+                return
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise ServiceError(
+                    f"service '{self.name}' not ready within {timeout:g} s ({ready})",
+                    hint="raise ready_timeout, or check its command and readiness",
+                )
+            time.sleep(POLL_S)
+
+    def exited_failing(self) -> bool:
+        """It has exited on its own, with a failure (a daemon's parent exiting 0 is fine)."""
+        return (not self._thread.is_alive()) and self.result is not None and not self.result.ok
+
+    def _ready(self, ready: str | None, check: Any) -> bool:
+        if ready is None:
+            return True
+        if ready.startswith("tcp://"):
+            host, _, port = ready[6:].rpartition(":")
+            return _connects(
+                socket.AF_INET6 if ":" in host else socket.AF_INET, (host.strip("[]"), int(port))
+            )
+        if ready.startswith("unix://"):
+            return _connects(socket.AF_UNIX, ready[7:])
+        if ready.startswith("log:"):
+            pattern = re.compile(ready[4:], re.MULTILINE)
+            return any(
+                pattern.search(_text(self.run_dir / f"{self.step_name}.{s}"))
+                for s in ("stdout", "stderr")
+            )
+        if ready.startswith("cmd:"):
+            return bool(check(ready[4:]))
+        raise ServiceError(f"service '{self.name}': unknown readiness {ready!r}")
+
+    def stop(self) -> StepOutput | None:
+        """Stops it (its process group: SIGTERM, grace, SIGKILL; a held daemon likewise) and
+        returns what it printed and how it ended."""
+        self.stop_event.set()
+        self._thread.join()
+        return self.result
+
+    @property
+    def process(self) -> ProcessResult | None:
+        return self.result.process if self.result is not None else None
+
+
+def _connects(family: int, address: Any) -> bool:
+    with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        s.connect(address)
+        return True
+    return False
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
