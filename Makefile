@@ -9,10 +9,19 @@ quickstart: setup
 	@scripts/quickstart
 
 # The whole test suite: Rust unit tests, then pytest (real servers on loopback).
-test: setup
+test: setup lint
 	cargo test --workspace --exclude perflab-py --release -q
 	.venv/bin/python -m pytest -q
 
 # The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.
 test-fast: setup
 	.venv/bin/python -m pytest -q -m "not slow and not server and not browser"
+
+# The linters CI enforces (part of `make test`): ruff (lint + format), mypy --strict over
+# the package, cargo fmt and clippy.
+lint: setup
+	.venv/bin/ruff check python tests benchmarks
+	.venv/bin/ruff format --check python tests
+	.venv/bin/mypy
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -q -- -D warnings

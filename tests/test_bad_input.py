@@ -15,9 +15,7 @@ from perflab.cli import build_parser
 from perflab.spec import limits
 from test_spec_errors import GOOD  # the one minimal valid spec
 from test_store_faults import perflab_unprivileged
-from testdata import MGLRU_RUNS
-
-SEED0 = MGLRU_RUNS
+from testdata import MGLRU_RUNS, mglru_import
 
 
 def one_error(r, tmp_path: Path | None = None) -> str:
@@ -493,20 +491,13 @@ def test_usage_errors_are_one_line(tmp_path, argv, expected):
 
 
 @pytest.fixture
-def seed0_store(tmp_path):
+def mglru_store(tmp_path):
     db = tmp_path / "store" / "p.db"
     db.parent.mkdir()
     r = perflab(
         "import",
-        str(SEED0),
-        "--variant",
-        "variant",
-        "--param",
-        "ram_utilization_pct",
-        "--metric",
-        "ops_per_sec:higher",
-        "--baseline",
-        "baseline",
+        str(MGLRU_RUNS),
+        *mglru_import("ops_per_sec:higher"),
         "--store",
         str(db),
     )
@@ -535,7 +526,7 @@ def _files(tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("case", range(4))
 def test_unwritable_report_output_is_one_line_and_writes_nothing(
-    tmp_path, seed0_store, monkeypatch, case
+    tmp_path, mglru_store, monkeypatch, case
 ):
     monkeypatch.chdir(tmp_path)
     path, reason = _unwritable(tmp_path)[case]
@@ -544,7 +535,7 @@ def test_unwritable_report_output_is_one_line_and_writes_nothing(
         ["-o", path],
         ["-o", str(tmp_path / "r.html"), "--screenshot", path.replace(".html", ".png")],
     ):
-        line = one_error(perflab("report", "1", "--store", str(seed0_store), *argv))
+        line = one_error(perflab("report", "1", "--store", str(mglru_store), *argv))
         assert (
             f"cannot write --{'output' if argv[0] == '-o' and len(argv) == 2 else 'screenshot'} "
             in line
@@ -553,15 +544,15 @@ def test_unwritable_report_output_is_one_line_and_writes_nothing(
         assert _files(tmp_path) == before
 
 
-def test_report_into_a_folder_is_refused(tmp_path, seed0_store):
-    line = one_error(perflab("report", "1", "--store", str(seed0_store), "-o", str(tmp_path)))
+def test_report_into_a_folder_is_refused(tmp_path, mglru_store):
+    line = one_error(perflab("report", "1", "--store", str(mglru_store), "-o", str(tmp_path)))
     assert (
         line
         == f"perflab: error: cannot write --output {tmp_path}: it is a folder (name a file in it)"
     )
 
 
-def test_read_only_folder(tmp_path, seed0_store):
+def test_read_only_folder(tmp_path, mglru_store):
     # in a child that file modes apply to (as root: without CAP_DAC_OVERRIDE)
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -569,7 +560,7 @@ def test_read_only_folder(tmp_path, seed0_store):
     try:
         line = one_error(
             perflab_unprivileged(
-                "report", "1", "--store", str(seed0_store), "-o", str(ro / "r.html"), cwd=tmp_path
+                "report", "1", "--store", str(mglru_store), "-o", str(ro / "r.html"), cwd=tmp_path
             )
         )
         assert f"{ro} is not writable" in line and list(ro.iterdir()) == []
@@ -589,9 +580,9 @@ def test_unwritable_export_fails_before_the_store_is_created(tmp_path, case):
     assert not db.exists()
 
 
-def test_a_missing_folder_that_can_be_created_is_fine(tmp_path, seed0_store):
+def test_a_missing_folder_that_can_be_created_is_fine(tmp_path, mglru_store):
     out = tmp_path / "new" / "dir" / "r.json"
-    r = perflab("report", "1", "--store", str(seed0_store), "-o", str(out))
+    r = perflab("report", "1", "--store", str(mglru_store), "-o", str(out))
     assert r.code == 0, r.err
     assert out.exists() and not any(
         p.name.startswith(".perflab-write-check") for p in tmp_path.rglob("*")
@@ -601,9 +592,9 @@ def test_a_missing_folder_that_can_be_created_is_fine(tmp_path, seed0_store):
 # ----------------------------------------------------------------------------- --scaling
 
 
-def test_scaling_needs_four_values(seed0_store):
+def test_scaling_needs_four_values(mglru_store):
     line = one_error(
-        perflab("compare", "1", "--store", str(seed0_store), "--scaling", "ram_utilization_pct")
+        perflab("compare", "1", "--store", str(mglru_store), "--scaling", "ram_utilization_pct")
     )
     assert line == (
         "perflab: error: a scaling fit over 'ram_utilization_pct' needs ≥ 4 distinct values of it; "
@@ -698,7 +689,7 @@ def test_bad_csv_is_one_line_with_its_line(tmp_path, content, expected):
 def test_csv_with_bom_and_leading_comments_imports(tmp_path):
     path = tmp_path / "in.csv"
     path.write_text(
-        "\ufeff# figures from seed 000's table 2\nvariant,n,t\na,1,2\na,1,2.1\nb,1,3\nb,1,3.1\n",
+        "\ufeff# figures from a published table\nvariant,n,t\na,1,2\na,1,2.1\nb,1,3\nb,1,3.1\n",
         encoding="utf-8",
     )
     r = perflab("import", str(path), "--store", str(tmp_path / "p.db"), *IMPORT)
@@ -721,7 +712,7 @@ def test_duplicate_metric_columns_are_refused(tmp_path):
     line = one_error(
         perflab(
             "import",
-            str(SEED0),
+            str(MGLRU_RUNS),
             "--store",
             str(tmp_path / "p.db"),
             "--variant",

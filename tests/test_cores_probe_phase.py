@@ -1,4 +1,5 @@
-"""Phases pinned to picked cores (`cores = N`) and platform probes as phases (seed 001)."""
+"""Phases pinned to picked cores (`cores = N`) and platform probes as phases (as in
+the router performance-index experiment)."""
 
 from __future__ import annotations
 

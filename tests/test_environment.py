@@ -1,5 +1,6 @@
 """Environment capture: on this machine, and through a fake host feeding synthetic
-files (seed 000's MIPS router, a two-socket SMT server, missing and odd files)."""
+files (the MGLRU memcached
+experiment's MIPS router, a two-socket SMT server, missing and odd files)."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ class FakeHost:
         return self.commands.get(tuple(argv))
 
 
-# Seed 000's device under test, as its document prints it.
-SEED0_CPUINFO = """system type\t\t: UBNT_E200 (CN6120p1.1-800-NSP)
+# The MGLRU memcached experiment's device under test (an EdgeRouter), as its report prints it.
+EDGEROUTER_CPUINFO = """system type\t\t: UBNT_E200 (CN6120p1.1-800-NSP)
 machine\t\t\t: Unknown
 processor\t\t: 0
 cpu model\t\t: Cavium Octeon II V0.1
@@ -66,37 +67,37 @@ VCED exceptions\t\t: not available
 VCEI exceptions\t\t: not available
 
 """
-SEED0_MEMINFO = """MemTotal:        1991964 kB
+EDGEROUTER_MEMINFO = """MemTotal:        1991964 kB
 MemFree:         1917304 kB
 MemAvailable:    1896856 kB
 SwapTotal:        995324 kB
 SwapFree:         995324 kB
 """
-SEED0_SWAPS = (
+EDGEROUTER_SWAPS = (
     "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
     "/dev/zram0                              partition\t995324\t\t0\t\t100\n"
 )
-SEED0_OPENWRT = """DISTRIB_ID='OpenWrt'
+EDGEROUTER_OPENWRT = """DISTRIB_ID='OpenWrt'
 DISTRIB_RELEASE='22.03.0-rc6'
 DISTRIB_REVISION='r19590-042d558536'
 DISTRIB_TARGET='octeon/generic'
 DISTRIB_DESCRIPTION='OpenWrt 22.03.0-rc6 r19590-042d558536'
 """
-SEED0_UNAME = "Linux OpenWrt 6.0.0-rc3+ #0 SMP Sun Jul 31 15:12:47 2022 mips64 GNU/Linux"
+EDGEROUTER_UNAME = "Linux OpenWrt 6.0.0-rc3+ #0 SMP Sun Jul 31 15:12:47 2022 mips64 GNU/Linux"
 
 
-def seed0_host() -> FakeHost:
+def edgerouter_host() -> FakeHost:
     return FakeHost(
         files={
-            "/proc/cpuinfo": SEED0_CPUINFO,
-            "/proc/meminfo": SEED0_MEMINFO,
-            "/proc/swaps": SEED0_SWAPS,
-            "/etc/openwrt_release": SEED0_OPENWRT,
+            "/proc/cpuinfo": EDGEROUTER_CPUINFO,
+            "/proc/meminfo": EDGEROUTER_MEMINFO,
+            "/proc/swaps": EDGEROUTER_SWAPS,
+            "/etc/openwrt_release": EDGEROUTER_OPENWRT,
             "/proc/cmdline": "console=ttyS0,115200\n",
             "/proc/sys/kernel/hostname": "OpenWrt\n",
         },
         commands={
-            ("uname", "-a"): (0, SEED0_UNAME + "\n"),
+            ("uname", "-a"): (0, EDGEROUTER_UNAME + "\n"),
             ("uname", "-m"): (0, "mips64\n"),
             ("memcached", "-V"): (0, "memcached 1.6.9\n"),
             ("memtier_benchmark/memtier_benchmark", "--version"): (
@@ -107,8 +108,8 @@ def seed0_host() -> FakeHost:
     )
 
 
-def test_seed0_router_through_a_fake_host():
-    host = seed0_host()
+def test_edgerouter_through_a_fake_host():
+    host = edgerouter_host()
     assert isinstance(host, HostAccess)
     env = capture(host, tools=["memcached", "memtier_benchmark/memtier_benchmark", "redis-server"])
     info = env.info
@@ -134,7 +135,7 @@ def test_seed0_router_through_a_fake_host():
             "priority": 100,
         }
     ]
-    assert info["kernel"] == SEED0_UNAME
+    assert info["kernel"] == EDGEROUTER_UNAME
     assert info["os"] == "OpenWrt 22.03.0-rc6 r19590-042d558536"
     assert info["boot_cmdline"] == "console=ttyS0,115200"
     assert info["tools"] == {
@@ -165,7 +166,7 @@ def test_seed0_router_through_a_fake_host():
         "/etc/openwrt_release",
         "uname -a",
     }
-    assert env.artifacts["/proc/cpuinfo"] == SEED0_CPUINFO.encode()
+    assert env.artifacts["/proc/cpuinfo"] == EDGEROUTER_CPUINFO.encode()
     assert ["memcached", "-V"] in host.ran  # memcached's own version flag, not --version
 
 
@@ -500,7 +501,7 @@ def test_two_captures_of_this_machine_differ_only_in_volatile_keys():
 
 
 def test_environment_rows_show_units_and_order():
-    info = capture(seed0_host(), tools=["memcached"]).info
+    info = capture(edgerouter_host(), tools=["memcached"]).info
     rows = environment_rows(info)
     shown = dict(rows)
     assert [label for label, _ in rows][:5] == [

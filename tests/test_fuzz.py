@@ -32,7 +32,7 @@ from perflab.spec import load_spec
 from testdata import MGLRU_RUNS, ROUTER_PLATFORMS
 
 REPO = Path(__file__).resolve().parents[1]
-SEED0, PLATFORMS = MGLRU_RUNS, ROUTER_PLATFORMS
+PLATFORMS = ROUTER_PLATFORMS
 
 #: Examples per test (the sum is what the fuzzing covers).
 EXAMPLES = {
@@ -476,7 +476,14 @@ def csv_texts(draw):
         text = "\n".join(",".join(r) for r in [header, *rows])
     prefix = draw(
         st.sampled_from(
-            ["", "\ufeff", "# source: seed 000, table 2\n", "#\n#\n", "\n", "\ufeff# c\n"]
+            [
+                "",
+                "\ufeff",
+                "# source: the MGLRU memcached experiment, table 2\n",
+                "#\n#\n",
+                "\n",
+                "\ufeff# c\n",
+            ]
         )
     )
     return prefix + text
@@ -591,7 +598,9 @@ TREND.write_text(
     )
 )
 
-FILES = [str(p) for p in (SEED0, PLATFORMS, GOOD_SPEC, KV_SPEC, BAD_SPEC, TREND, A_FILE, CLI)] + [
+FILES = [
+    str(p) for p in (MGLRU_RUNS, PLATFORMS, GOOD_SPEC, KV_SPEC, BAD_SPEC, TREND, A_FILE, CLI)
+] + [
     str(CLI / "missing.csv"),
     "-",
     "",
@@ -612,7 +621,7 @@ EXPERIMENTS = [
     "99",
     "nope",
     "",
-    "seed0-mglru-memcached",
+    "mglru-memcached",
     "trend",
     "1.5",
     "1e3",
@@ -708,7 +717,7 @@ POSITIONALS = {
     "experiment": ["1", "2", "last"] * 4 + EXPERIMENTS,
     "other": ["1", "2"] * 3 + EXPERIMENTS,
     "spec": [str(GOOD_SPEC), str(KV_SPEC)] * 3 + EXAMPLE_SPECS + FILES,
-    "file": [str(SEED0), str(TREND)] * 3 + FILES,
+    "file": [str(MGLRU_RUNS), str(TREND)] * 3 + FILES,
     "csv": [str(PLATFORMS)] * 4 + FILES,
 }
 SCREENSHOTS = ["/sys/x.png", str(A_FILE / "x.png")]  # unwritable: refused before any browser starts
@@ -793,7 +802,7 @@ def command_lines(draw):
         argv += ["-s", f"127.0.0.1:{_closed_port()}", "--connect-timeout", "1s"]
     if path[0] == "model" and draw(
         st.booleans()
-    ):  # the seed's columns (README), so that models get fitted
+    ):  # the published platforms' columns (README), so that models get fitted
         argv += [
             "--cpu",
             "coremark_per_core",
@@ -826,7 +835,13 @@ def _prepare_store():
     if STORE.exists():
         return
     for csv_path, variant, params, metric, baseline in (
-        (SEED0, "variant", ["--param", "ram_utilization_pct"], "ops_per_sec:higher", "baseline"),
+        (
+            MGLRU_RUNS,
+            "variant",
+            ["--param", "ram_utilization_pct"],
+            "ops_per_sec:higher",
+            "baseline",
+        ),
         (TREND, "variant", ["--param", "n"], "t:lower", "a"),
     ):
         code, err = check_cli(

@@ -1,5 +1,6 @@
 """kv phases through the runner against a real memcached started by the spec itself:
-populate (allkeys, P:P, unmeasured) then a measured Gaussian read, as seed 000 does."""
+populate (allkeys, P:P, unmeasured) then a measured Gaussian read, as the
+MGLRU memcached experiment does."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ def expected_value(key: str, size: int) -> bytes:
 
 
 def test_allkeys_parallel_writes_every_key_exactly_once(memcached):
-    # 6 clients over 20,000 keys: slices of 3333/3334 keys, as seed 000's populate step
+    # 6 clients over 20,000 keys: slices of 3333/3334 keys, as the MGLRU memcached experiment's
+    # populate step
     cfg = KvConfig(
         server=memcached.address,
         protocol="memcache_binary",

@@ -1,4 +1,5 @@
-"""The performance model (seed 001): index on the seed's data, fit on synthetic
+"""The performance model (the router performance-index experiment's): index on its published
+data, fit on synthetic
 platforms with known constants, prediction intervals by simulation, bad inputs."""
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from perflab.model import (
     index_table,
     predict,
 )
-from testdata import ROUTER_PLATFORMS as SEED1
-from testdata import csv_rows
+from testdata import ROUTER_PLATFORMS, csv_rows
 
-SEED_COLS = Columns(
+ROUTER_COLS = Columns(
     platform="platform",
     cpu="coremark_per_core",
     memmove="memmove_gbit_per_sec_as_used_in_seed",
@@ -33,7 +33,7 @@ SEED_COLS = Columns(
     rate="rate_pkts_per_sec",
     memmove_unit="Gbit/s",
 )
-SEED_ARGS = [
+ROUTER_ARGS = [
     "--platform",
     "platform",
     "--cpu",
@@ -51,8 +51,8 @@ SEED_ARGS = [
 TRUE_M, TRUE_N, TRUE_I = 300.0, 2e-5, 30.0
 
 
-def seed_observations() -> list[Observation]:
-    return from_rows(csv_rows(SEED1), SEED_COLS, source=str(SEED1))
+def router_observations() -> list[Observation]:
+    return from_rows(csv_rows(ROUTER_PLATFORMS), ROUTER_COLS, source=str(ROUTER_PLATFORMS))
 
 
 def synth(
@@ -106,10 +106,10 @@ def test_bad_bandwidth_unit_is_one_clear_error(unit):
 # ----------------------------------------------------------------------------- index
 
 
-def test_index_reproduces_seed_worked_numbers():
-    obs = seed_observations()
-    # Seed 001: with M = 1, N = 0 → about 14.93, 21.46, 25.7 (the laptop row of the CSV uses
-    # the platform list's 29861 / 639764, hence 21.45).
+def test_index_reproduces_the_published_worked_numbers():
+    obs = router_observations()
+    # The published figures: with M = 1, N = 0 → about 14.93, 21.46, 25.7 (the laptop row of
+    # the CSV uses the platform list's 29861 / 639764, hence 21.45).
     i1 = [r.index for r in index_table(obs, 1.0, 0.0).rows]
     assert i1 == pytest.approx([14.93, 21.46, 25.7], abs=0.02)
     # With M = 400: "28, 33 and 32".
@@ -120,7 +120,7 @@ def test_index_reproduces_seed_worked_numbers():
 
 
 def test_index_shares_sum_to_one_and_n_adds_time():
-    obs = seed_observations()
+    obs = router_observations()
     t = index_table(obs, 400.0, 5e-6)
     for r in t.rows:
         assert r.cpu_share + r.memmove_share + r.fixed_share == pytest.approx(1.0)
@@ -129,23 +129,25 @@ def test_index_shares_sum_to_one_and_n_adds_time():
         assert a.index - b.index == pytest.approx(o.rate * 5e-6)
 
 
-def test_cli_model_index_prints_seed_table():
-    rc, out, err = cli("model", "index", str(SEED1), *SEED_ARGS, "--M", "400", "--N", "0")
+def test_cli_model_index_prints_the_published_table():
+    rc, out, err = cli(
+        "model", "index", str(ROUTER_PLATFORMS), *ROUTER_ARGS, "--M", "400", "--N", "0"
+    )
     assert rc == 0, err
     for name, value in (("apu2", "28.05"), ("laptop", "32.78"), ("ci", "32.03")):
         line = next(ln for ln in out.splitlines() if f" {name} " in ln)
         assert line.rstrip(" │|").endswith(value), line
     assert "C (Gbit/s)" in out and "1/cpu (µs)" in out and "sd(ln I) = 8.4%" in out
-    rc, out, _ = cli("model", "index", str(SEED1), *SEED_ARGS, "--M", "1", "--json")
+    rc, out, _ = cli("model", "index", str(ROUTER_PLATFORMS), *ROUTER_ARGS, "--M", "1", "--json")
     doc = json.loads(out)
     assert [round(p["index"], 1) for p in doc["platforms"]] == [14.9, 21.5, 25.7]
 
 
 def test_index_with_memmove_in_mib_per_sec_matches_gbit_conversion():
-    # 248 MiB/s is 2.08 Gbit/s: the seed rounded it to 1.9; with the exact unit the index moves
-    # accordingly, which shows the unit is applied (not ignored).
+    # 248 MiB/s is 2.08 Gbit/s: the experiment rounded it to 1.9; with the exact unit the index
+    # moves accordingly, which shows the unit is applied (not ignored).
     obs = from_rows(
-        csv_rows(SEED1),
+        csv_rows(ROUTER_PLATFORMS),
         Columns(
             "platform",
             "coremark_per_core",
@@ -220,8 +222,8 @@ def test_bootstrap_intervals_cover_reasonably():
     assert 0.75 <= cover / K <= 1.0, cover / K
 
 
-def test_seed_data_fit_states_what_it_cannot_identify():
-    obs = seed_observations()
+def test_published_data_fit_states_what_it_cannot_identify():
+    obs = router_observations()
     res = fit(obs, bootstrap=200)
     # 3 platforms for I, M, N: the unconstrained optimum has N < 0, so N sits at its bound.
     assert "N" in res.at_bound
@@ -230,7 +232,8 @@ def test_seed_data_fit_states_what_it_cannot_identify():
     assert all(math.isnan(x.error) for x in res.loo)  # 2 platforms cannot fit 3 parameters
     assert "leave-one-platform-out is impossible" in text
     res0 = fit(obs, N=0.0, bootstrap=200)
-    # With N fixed at 0 the seed's data prefer M of a few hundred, as the seed guessed (400).
+    # With N fixed at 0 the published data prefer M of a few hundred, as the experiment guessed
+    # (400).
     assert 250 < res0.M < 1500
     lo, hi = res0.intervals["M"]
     assert lo < res0.M < hi
@@ -323,7 +326,7 @@ def test_missing_column_names_the_columns_present(tmp_path):
 
 
 def test_duplicate_platform_and_bad_constants():
-    obs = seed_observations()
+    obs = router_observations()
     with pytest.raises(InputError, match="appears twice"):
         index_table(obs + obs[:1], 1, 0)
     with pytest.raises(InputError, match="M and N must be finite"):
@@ -335,7 +338,7 @@ def test_duplicate_platform_and_bad_constants():
 def test_cli_model_missing_file_and_bad_time(tmp_path):
     rc, _, err = cli("model", "index", str(tmp_path / "nope.csv"))
     assert rc == 2 and "cannot read" in err
-    rc, _, err = cli("model", "index", str(SEED1), *SEED_ARGS, "--N", "fast")
+    rc, _, err = cli("model", "index", str(ROUTER_PLATFORMS), *ROUTER_ARGS, "--N", "fast")
     assert rc == 2 and "is not a time" in err  # argparse's own usage error, on the injected stderr
 
 
@@ -415,7 +418,14 @@ def test_cli_predict_target_csv_and_flags(tmp_path):
 
 def test_plot_rejects_unknown_format(tmp_path):
     rc, _, err = cli(
-        "model", "fit", str(SEED1), *SEED_ARGS, "--N", "0", "--plot", str(tmp_path / "x.gif")
+        "model",
+        "fit",
+        str(ROUTER_PLATFORMS),
+        *ROUTER_ARGS,
+        "--N",
+        "0",
+        "--plot",
+        str(tmp_path / "x.gif"),
     )
     assert rc == 2 and ".svg, .png or .pdf" in err
 

@@ -1,6 +1,6 @@
-"""Overhead subtraction end to end (seed 003's random() run, hyperfine's shell correction):
-measured in every run, stored net with its parts, compared with the overhead's uncertainty
-propagated by every method, and bad declarations are one-line errors."""
+"""Overhead subtraction end to end (the lookup-structure experiment's random() run, hyperfine's
+shell correction): measured in every run, stored net with its parts, compared with the
+overhead's uncertainty propagated by every method, and bad declarations are one-line errors."""
 
 from __future__ import annotations
 

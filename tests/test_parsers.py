@@ -15,8 +15,8 @@ from perflab.workloads.parsers.names import percentile_metric, slug
 
 DATA = Path(__file__).parent / "data" / "parsers"
 
-# Seed 000's per-run columns: Ops/sec, Avg. Lat., p50, p99, p99.9, KB/sec.
-SEED0_COLUMNS = [
+# The MGLRU memcached experiment's per-run columns: Ops/sec, Avg. Lat., p50, p99, p99.9, KB/sec.
+MGLRU_COLUMNS = [
     "ops_per_sec",
     "avg_latency_ms",
     "p50_latency_ms",
@@ -84,9 +84,9 @@ def test_slug():
 # --- memtier table --------------------------------------------------------------------
 
 
-def test_memtier_text_get_only_run_has_seed0_columns():
+def test_memtier_text_get_only_run_has_the_mglru_columns():
     m = parse("memtier_text", "memtier_2x_get_only.txt")
-    assert {k: m[k] for k in SEED0_COLUMNS} == {
+    assert {k: m[k] for k in MGLRU_COLUMNS} == {
         "ops_per_sec": 48550.71,
         "avg_latency_ms": 0.65687,
         "p50_latency_ms": 0.487,
@@ -200,7 +200,7 @@ def test_memtier_text_without_totals_row():
 
 def test_memtier_json_get_only():
     m = parse("memtier_json", "memtier_2x_get_only.json")
-    assert {k: m[k] for k in SEED0_COLUMNS} == {
+    assert {k: m[k] for k in MGLRU_COLUMNS} == {
         "ops_per_sec": 48550.71,
         "avg_latency_ms": 0.657,
         "p50_latency_ms": 0.487,
@@ -221,7 +221,7 @@ def test_memtier_json_and_text_name_metrics_alike():
     document = parse("memtier_json", "memtier_2x_get_only.json")
     shared = set(table) & set(document)
     assert (
-        set(SEED0_COLUMNS) | {"gets_ops_per_sec", "gets_p999_latency_ms", "hits_per_sec"} <= shared
+        set(MGLRU_COLUMNS) | {"gets_ops_per_sec", "gets_p999_latency_ms", "hits_per_sec"} <= shared
     )
     for name in shared:  # the JSON rounds latencies to 3 decimals (and hits differ in the fixtures)
         if not name.endswith("hits_per_sec") and not name.endswith("misses_per_sec"):

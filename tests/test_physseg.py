@@ -1,7 +1,7 @@
-"""Seed 003's lookup program (examples/physseg/physseg.c), compiled with gcc -O2 into a
-tmp dir: array and rbtree must find the same pages for the same seed, the checksum must
-match an independent model driven by the same libc random(), and bad arguments must
-fail with one line and exit 2."""
+"""The lookup-structure experiment's program (examples/physseg/physseg.c), compiled with gcc -O2
+into a tmp dir: array and rbtree must find the same pages for the same seed, the checksum must
+match an independent model driven by the same libc random(), and bad arguments must fail with
+one line and exit 2."""
 
 from __future__ import annotations
 

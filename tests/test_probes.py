@@ -57,7 +57,7 @@ def test_cpu_probe_validates_and_pins():
 # ----------------------------------------------------------------------------- memmove
 
 
-def test_memmove_cases_are_seed_001s():
+def test_memmove_cases_are_the_router_experiments():
     assert memmove_cases() == {
         "small_no_miss": (172, 128),
         "small_tlbmiss": (172, 3549),

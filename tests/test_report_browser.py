@@ -5,7 +5,8 @@ colours, and a screenshot is kept for CI at out/ci/report-screenshot.png.
 
 The experiment: memcached (started by the spec itself on a free loopback port) with its
 default segmented LRU vs ``-o no_lru_maintainer``, populated then read with a Gaussian
-key pattern at two numeric key counts — seed 000's procedure in seconds.
+key pattern at two numeric key counts — the MGLRU memcached
+experiment's procedure in seconds.
 """
 
 from __future__ import annotations

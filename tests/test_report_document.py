@@ -1,6 +1,6 @@
-"""The report model and writers without a browser: seed 000's published data as a report
-(verdict in words, TLDR, sections in the issue's order), an experiment without a matrix,
-Markdown escaping rules, plot rendering, and the command's one-line errors."""
+"""The report model and writers without a browser: the MGLRU memcached experiment's published
+data as a report (verdict in words, TLDR, sections in the issue's order), an experiment without
+a matrix, Markdown escaping rules, plot rendering, and the command's one-line errors."""
 
 from __future__ import annotations
 
@@ -14,32 +14,21 @@ from perflab.report.document import report_for
 from perflab.report.html import render_html
 from perflab.report.markdown import _guard_start, md_escape
 from perflab.store import Store
-from testdata import MGLRU_RUNS as SEED0
+from testdata import MGLRU_RUNS, mglru_import
 
-IMPORT = [
-    "--variant",
-    "variant",
-    "--param",
-    "ram_utilization_pct",
-    "--metric",
-    "ops_per_sec:higher:ops/s",
-    "--metric",
-    "p99_latency_ms:lower:ms",
-    "--baseline",
-    "baseline",
-]
+IMPORT = mglru_import("ops_per_sec:higher:ops/s", "p99_latency_ms:lower:ms")
 
 
 @pytest.fixture(scope="module")
-def seed0(tmp_path_factory):
-    db = tmp_path_factory.mktemp("seed0") / "p.db"
-    r = perflab("import", str(SEED0), "--store", str(db), *IMPORT)
+def mglru(tmp_path_factory):
+    db = tmp_path_factory.mktemp("mglru") / "p.db"
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *IMPORT)
     assert r.code == 0, r.err
     return db
 
 
-def test_seed0_report_says_what_the_seed_says(seed0):
-    with Store(seed0) as s:
+def test_mglru_report_says_what_the_experiment_says(mglru):
+    with Store(mglru) as s:
         rep = report_for(s, 1)
     verdict = "".join(sp.text for sp in rep.verdict[0].spans)
     assert verdict.startswith(
@@ -75,8 +64,8 @@ def test_seed0_report_says_what_the_seed_says(seed0):
     assert rep.colors == {"baseline": "#0072B2", "mglru": "#E69F00"}
 
 
-def test_seed0_html_tables_and_reproduction(seed0, tmp_path):
-    out = perflab("report", "1", "--store", str(seed0), "-o", "-")
+def test_mglru_html_tables_and_reproduction(mglru, tmp_path):
+    out = perflab("report", "1", "--store", str(mglru), "-o", "-")
     assert out.code == 0, out.err
     html = out.out
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
@@ -96,7 +85,7 @@ def test_seed0_html_tables_and_reproduction(seed0, tmp_path):
     assert re.findall(r"<td[^>]*>(.*?)</td>", footer)[0] == "all 2 cells (geometric mean)"
     assert 'class="better"' in tldr.replace("num better", "better")
     assert "was imported from" in html and "mglru-memcached-runs.csv" in html
-    assert f"perflab compare 1 --store {seed0}" in html
+    assert f"perflab compare 1 --store {mglru}" in html
     assert html.count("data:image/svg+xml;base64,") == 8
     # Nothing is fetched from anywhere: no external URL in any src/href.
     assert not re.search(r'(src|href)="(?!data:|#)', html)
@@ -207,9 +196,9 @@ def test_paragraph_cannot_start_a_block(text, want):
         (["--method", "nope"], "unknown statistical method 'nope'"),
     ],
 )
-def test_bad_report_arguments(seed0, tmp_path, monkeypatch, argv, message):
+def test_bad_report_arguments(mglru, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
-    r = perflab("report", "1", "--store", str(seed0), *argv)
+    r = perflab("report", "1", "--store", str(mglru), *argv)
     assert r.code == 2, (r.out, r.err)
     assert r.err.startswith("perflab: error: ") and message in r.err and r.err.count("\n") == 1, (
         r.err
@@ -217,9 +206,9 @@ def test_bad_report_arguments(seed0, tmp_path, monkeypatch, argv, message):
     assert list(tmp_path.iterdir()) == []  # nothing half-written
 
 
-def test_default_output_name(seed0, tmp_path, monkeypatch):
+def test_default_output_name(mglru, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    r = perflab("report", "1", "--store", str(seed0))
+    r = perflab("report", "1", "--store", str(mglru))
     assert r.code == 0, r.err
     assert r.out.strip() == "wrote report-1.html (8 plots)"
     assert (tmp_path / "report-1.html").read_text().startswith("<!DOCTYPE html>")

@@ -1,8 +1,9 @@
 """`perflab compare ID --scaling PARAM`: cost = a + b·n^k per variant, the per-unit cost and
-the candidate's "degradation" against the baseline (seed 003), through the real CLI: a
+the candidate's "degradation" against the baseline (the lookup-structure
+experiment), through the real CLI: a
 synthetic import with a known truth, the error cases (one line each, exit 2), one fit per
-combination of the other parameters, the report, and a small real run of seed 003's
-lookup program (values stored with the experiment)."""
+combination of the other parameters, the report, and a small real run of the
+lookup-structure experiment's program (values stored with the experiment)."""
 
 from __future__ import annotations
 
@@ -273,8 +274,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "examples" / "physseg" / "physseg
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 def test_physseg_lookups_scale_linearly(tmp_path):
-    """Seed 003's program, 4 sizes × 2 variants × 4 runs (a few seconds): values stored with
-    the experiment (``1K`` = 1000), a per-lookup cost in ns."""
+    """The lookup-structure experiment's program, 4 sizes × 2 variants × 4 runs (a few
+    seconds): values stored with the experiment (``1K`` = 1000), a per-lookup cost in ns."""
     binary = tmp_path / "physseg"
     subprocess.run(["gcc", "-O2", "-o", str(binary), str(SOURCE)], check=True, timeout=120)
     spec = write_spec(

@@ -85,7 +85,7 @@ command = "memcached -d -l 127.0.0.1 -p {{port}} -m 16 -U 0 -u $(id -un) -P {tmp
 ready = "tcp://127.0.0.1:{{port}}"
 [[phase]]
 name = "p"
-command = "cat {tmp_path}/mc.pid >> {tmp_path}/pids; echo >> {tmp_path}/pids; echo v=1"
+command = "for i in $(seq 500); do [ -s {tmp_path}/mc.pid ] && break; sleep 0.01; done; cat {tmp_path}/mc.pid >> {tmp_path}/pids; echo >> {tmp_path}/pids; echo v=1"
 """
     r, _ = _run(tmp_path, body)
     assert r.code == 0, r.err

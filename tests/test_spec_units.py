@@ -46,13 +46,15 @@ def test_typed_substitution_keeps_types():
         (3, 3),
         ("1.5 s", 1.5),
         ("250us", 0.00025),
+        ("10", 10),  # bare seconds, as memtier's --test-time 10
+        ("2.5", 2.5),
     ],
 )
 def test_durations(text, seconds):
     assert parse_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("bad", ["", "10", "10 parsecs", "s", "-5s", 0, True, "5s junk"])
+@pytest.mark.parametrize("bad", ["", "10x", "-10", "10 parsecs", "s", "-5s", 0, True, "5s junk"])
 def test_bad_durations(bad):
     if bad == "10":  # a bare number in a string is not a duration: units are required in strings
         with pytest.raises(ValueError):

@@ -1,6 +1,7 @@
-"""The sweep summary under every TLDR table (seed 002's "average gain across 1..28
-instances"): the geometric-mean ratio over the cells, through import + compare, in every
-output format, against `stats.sweep_summary` on the same runs."""
+"""The sweep summary under every TLDR table (the kernel-bypass memcached scaling
+experiment's "average gain across 1..28 instances"): the geometric-mean ratio over the
+cells, through import + compare, in every output format, against `stats.sweep_summary` on
+the same runs."""
 
 from __future__ import annotations
 

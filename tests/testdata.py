@@ -14,6 +14,15 @@ MGLRU_RUNS = DATA / "mglru-memcached-runs.csv"
 ROUTER_PLATFORMS = DATA / "router-platforms.csv"
 
 
+def mglru_import(*metrics: str) -> list[str]:
+    """`perflab import` arguments for MGLRU_RUNS with these ``--metric`` specs
+    (``name:better[:unit]``); the baseline variant is the last argument."""
+    args = ["--variant", "variant", "--param", "ram_utilization_pct"]
+    for m in metrics:
+        args += ["--metric", m]
+    return [*args, "--baseline", "baseline"]
+
+
 def csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a test-vector CSV, its leading `#` lines skipped."""
     with open(path, newline="", encoding="utf-8") as f:

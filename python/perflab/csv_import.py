@@ -68,7 +68,7 @@ class CsvRuns:
 
     path: Path
     variants: list[str]
-    cells: list[tuple[str, dict]]
+    cells: list[tuple[str, dict[str, str]]]
     runs: list[NewRun]
 
 
@@ -124,7 +124,7 @@ def read_runs_csv(
         raise InputError(f"{p}: no data rows")
     index = {c: i for i, c in enumerate(header)}
     variants: list[str] = []
-    cells: list[tuple[str, dict]] = []
+    cells: list[tuple[str, dict[str, str]]] = []
     seen_cells: set[str] = set()
     reps: dict[tuple[str, str], int] = {}
     runs: list[NewRun] = []

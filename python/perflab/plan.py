@@ -4,7 +4,8 @@
 run of every (cell, variant) in an order drawn from a generator seeded by
 (seed, b), so the schedule is reproducible and each block can be analysed paired.
 ``sequential`` runs cell by cell, variant by variant, repetitions back to back
-(the shell-loop order of seed 000), which is simpler but confounds drift with variants.
+(the shell-loop order of the MGLRU memcached experiment), which is simpler but confounds
+drift with variants.
 """
 
 from __future__ import annotations

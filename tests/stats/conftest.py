@@ -7,7 +7,7 @@ from testdata import MGLRU_RUNS, csv_rows
 
 
 @pytest.fixture(scope="session")
-def seed0():
+def mglru():
     """get(variant, ram_pct, metric) -> list of the 10 runs' values, in run order."""
     rows = csv_rows(MGLRU_RUNS)
     assert len(rows) == 40

@@ -105,10 +105,10 @@ def test_compare_says_which_method_ran_and_why():
     assert (c.method, c.choice) == ("welch", "")
 
 
-def test_mglru_runs_are_clean_so_the_published_intervals_stand(seed0):
+def test_mglru_runs_are_clean_so_the_published_intervals_stand(mglru):
     """The MGLRU report's TLDR was made with t intervals; its runs are clean, so the
-    default reproduces it (test_compare_seed0.py checks the numbers)."""
+    default reproduces it (test_compare_mglru.py checks the numbers)."""
     for ram in ("90", "110"):
         for metric in ("ops_per_sec", "p99_latency_ms"):
-            got = choose(seed0("baseline", ram, metric), seed0("mglru", ram, metric))
+            got = choose(mglru("baseline", ram, metric), mglru("mglru", ram, metric))
             assert got.method == "welch", (ram, metric, got)

@@ -1,4 +1,5 @@
-"""Overhead subtraction (seed 003's random() calibration, hyperfine's shell correction)."""
+"""Overhead subtraction (the lookup-structure experiment's random() calibration, hyperfine's
+shell correction)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from perflab.stats import compare_net, subtract_overhead
 
 def test_net_time_and_propagated_uncertainty():
     rng = np.random.default_rng(1)
-    overhead = rng.normal(2.03, 0.05, 100)  # seed 003: random() ≈ 2.03 s per 100M calls
+    # the lookup-structure experiment: random() ≈ 2.03 s per 100M calls
+    overhead = rng.normal(2.03, 0.05, 100)
     measured = rng.normal(8.43, 0.19, 100) + rng.normal(2.03, 0.05, 100)
     net = subtract_overhead(measured, overhead)
     assert net.mean == pytest.approx(8.43, abs=0.1)

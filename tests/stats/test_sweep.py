@@ -1,4 +1,5 @@
-"""Sweep summary (seed 002's "average gain across 1..28 instances"): geometric-mean ratio."""
+"""Sweep summary (the kernel-bypass memcached scaling experiment's "average gain across 1..28
+instances"): geometric-mean ratio."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _sweep(rng, ratios, n=10, cv=0.05):
     ]
 
 
-def test_seed002_like_sweep():
+def test_memcached_scaling_like_sweep():
     """28 instance counts, gains between 2.5× and 4×: "+2xx% [..]" with a narrow interval."""
     rng = np.random.default_rng(1)
     ratios = np.linspace(2.5, 4.0, 28)

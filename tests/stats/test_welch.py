@@ -75,7 +75,8 @@ def test_difference_interval_under_covers_large_changes_and_fieller_does_not(n):
     """Coverage against the size of the true change (normal runs, 5% noise, 2,000 each).
 
     The difference interval ignores the baseline mean's uncertainty: fine for small
-    changes, short of 95% for large ones (seed 002's +300%!). Fieller's stays at 95%.
+    changes, short of 95% for large ones (the memcached scaling
+    experiment's +300%!). Fieller's stays at 95%.
     compare() warns when the implied coverage is more than a point short.
     """
     rng = np.random.default_rng(n)

@@ -1,5 +1,6 @@
 //! Platform probes: small, self-validating microbenchmarks that characterise a machine
-//! for the cross-platform performance model (seed 001).
+//! for the cross-platform performance model (from the router performance-index
+//! experiment).
 //!
 //! * [`cpu`]: a single-core integer workload (linked list, small matrices, a state
 //!   machine, CRC) reporting iterations per second, with a checksum that validates

@@ -1,4 +1,5 @@
-//! `memmove`: copy bandwidth under controlled cache and TLB pressure (seed 001's mmbm).
+//! `memmove`: copy bandwidth under controlled cache and TLB pressure (the router
+//! performance-index experiment's mmbm).
 //!
 //! An arena of [`ARENA_BLOCKS`] blocks of [`BLOCK_SIZE`] = 4096 + 64 bytes (so that
 //! consecutive blocks drift across page boundaries, like the router's 9 KiB buffers)
@@ -30,8 +31,8 @@ pub struct Case {
     pub buffers: usize,
 }
 
-/// mmbm's cases; `small_tlbmiss` is the one seed 001's model uses (the router's
-/// steady state: small packets, TLB misses, L2 hits).
+/// mmbm's cases; `small_tlbmiss` is the one the router performance-index
+/// experiment's model uses (the router's steady state: small packets, TLB misses, L2 hits).
 pub const CASES: [Case; 5] = [
     Case { name: "small_no_miss", copy_size: 172, buffers: 128 },
     Case { name: "small_tlbmiss", copy_size: 172, buffers: 3549 },

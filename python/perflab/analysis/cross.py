@@ -29,7 +29,7 @@ from perflab.analysis.compare import CompareResult, Note, compare_dataset
 from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.stats import DEFAULT_METHOD, StatWarning
-from perflab.store import ExperimentRow, Store
+from perflab.store import ExperimentRow, MetricDef, Store
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,8 @@ def parse_pairs(specs: list[str] | None) -> list[tuple[str, str]] | None:
 def cross_dataset(
     store: Store, ref_a: str | int, ref_b: str | int, pairs: list[tuple[str, str]] | None = None
 ) -> CrossDataset:
+    """Experiment ``ref_b`` against ``ref_a`` as the baseline, matched by cell, variant and
+    metric (see the module docstring). InputError (one line) when a side has nothing to match."""
     da, db = load_dataset(store, ref_a), load_dataset(store, ref_b)
     a, b = da.experiment, db.experiment
     if a.id == b.id:
@@ -93,9 +95,34 @@ def cross_dataset(
             f"both sides are experiment {a.id}: name two different experiments "
             "(e.g. `perflab compare 12 14`)"
         )
-    notes: list[StatWarning] = []
+    pairs, notes = _match_variants(da, db, pairs)
+    metrics, metric_notes = _match_metrics(da, db)
+    cells, cell_notes = _match_cells(da, db)
+    notes += metric_notes + cell_notes + _run_notes(da) + _run_notes(db)
+    names = side_names(a, b)
+    merged = _merge(da, db, cells, pairs, metrics, names)
+    data = Dataset(
+        _cross_row(a, b, pairs, merged, names),
+        metrics,
+        merged.params,
+        merged.cells,
+        list(names),
+        merged.samples,
+        merged.blocks,
+        {},
+        [],
+        merged.values,
+    )
+    origins = [RunOrigin(a.id, merged.map_a, names[0]), RunOrigin(b.id, merged.map_b, names[1])]
+    return CrossDataset(data, a, b, list(pairs), origins, notes)
 
-    # Variants: explicit pairs, else the names both have (in B's order).
+
+def _match_variants(
+    da: Dataset, db: Dataset, pairs: list[tuple[str, str]] | None
+) -> tuple[list[tuple[str, str]], list[StatWarning]]:
+    """The (variant of A, variant of B) pairs to compare: ``pairs``, checked, else the names
+    both have (in B's order), with a note naming the variants left out."""
+    a, b = da.experiment, db.experiment
     if pairs:
         for va, vb in pairs:
             if va not in da.variants:
@@ -106,28 +133,32 @@ def cross_dataset(
                 raise InputError(
                     f"experiment {b.id} has no variant '{vb}' (it has: {', '.join(db.variants)})"
                 )
-    else:
-        pairs = [(v, v) for v in db.variants if v in da.variants]
-        if not pairs:
-            raise InputError(
-                f"experiments {a.id} and {b.id} have no variant name in common "
-                f"({', '.join(da.variants)} vs {', '.join(db.variants)}); pair them with "
-                "--variant A_NAME=B_NAME"
-            )
-        only = [f"{v} (#{a.id})" for v in da.variants if v not in db.variants] + [
-            f"{v} (#{b.id})" for v in db.variants if v not in da.variants
-        ]
-        if only:
-            notes.append(
-                StatWarning(
-                    "unmatched_variants",
-                    f"variants on one side only, left out: "
-                    f"{', '.join(only)}; pair them with --variant A_NAME=B_NAME",
-                    {"variants": ", ".join(only)},
-                )
-            )
+        return pairs, []
+    pairs = [(v, v) for v in db.variants if v in da.variants]
+    if not pairs:
+        raise InputError(
+            f"experiments {a.id} and {b.id} have no variant name in common "
+            f"({', '.join(da.variants)} vs {', '.join(db.variants)}); pair them with "
+            "--variant A_NAME=B_NAME"
+        )
+    only = [f"{v} (#{a.id})" for v in da.variants if v not in db.variants] + [
+        f"{v} (#{b.id})" for v in db.variants if v not in da.variants
+    ]
+    if not only:
+        return pairs, []
+    note = StatWarning(
+        "unmatched_variants",
+        f"variants on one side only, left out: "
+        f"{', '.join(only)}; pair them with --variant A_NAME=B_NAME",
+        {"variants": ", ".join(only)},
+    )
+    return pairs, [note]
 
-    # Metrics: by name, in B's order; unit and direction must agree.
+
+def _match_metrics(da: Dataset, db: Dataset) -> tuple[list[MetricDef], list[StatWarning]]:
+    """The metrics both have, by name in B's order (unit and direction must agree), with a
+    note naming those left out."""
+    a, b = da.experiment, db.experiment
     metrics_a = {m.name: m for m in da.metrics}
     metrics = []
     for m in db.metrics:
@@ -143,16 +174,21 @@ def cross_dataset(
     if not metrics:
         raise InputError(f"experiments {a.id} and {b.id} have no metric name in common")
     only_m = sorted({m.name for m in da.metrics} ^ {m.name for m in db.metrics})
-    if only_m:
-        notes.append(
-            StatWarning(
-                "unmatched_metrics",
-                f"metrics on one side only, left out: {', '.join(only_m)}",
-                {"metrics": ", ".join(only_m)},
-            )
-        )
+    if not only_m:
+        return metrics, []
+    note = StatWarning(
+        "unmatched_metrics",
+        f"metrics on one side only, left out: {', '.join(only_m)}",
+        {"metrics": ", ".join(only_m)},
+    )
+    return metrics, [note]
 
-    # Cells: by key, in B's order.
+
+def _match_cells(
+    da: Dataset, db: Dataset
+) -> tuple[list[tuple[str, dict[str, str]]], list[StatWarning]]:
+    """The matrix cells both have, by key in B's order, with a note naming those left out."""
+    a, b = da.experiment, db.experiment
     cells_a = {k for k, _ in da.cells}
     cells = [(k, labels) for k, labels in db.cells if k in cells_a]
     if not cells:
@@ -163,27 +199,73 @@ def cross_dataset(
     only_c = [k for k, _ in da.cells if k not in {c for c, _ in cells}] + [
         k for k, _ in db.cells if k not in cells_a
     ]
-    if only_c:
+    if not only_c:
+        return cells, []
+    note = StatWarning(
+        "unmatched_cells",
+        f"matrix cells on one side only, left out: {', '.join(only_c)}",
+        {"cells": ", ".join(only_c)},
+    )
+    return cells, [note]
+
+
+def _run_notes(d: Dataset) -> list[StatWarning]:
+    """Notes on one side's runs: failed ones (left out), and runs not done yet."""
+    e = d.experiment
+    notes = []
+    if d.failed:
         notes.append(
             StatWarning(
-                "unmatched_cells",
-                f"matrix cells on one side only, left out: {', '.join(only_c)}",
-                {"cells": ", ".join(only_c)},
+                "failed_runs",
+                f"{len(d.failed)} run(s) of experiment {e.id} failed or timed "
+                f"out and are left out; see `perflab show {e.id} --runs` for their reasons",
+                {"count": len(d.failed), "experiment": e.id},
             )
         )
+    pending = d.status_counts.get("pending", 0) + d.status_counts.get("running", 0)
+    if pending:
+        notes.append(
+            StatWarning(
+                "incomplete",
+                f"experiment {e.id} is incomplete: {pending} run(s) not done "
+                f"yet; resume with `perflab run --resume {e.id}`",
+                {"pending": pending, "experiment": e.id},
+            )
+        )
+    return notes
 
-    name_a, name_b = side_names(a, b)
+
+@dataclass(frozen=True)
+class _Merged:
+    """The cross dataset's matrix (B's parameters, plus a variant column when more than one
+    pair is compared), its two sides' samples, and where they came from."""
+
+    params: list[str]
+    cells: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    samples: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    blocks: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    map_a: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    map_b: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+
+def _merge(
+    da: Dataset,
+    db: Dataset,
+    cells: list[tuple[str, dict[str, str]]],
+    pairs: list[tuple[str, str]],
+    metrics: list[MetricDef],
+    names: tuple[str, str],
+) -> _Merged:
+    """A's and B's samples as the two variants (``names``) of one dataset: one cell per
+    matched cell × compared variant pair."""
+    name_a, name_b = names
     many = len(pairs) > 1
     params = list(db.params)
     vparam = "variant" if "variant" not in params else "variant_"
     if many:
         params.append(vparam)
-    new_cells: list[tuple[str, dict[str, str]]] = []
-    samples: dict[tuple[str, str, str], list[float]] = {}
-    blocks: dict[tuple[str, str, str], list[int]] = {}
-    values: dict[str, dict[str, Any]] = {}
-    map_a: dict[tuple[str, str], tuple[str, str]] = {}
-    map_b: dict[tuple[str, str], tuple[str, str]] = {}
+    out = _Merged(params)
     for cell_key, labels in cells:
         for va, vb in pairs:
             vlabel = va if va == vb else f"{va}→{vb}"
@@ -192,41 +274,31 @@ def cross_dataset(
                 new_labels = {**labels, vparam: vlabel}
             else:
                 key, new_labels = cell_key, dict(labels)
-            new_cells.append((key, new_labels))
-            values[key] = {**db.values.get(cell_key, {}), **da.values.get(cell_key, {})}
-            map_a[(cell_key, va)] = (key, name_a)
-            map_b[(cell_key, vb)] = (key, name_b)
+            out.cells.append((key, new_labels))
+            out.values[key] = {**db.values.get(cell_key, {}), **da.values.get(cell_key, {})}
+            out.map_a[(cell_key, va)] = (key, name_a)
+            out.map_b[(cell_key, vb)] = (key, name_b)
             for m in metrics:
                 for side, d, v in ((name_a, da, va), (name_b, db, vb)):
-                    samples[(key, side, m.name)] = list(d.sample(cell_key, v, m.name))
-                    blocks[(key, side, m.name)] = list(d.blocks.get((cell_key, v, m.name), []))
+                    out.samples[(key, side, m.name)] = list(d.sample(cell_key, v, m.name))
+                    out.blocks[(key, side, m.name)] = list(d.blocks.get((cell_key, v, m.name), []))
+    return out
 
-    for d in (da, db):
-        e = d.experiment
-        if d.failed:
-            notes.append(
-                StatWarning(
-                    "failed_runs",
-                    f"{len(d.failed)} run(s) of experiment {e.id} failed or timed "
-                    f"out and are left out; see `perflab show {e.id} --runs` for their reasons",
-                    {"count": len(d.failed), "experiment": e.id},
-                )
-            )
-        pending = d.status_counts.get("pending", 0) + d.status_counts.get("running", 0)
-        if pending:
-            notes.append(
-                StatWarning(
-                    "incomplete",
-                    f"experiment {e.id} is incomplete: {pending} run(s) not done "
-                    f"yet; resume with `perflab run --resume {e.id}`",
-                    {"pending": pending, "experiment": e.id},
-                )
-            )
 
+def _cross_row(
+    a: ExperimentRow,
+    b: ExperimentRow,
+    pairs: list[tuple[str, str]],
+    merged: _Merged,
+    names: tuple[str, str],
+) -> ExperimentRow:
+    """The experiment row of the cross dataset: B's, renamed, with the merged matrix and the
+    two sides as its variants (A's the baseline)."""
+    name_a, name_b = names
     pair_text = ", ".join(va if va == vb else f"{va}→{vb}" for va, vb in pairs)
     settings = {
-        "params": params,
-        "cells": [{"key": k, "labels": lab} for k, lab in new_cells],
+        "params": merged.params,
+        "cells": [{"key": k, "labels": lab} for k, lab in merged.cells],
         "variants": [
             {"name": name_a, "description": f"experiment {a.id} ({a.name}), the baseline side"},
             {"name": name_b, "description": f"experiment {b.id} ({b.name})"},
@@ -238,7 +310,7 @@ def cross_dataset(
             "pairs": [list(p) for p in pairs],
         },
     }
-    row = ExperimentRow(
+    return ExperimentRow(
         id=b.id,
         name=f"{b.name} #{b.id} vs {a.name} #{a.id}",
         description=f"experiment {b.id} against experiment {a.id} as the baseline; variants compared: {pair_text}",
@@ -254,11 +326,6 @@ def cross_dataset(
         runner_pid=None,
         runner_host=None,
     )
-    data = Dataset(
-        row, metrics, params, new_cells, [name_a, name_b], samples, blocks, {}, [], values
-    )
-    origins = [RunOrigin(a.id, map_a, name_a), RunOrigin(b.id, map_b, name_b)]
-    return CrossDataset(data, a, b, list(pairs), origins, notes)
 
 
 def compare_cross(

@@ -10,7 +10,8 @@ from typing import Any
 from perflab.errors import InputError
 from perflab.store import ExperimentRow, MetricDef, Store
 
-#: Suffixes of numeric matrix labels ("1K", "10M", "2G"): powers of ten, as in seed 003's table.
+#: Suffixes of numeric matrix labels ("1K", "10M", "2G"): powers of ten, as in
+#: the lookup-structure experiment's table.
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMG]?)\s*$")
 

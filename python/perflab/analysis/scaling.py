@@ -1,6 +1,6 @@
 """Scaling fits over a numeric matrix parameter: cost = a + b·n^k per variant and metric,
-and each candidate's per-unit cost against the baseline's (seed 003's "5.59% degradation",
-with its interval). ``perflab compare ID --scaling PARAM``.
+and each candidate's per-unit cost against the baseline's (the lookup-structure
+experiment's "5.59% degradation", with its interval). ``perflab compare ID --scaling PARAM``.
 
 The statistics are `perflab.stats.scaling` (pure); this module picks the runs: for each
 metric, and for each combination of the *other* matrix parameters (one fit per group),
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from perflab.analysis.compare import Note, dedupe_notes
 from perflab.analysis.dataset import Dataset
-from perflab.analysis.sweep import MIN_SIZES  # distinct sizes a fit needs
 from perflab.errors import InputError
 from perflab.stats import (
     Comparison,
@@ -27,6 +26,7 @@ from perflab.stats import (
     compare_scaling,
     fit_scaling,
 )
+from perflab.stats.scaling import MIN_SIZES  # distinct sizes a fit needs
 from perflab.store import MetricDef
 
 #: The fitted exponent's bounds in `stats.scaling.fit_scaling`: a fit ending there did not find one.
@@ -119,28 +119,8 @@ def fit_dataset(
     param = options.param
     values = data.numeric_values(param)  # InputError: unknown or non-numeric
     metrics = _metrics(data, options.metrics)
-    if options.exponent is not None and not (
-        math.isfinite(options.exponent) and options.exponent > 0
-    ):
-        raise InputError(
-            f"--exponent must be a positive number, e.g. 1 for a linear cost (got {options.exponent:g})"
-        )
-    if options.at is not None and not (math.isfinite(options.at) and options.at > 0):
-        raise InputError(f"--at must be a positive size (got {options.at:g})")
-    sizes = sorted(set(values.values()))
-    if sizes[0] <= 0:
-        raise InputError(f"'{param}' must be positive to fit a + b·{param}^k (it has {sizes[0]:g})")
-    needed = MIN_SIZES - 1 if options.exponent is not None else MIN_SIZES
-    if len(sizes) < needed:
-        hint = (
-            " (or give --exponent K to fit a and b only, with 3)"
-            if options.exponent is None and len(sizes) == 3
-            else ""
-        )
-        raise InputError(
-            f"a scaling fit over '{param}' needs ≥ {needed} distinct values of it{hint}; "
-            f"the matrix has {len(sizes)}"
-        )
+    _check_options(options)
+    _check_sizes(param, sorted(set(values.values())), options.exponent)
     labels: dict[float, str] = {}
     for key, cell_labels in data.cells:
         labels.setdefault(values[key], cell_labels.get(param, ""))
@@ -149,85 +129,162 @@ def fit_dataset(
     for key, cell_labels in data.cells:
         groups.setdefault(tuple(cell_labels.get(p, "") for p in others), []).append(key)
 
+    ctx = _Context(data, options, values, labels, confidence, threshold)
     out: list[ScalingGroup] = []
     notes: list[Note] = []
     for metric in metrics:
         for fixed_labels, keys in groups.items():
-            fixed = dict(zip(others, fixed_labels))
-            group_sizes = sorted({values[k] for k in keys})
-            where = ",".join(f"{k}={v}" for k, v in fixed.items())
-            fits: dict[str, ScalingFit] = {}
-            for variant in data.variants:
-                xs: list[float] = []
-                ys: list[float] = []
-                for key in keys:
-                    sample = data.sample(key, variant, metric.name)
-                    if len(sample) < 2:
-                        raise InputError(
-                            f"{key} · {variant} · {metric.name}: {len(sample)} run(s); a scaling fit "
-                            f"needs ≥ 2 runs at every value of '{param}' (complete the runs, or "
-                            "choose other metrics with --metric)"
-                        )
-                    xs += [values[key]] * len(sample)
-                    ys += sample
-                try:
-                    fits[variant] = fit_scaling(xs, ys, confidence, exponent=options.exponent)
-                except ValueError as e:
-                    place = " · ".join(x for x in (where, variant, metric.name) if x)
-                    raise InputError(
-                        f"scaling fit of {place}: {e} (choose other metrics with --metric)"
-                    ) from None
-            at = float(options.at if options.at is not None else group_sizes[-1])
-            if not group_sizes[0] <= at <= group_sizes[-1]:
-                notes.append(
-                    Note(
-                        StatWarning(
-                            "extrapolated",
-                            f"per-unit costs at {param} = {at:g} are extrapolated beyond the measured "
-                            f"{labels[group_sizes[0]]} … {labels[group_sizes[-1]]}: the fitted model is assumed to hold "
-                            "there",
-                            {"at": at},
-                        ),
-                        where,
-                        "",
-                        metric.name,
-                    )
-                )
-            rows = []
-            base_fit = fits.get(data.baseline)
-            for variant, fit in fits.items():
-                notes += [Note(w, where, variant, metric.name) for w in fit.warnings]
-                notes += _exponent_notes(fit, param, where, variant, metric.name)
-                if variant == data.baseline or base_fit is None:
-                    rows.append(VariantFit(variant, fit))
-                    continue
-                vs = compare_scaling(base_fit, fit, at)
-                rows.append(
-                    VariantFit(
-                        variant,
-                        fit,
-                        vs,
-                        classify(_as_comparison(vs, fit, base_fit), metric.better, threshold),
-                    )
-                )
-                differ = _exponents_differ(base_fit, fit)
-                if differ:
-                    notes.append(
-                        Note(
-                            StatWarning(
-                                "exponents_differ",
-                                f"the exponents differ ({data.baseline} k = {base_fit.k.value:.3f}, {variant} k = "
-                                f"{fit.k.value:.3f}, intervals apart): the per-unit difference depends on {param}; "
-                                f"it is given at {labels.get(at) or f'{at:g}'} (--at N gives it elsewhere)",
-                                {"k_baseline": base_fit.k.value, "k_candidate": fit.k.value},
-                            ),
-                            where,
-                            variant,
-                            metric.name,
-                        )
-                    )
-            out.append(ScalingGroup(metric, fixed, tuple(group_sizes), at, rows))
+            group, group_notes = _fit_group(ctx, metric, dict(zip(others, fixed_labels)), keys)
+            out.append(group)
+            notes += group_notes
     return ScalingResult(data, options, confidence, threshold, labels, out, dedupe_notes(notes))
+
+
+def _check_options(options: ScalingOptions) -> None:
+    """InputError for an exponent or a size ``at`` that is not a positive number."""
+    if options.exponent is not None and not (
+        math.isfinite(options.exponent) and options.exponent > 0
+    ):
+        raise InputError(
+            f"--exponent must be a positive number, e.g. 1 for a linear cost (got {options.exponent:g})"
+        )
+    if options.at is not None and not (math.isfinite(options.at) and options.at > 0):
+        raise InputError(f"--at must be a positive size (got {options.at:g})")
+
+
+def _check_sizes(param: str, sizes: list[float], exponent: float | None) -> None:
+    """InputError unless the distinct values of PARAM (ascending) are positive and enough."""
+    if sizes[0] <= 0:
+        raise InputError(f"'{param}' must be positive to fit a + b·{param}^k (it has {sizes[0]:g})")
+    needed = MIN_SIZES - 1 if exponent is not None else MIN_SIZES
+    if len(sizes) < needed:
+        hint = (
+            " (or give --exponent K to fit a and b only, with 3)"
+            if exponent is None and len(sizes) == 3
+            else ""
+        )
+        raise InputError(
+            f"a scaling fit over '{param}' needs ≥ {needed} distinct values of it{hint}; "
+            f"the matrix has {len(sizes)}"
+        )
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the fits of every group share. values: cell key → its value of PARAM; labels:
+    value of PARAM → its label; confidence and threshold: of the fits and verdicts."""
+
+    data: Dataset
+    options: ScalingOptions
+    values: dict[str, float]
+    labels: dict[float, str]
+    confidence: float
+    threshold: float
+
+
+def _fit_group(
+    ctx: _Context, metric: MetricDef, fixed: dict[str, str], keys: list[str]
+) -> tuple[ScalingGroup, list[Note]]:
+    """The fits of one metric over the cells ``keys`` (one combination ``fixed`` of the other
+    parameters), each candidate's against the baseline's, and the notes they call for."""
+    param = ctx.options.param
+    group_sizes = sorted({ctx.values[k] for k in keys})
+    where = ",".join(f"{k}={v}" for k, v in fixed.items())
+    fits = _fit_variants(ctx, metric, keys, where)
+    at = float(ctx.options.at if ctx.options.at is not None else group_sizes[-1])
+    notes = _extrapolation_notes(ctx, group_sizes, at, where, metric.name)
+    rows = []
+    base_fit = fits.get(ctx.data.baseline)
+    for variant, fit in fits.items():
+        notes += [Note(w, where, variant, metric.name) for w in fit.warnings]
+        notes += _exponent_notes(fit, param, where, variant, metric.name)
+        if variant == ctx.data.baseline or base_fit is None:
+            rows.append(VariantFit(variant, fit))
+            continue
+        vs = compare_scaling(base_fit, fit, at)
+        verdict = classify(_as_comparison(vs, fit, base_fit), metric.better, ctx.threshold)
+        rows.append(VariantFit(variant, fit, vs, verdict))
+        if _exponents_differ(base_fit, fit):
+            notes.append(
+                _exponents_differ_note(ctx, base_fit, fit, at, where, variant, metric.name)
+            )
+    return ScalingGroup(metric, fixed, tuple(group_sizes), at, rows), notes
+
+
+def _fit_variants(
+    ctx: _Context, metric: MetricDef, keys: list[str], where: str
+) -> dict[str, ScalingFit]:
+    """Each variant's fit over its runs in the cells ``keys``; InputError (naming the place)
+    for fewer than 2 runs at a size or data the model cannot take."""
+    param = ctx.options.param
+    fits: dict[str, ScalingFit] = {}
+    for variant in ctx.data.variants:
+        xs: list[float] = []
+        ys: list[float] = []
+        for key in keys:
+            sample = ctx.data.sample(key, variant, metric.name)
+            if len(sample) < 2:
+                raise InputError(
+                    f"{key} · {variant} · {metric.name}: {len(sample)} run(s); a scaling fit "
+                    f"needs ≥ 2 runs at every value of '{param}' (complete the runs, or "
+                    "choose other metrics with --metric)"
+                )
+            xs += [ctx.values[key]] * len(sample)
+            ys += sample
+        try:
+            fits[variant] = fit_scaling(xs, ys, ctx.confidence, exponent=ctx.options.exponent)
+        except ValueError as e:
+            place = " · ".join(x for x in (where, variant, metric.name) if x)
+            raise InputError(
+                f"scaling fit of {place}: {e} (choose other metrics with --metric)"
+            ) from None
+    return fits
+
+
+def _extrapolation_notes(
+    ctx: _Context, group_sizes: list[float], at: float, where: str, metric: str
+) -> list[Note]:
+    """A note when per-unit costs are given at a size ``at`` outside the measured ones."""
+    if group_sizes[0] <= at <= group_sizes[-1]:
+        return []
+    first, last = ctx.labels[group_sizes[0]], ctx.labels[group_sizes[-1]]
+    return [
+        Note(
+            StatWarning(
+                "extrapolated",
+                f"per-unit costs at {ctx.options.param} = {at:g} are extrapolated beyond the measured "
+                f"{first} … {last}: the fitted model is assumed to hold there",
+                {"at": at},
+            ),
+            where,
+            "",
+            metric,
+        )
+    ]
+
+
+def _exponents_differ_note(
+    ctx: _Context,
+    base: ScalingFit,
+    fit: ScalingFit,
+    at: float,
+    where: str,
+    variant: str,
+    metric: str,
+) -> Note:
+    """The per-unit difference depends on the size when the exponents differ: say where it is given."""
+    return Note(
+        StatWarning(
+            "exponents_differ",
+            f"the exponents differ ({ctx.data.baseline} k = {base.k.value:.3f}, {variant} k = "
+            f"{fit.k.value:.3f}, intervals apart): the per-unit difference depends on {ctx.options.param}; "
+            f"it is given at {ctx.labels.get(at) or f'{at:g}'} (--at N gives it elsewhere)",
+            {"k_baseline": base.k.value, "k_candidate": fit.k.value},
+        ),
+        where,
+        variant,
+        metric,
+    )
 
 
 def scaling_regressions(result: ScalingResult, pct: float) -> list[tuple[ScalingGroup, VariantFit]]:

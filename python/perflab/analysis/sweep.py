@@ -1,6 +1,7 @@
 """The sweep summary of a comparison: per candidate × metric, the geometric-mean ratio of
-means across the matrix cells with its interval (seed 002's "average gain across 1..28
-instances"), computed by `perflab.stats.sweep.sweep_summary` (pure).
+means across the matrix cells with its interval (the kernel-bypass memcached scaling
+experiment's "average gain across 1..28 instances"), computed by
+`perflab.stats.sweep.sweep_summary` (pure).
 
 It is part of every comparison with ≥ 2 cells (`compare_dataset` calls `summarize_sweeps`
 after the per-cell comparisons), so it has to stay cheap: it reads the per-cell summaries
@@ -19,6 +20,7 @@ from scipy import special
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import Comparison, StatWarning, Summary, SweepSummary, Verdict, classify
+from perflab.stats.scaling import MIN_SIZES  # distinct sizes a scaling fit needs
 from perflab.stats.sweep import sweep_summary_of_moments
 from perflab.store import MetricDef
 
@@ -27,10 +29,6 @@ HETEROGENEITY_I2 = 0.5
 HETEROGENEITY_ALPHA = 0.05
 #: Cells named in a "left out" warning before "and N more".
 MAX_NAMED = 4
-#: Distinct values of the parameter a scaling fit (`perflab.analysis.scaling`) needs: a, b
-#: and k (one more to judge the fit); with the exponent fixed (--exponent), one fewer. Here,
-#: the lowest module that uses it: a heterogeneous sweep suggests a fit when one is possible.
-MIN_SIZES = 4
 
 
 @dataclass(frozen=True)
@@ -114,104 +112,121 @@ def summarize_sweeps(
         if variant == data.baseline:
             continue
         for metric in data.metrics:
-            used, keys, few, nonpositive = [], [], [], []
-            n_base = n_cand = 0
-            for cell_key, _labels in data.cells:
-                base = summaries.get((cell_key, data.baseline, metric.name))
-                cand = summaries.get((cell_key, variant, metric.name))
-                if base is None or cand is None or base.n < 2 or cand.n < 2:
-                    few.append(cell_key)
-                elif not (base.mean > 0 and cand.mean > 0):
-                    nonpositive.append(cell_key)
-                else:
-                    used.append((base.n, base.mean, base.stddev, cand.n, cand.mean, cand.stddev))
-                    keys.append(cell_key)
-                    n_base += base.n
-                    n_cand += cand.n
-            out = set(few) | set(nonpositive)
-            left_out = tuple(k for k, _ in data.cells if k in out)
-            if len(used) < 2:
-                if left_out:
-                    warnings.append(
-                        (
-                            variant,
-                            metric.name,
-                            StatWarning(
-                                "sweep_not_computed",
-                                f"no geometric mean across the cells: only {len(used)} of {len(data.cells)} cells have "
-                                f"≥ 2 runs per side and positive means; complete the runs of {_names(left_out)}",
-                                {"cells": len(used)},
-                            ),
-                        )
-                    )
-                continue
-            try:
-                s = sweep_summary_of_moments(used, confidence)
-            except ValueError as e:  # e.g. a NaN run value
-                warnings.append(
-                    (
-                        variant,
-                        metric.name,
-                        StatWarning(
-                            "sweep_not_computed", f"no geometric mean across the cells: {e}", {}
-                        ),
-                    )
-                )
-                continue
-            comp = Comparison(
-                method="sweep",
-                confidence=confidence,
-                n_baseline=n_base,
-                n_candidate=n_cand,
-                baseline_location=math.nan,
-                candidate_location=math.nan,
-                estimate=s.change,
-                low=s.change_low,
-                high=s.change_high,
-                p_value=s.p_value,
-                statistic="geometric mean",
-                interval="sweep",
-            )
-            row = SweepRow(
-                variant,
-                metric,
-                s,
-                comp,
-                classify(comp, metric.better, threshold),
-                len(data.cells),
-                left_out,
-            )
-            rows.append(row)
-            if few:
-                warnings.append(
-                    (
-                        variant,
-                        metric.name,
-                        StatWarning(
-                            "sweep_cells_left_out",
-                            f"the geometric mean across the cells leaves out {_names(few)}: a side has fewer than 2 runs "
-                            "there; complete those runs to include them",
-                            {"cells": len(few)},
-                        ),
-                    )
-                )
-            if nonpositive:
-                warnings.append(
-                    (
-                        variant,
-                        metric.name,
-                        StatWarning(
-                            "sweep_cells_left_out",
-                            f"the geometric mean across the cells leaves out {_names(nonpositive)}: a mean is zero or "
-                            "negative there, and a ratio of means needs positive ones",
-                            {"cells": len(nonpositive)},
-                        ),
-                    )
-                )
-            w = _heterogeneity(data, row, keys)
-            if w is not None:
-                warnings.append((variant, metric.name, w))
+            row, found = _sweep_row(data, summaries, variant, metric, confidence, threshold)
+            if row is not None:
+                rows.append(row)
+            warnings += [(variant, metric.name, w) for w in found]
     return Sweeps(rows, warnings)
+
+
+@dataclass
+class _Cells:
+    """The cells of one candidate × metric: those averaged (their keys, each one's moments for
+    `sweep_summary_of_moments`, the runs per side) and those left out, by reason."""
+
+    moments: list[tuple[int, float, float, int, float, float]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    n_base: int = 0
+    n_cand: int = 0
+    few: list[str] = field(default_factory=list)  # a side with < 2 runs
+    nonpositive: list[str] = field(default_factory=list)  # a mean ≤ 0
+
+
+def _cells(
+    data: Dataset, summaries: dict[tuple[str, str, str], Summary], variant: str, metric: str
+) -> _Cells:
+    """Which cells of ``variant`` × ``metric`` the geometric mean can average, and which not."""
+    out = _Cells()
+    for cell_key, _labels in data.cells:
+        base = summaries.get((cell_key, data.baseline, metric))
+        cand = summaries.get((cell_key, variant, metric))
+        if base is None or cand is None or base.n < 2 or cand.n < 2:
+            out.few.append(cell_key)
+        elif not (base.mean > 0 and cand.mean > 0):
+            out.nonpositive.append(cell_key)
+        else:
+            out.moments.append((base.n, base.mean, base.stddev, cand.n, cand.mean, cand.stddev))
+            out.keys.append(cell_key)
+            out.n_base += base.n
+            out.n_cand += cand.n
+    return out
+
+
+def _sweep_row(
+    data: Dataset,
+    summaries: dict[tuple[str, str, str], Summary],
+    variant: str,
+    metric: MetricDef,
+    confidence: float,
+    threshold: float,
+) -> tuple[SweepRow | None, list[StatWarning]]:
+    """The sweep row of one candidate × metric (None when it cannot be computed), and the
+    warnings about it: cells left out, a trend the average hides, or why there is no row."""
+    cells = _cells(data, summaries, variant, metric.name)
+    out = set(cells.few) | set(cells.nonpositive)
+    left_out = tuple(k for k, _ in data.cells if k in out)
+    if len(cells.moments) < 2:
+        if not left_out:
+            return None, []
+        return None, [
+            StatWarning(
+                "sweep_not_computed",
+                f"no geometric mean across the cells: only {len(cells.moments)} of {len(data.cells)} cells have "
+                f"≥ 2 runs per side and positive means; complete the runs of {_names(left_out)}",
+                {"cells": len(cells.moments)},
+            )
+        ]
+    try:
+        s = sweep_summary_of_moments(cells.moments, confidence)
+    except ValueError as e:  # e.g. a NaN run value
+        return None, [
+            StatWarning("sweep_not_computed", f"no geometric mean across the cells: {e}", {})
+        ]
+    comp = Comparison(
+        method="sweep",
+        confidence=confidence,
+        n_baseline=cells.n_base,
+        n_candidate=cells.n_cand,
+        baseline_location=math.nan,
+        candidate_location=math.nan,
+        estimate=s.change,
+        low=s.change_low,
+        high=s.change_high,
+        p_value=s.p_value,
+        statistic="geometric mean",
+        interval="sweep",
+    )
+    verdict = classify(comp, metric.better, threshold)
+    row = SweepRow(variant, metric, s, comp, verdict, len(data.cells), left_out)
+    warnings = _left_out_warnings(cells)
+    w = _heterogeneity(data, row, cells.keys)
+    if w is not None:
+        warnings.append(w)
+    return row, warnings
+
+
+def _left_out_warnings(cells: _Cells) -> list[StatWarning]:
+    """Why cells are missing from a geometric mean that was computed."""
+    warnings = []
+    if cells.few:
+        warnings.append(
+            StatWarning(
+                "sweep_cells_left_out",
+                f"the geometric mean across the cells leaves out {_names(cells.few)}: a side has fewer than 2 runs "
+                "there; complete those runs to include them",
+                {"cells": len(cells.few)},
+            )
+        )
+    if cells.nonpositive:
+        warnings.append(
+            StatWarning(
+                "sweep_cells_left_out",
+                f"the geometric mean across the cells leaves out {_names(cells.nonpositive)}: a mean is zero or "
+                "negative there, and a ratio of means needs positive ones",
+                {"cells": len(cells.nonpositive)},
+            )
+        )
+    return warnings
 
 
 def _heterogeneity(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning | None:

@@ -11,7 +11,8 @@ import argparse
 import contextlib
 import importlib
 import sys
-from typing import TextIO
+from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
 
 from perflab.cli.io import CliIO
 from perflab.errors import PerflabError
@@ -49,14 +50,20 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line (no usage block): ``perflab: error:
     argument --threshold: not a percentage: 'abc' (see perflab compare --help)``."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, message)
 
 
 class _Version(argparse.Action):
     """--version, reading the installed version only when asked (importlib.metadata ~25 ms)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         from perflab import __version__
 
         sys.stdout.write(f"perflab {__version__}\n")  # main() points sys.stdout at its writer

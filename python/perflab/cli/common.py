@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from perflab.errors import InputError
 from perflab.store.paths import default_store_path
 
 if TYPE_CHECKING:
+    from perflab.analysis.scaling import ScalingOptions
     from perflab.store import Store
+
+    #: What each command's ``register`` adds its parser to (argparse's type has no public name).
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+    #: A parser or an argument group: what ``add_argument`` is called on.
+    Arguments: TypeAlias = argparse._ActionsContainer
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
@@ -22,7 +28,7 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def open_store(args, *, write: bool = False, create: bool = True) -> Store:
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = True) -> Store:
     """The --store (or default) store. Reading commands (the default) create and change
     nothing: a missing store is an error. write=True creates it unless create=False."""
     from perflab.store import Store
@@ -49,7 +55,7 @@ def pct(text: str) -> float:
 OUTPUT_ARGUMENTS = ("output", "screenshot", "export", "plot")
 
 
-def check_output_paths(args) -> None:
+def check_output_paths(args: argparse.Namespace) -> None:
     """InputError (one line naming the path) for an output file that cannot be written —
     a missing folder that cannot be created, a parent that is a file, a read-only folder —
     before the command does any work, so that nothing is computed in vain or half-written."""
@@ -72,7 +78,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _statistics_options(g) -> None:
+def _statistics_options(g: Arguments) -> None:
     """Method, interval, confidence, threshold and correction of the comparisons."""
     g.add_argument(
         "--method",
@@ -127,7 +133,7 @@ def _statistics_options(g) -> None:
     )
 
 
-def _scaling_options(s) -> None:
+def _scaling_options(s: Arguments) -> None:
     """The cost = a + b·PARAM^k fit over a numeric matrix parameter."""
     s.add_argument(
         "--scaling",
@@ -158,7 +164,7 @@ def _scaling_options(s) -> None:
     )
 
 
-def analysis_options(args) -> dict:
+def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments for compare_dataset / compare_cross / report_for from the options above."""
     if args.confidence is not None and not 0.5 < args.confidence < 1:
         raise InputError(
@@ -184,7 +190,7 @@ def analysis_options(args) -> dict:
     }
 
 
-def scaling_options(args):
+def scaling_options(args: argparse.Namespace) -> ScalingOptions | None:
     """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None."""
     if args.scaling is None:
         given = [
@@ -233,7 +239,7 @@ def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     )
 
 
-def experiment_pairs(args) -> list[tuple[str, str]] | None:
+def experiment_pairs(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     """The --variant pairs for B against A (None: all variants), checked against the arguments."""
     if args.variant and args.other is None:
         raise InputError("--variant pairs variants of two experiments: name a second experiment B")

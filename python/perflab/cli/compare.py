@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from perflab.cli.common import (
     add_analysis_options,
@@ -14,11 +16,23 @@ from perflab.cli.common import (
     pct,
 )
 
+if TYPE_CHECKING:
+    import argparse
+
+    from rich.console import Console
+
+    from perflab.analysis.scaling import ScalingOptions
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+
+#: What `_emit` writes: a comparison or a scaling result.
+Result = TypeVar("Result")
+
 # numpy/scipy and the reporters are imported when the command runs, not when the
 # parser is built, so that `perflab --help` and other commands start fast.
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "compare",
         help="compare each variant with the baseline (95%% CIs)",
@@ -45,7 +59,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.analysis.compare import compare_dataset, regressions
     from perflab.analysis.dataset import load_dataset
     from perflab.report.csv_table import render_csv
@@ -80,6 +94,7 @@ def run(args, io) -> int:
     if args.fail_if_worse is not None:
         bad = regressions(result, args.fail_if_worse)
         for c in bad:
+            assert c.comparison is not None  # regressions() returns compared cells only
             io.warn(
                 f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
                 f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)"
@@ -88,7 +103,13 @@ def run(args, io) -> int:
     return 0
 
 
-def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
+def run_scaling(
+    args: argparse.Namespace,
+    io: CliIO,
+    opts: dict[str, Any],
+    scaling: ScalingOptions,
+    pairs: list[tuple[str, str]] | None,
+) -> int:
     """`perflab compare ID --scaling PARAM`: the scaling fits instead of the TLDR table."""
     from perflab.analysis.compare import Note
     from perflab.analysis.dataset import load_dataset
@@ -127,6 +148,7 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
     if args.fail_if_worse is not None:
         bad = scaling_regressions(result, args.fail_if_worse)
         for g, f in bad:
+            assert f.versus is not None  # scaling_regressions() returns candidates only
             where = f" at {g.where}" if g.where else ""
             io.warn(
                 f"regression: per-unit {g.metric.name}{where} for {f.variant}: {f.versus.estimate * 100:+.1f}% "
@@ -136,7 +158,15 @@ def run_scaling(args, io, opts: dict, scaling, pairs) -> int:
     return 0
 
 
-def _emit(args, io, result, to_json, to_markdown, to_csv, to_terminal) -> None:
+def _emit(
+    args: argparse.Namespace,
+    io: CliIO,
+    result: Result,
+    to_json: Callable[[Result], str],
+    to_markdown: Callable[[Result], str],
+    to_csv: Callable[[Result], str],
+    to_terminal: Callable[[Result, Console], None],
+) -> None:
     """Write ``result`` in the chosen --format: text renderers return text, the terminal prints."""
     text = {"json": to_json, "markdown": to_markdown, "csv": to_csv}.get(args.format)
     if text is not None:

@@ -1,15 +1,24 @@
-"""perflab cores — the CPU topology, and N cores to pin work to (seed 001's rule)."""
+"""perflab cores — the CPU topology, and N cores to pin work to (the router
+performance-index experiment's rule)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from perflab.cli.lazy_rich import Table
 from perflab.errors import InputError
 from perflab.platform import parse_cpu_list, pick_cores, read_topology
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(sub) -> None:
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "cores",
         help="show CPU topology; --pick N chooses N cores to pin to",
@@ -37,7 +46,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     try:
         exclude = parse_cpu_list(args.exclude) if args.exclude else frozenset()
     except ValueError:
@@ -87,5 +96,5 @@ def run(args, io) -> int:
     return 0
 
 
-def _fmt(cpus) -> str:
+def _fmt(cpus: Iterable[int]) -> str:
     return ",".join(map(str, sorted(cpus)))

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from perflab.cli.common import add_store_option, open_store
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(sub) -> None:
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "import",
         help="load per-run results from a CSV (one row per run)",
@@ -40,7 +48,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.csv_import import MetricColumn, read_runs_csv, store_runs
 
     metrics = [MetricColumn.parse(m) for m in args.metric]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,7 +20,7 @@ class CliIO:
     def __init__(self, out: TextIO, err: TextIO):
         self.out = out
         self.err = err
-        self._consoles: dict[str, Any] = {}
+        self._consoles: dict[str, Console] = {}
 
     @property
     def console(self) -> Console:

@@ -10,13 +10,18 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from perflab.errors import InputError
 from perflab.report.safe_text import terminal_safe
 
 if TYPE_CHECKING:  # the engine and numpy load on use: building the parser stays light
+    import argparse
+
+    from perflab.cli.common import Arguments, Subparsers
+    from perflab.cli.io import CliIO
     from perflab.workloads.kv import KvConfig, KvProgress
+    from perflab.workloads.kv_result import KvResult
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -54,7 +59,7 @@ FLAGS = {
 }
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "load",
         help="key-value load (memcached, Redis) with memtier_benchmark's options",
@@ -70,7 +75,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def _connection_options(g) -> None:
+def _connection_options(g: Arguments) -> None:
     """Servers, protocol, connections and their timeouts."""
     g.add_argument(
         "-s",
@@ -109,7 +114,7 @@ def _connection_options(g) -> None:
     )
 
 
-def _workload_options(g) -> None:
+def _workload_options(g: Arguments) -> None:
     """Requests, keys and values: memtier_benchmark's workload flags."""
     g.add_argument(
         "-n",
@@ -166,7 +171,7 @@ def _workload_options(g) -> None:
     )
 
 
-def _measurement_options(g) -> None:
+def _measurement_options(g: Arguments) -> None:
     """Open-loop rate, warm-up and what is printed."""
     g.add_argument(
         "--rate", type=float, metavar="REQ/S", help="open loop: total requests per second"
@@ -194,7 +199,7 @@ def _measurement_options(g) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="no progress line")
 
 
-def config_from_args(args) -> KvConfig:
+def config_from_args(args: argparse.Namespace) -> KvConfig:
     """The KvConfig the flags describe (only flags given override KvConfig's defaults)."""
     if args.data_size is not None and args.data_size_range is not None:
         raise InputError("give --data-size or --data-size-range, not both")
@@ -254,7 +259,7 @@ def parse_percentiles(text: str) -> list[float]:
 class ProgressLine:
     """memtier-like live line on stderr: rewritten in place on a terminal, every 5 s otherwise."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         try:
             self.tty = stream.isatty()
@@ -292,7 +297,7 @@ class ProgressLine:
             self.stream.flush()
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.workloads.kv import KvConfigError, run_kv
 
     cfg = config_from_args(args)
@@ -306,10 +311,11 @@ def run(args, io) -> int:
     except KvConfigError as e:
         raise InputError(f"{FLAGS.get(e.field, e.field)}: {e.reason}") from None
     except KeyboardInterrupt as e:
-        result = getattr(e, "partial_result", None)
+        partial: KvResult | None = getattr(e, "partial_result", None)
         interrupted = True
-        if result is None:
+        if partial is None:
             raise
+        result = partial
     finally:
         if line is not None:
             line.close()

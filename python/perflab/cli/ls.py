@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.cli.lazy_rich import Table
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(sub) -> None:
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("ls", help="list stored experiments")
     add_store_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     with open_store(args) as store:
         rows = store.experiments()
     if args.json:

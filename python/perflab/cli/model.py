@@ -1,4 +1,5 @@
-"""perflab model index|fit|predict — seed 001's performance index across platforms.
+"""perflab model index|fit|predict — the router performance-index experiment's
+performance index across platforms.
 
     I = rate × (1/cpu + M·L/C + N)
 
@@ -12,7 +13,7 @@ import csv
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.cli.model_tables import print_fit, print_index, print_predictions
 from perflab.errors import InputError
@@ -21,10 +22,14 @@ from perflab.model.units import (
 )
 
 if TYPE_CHECKING:
-    from perflab.model import Observation
+    from collections.abc import Sequence
+
+    from perflab.cli.common import Arguments, Subparsers
+    from perflab.cli.io import CliIO
+    from perflab.model import FitResult, Observation, Prediction
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "model",
         help="cross-platform performance model: index, fit, predict",
@@ -82,7 +87,7 @@ def register(sub) -> None:
     pp.set_defaults(handler=run_predict)
 
 
-def _inputs(p) -> None:
+def _inputs(p: Arguments) -> None:
     p.add_argument("csv", metavar="CSV", nargs="?", help="one row per platform")
     p.add_argument(
         "--from-store",
@@ -130,7 +135,7 @@ def _inputs(p) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _fit_options(p) -> None:
+def _fit_options(p: Arguments) -> None:
     p.add_argument("--M", type=float, default=None, help="fix M instead of estimating it")
     p.add_argument(
         "--N",
@@ -173,7 +178,11 @@ def _seconds(text: str) -> float:
 
 
 def load_observations(
-    path: str | None, args, *, need_rate: bool = True, stores: list[str] | None = None
+    path: str | None,
+    args: argparse.Namespace,
+    *,
+    need_rate: bool = True,
+    stores: list[str] | None = None,
 ) -> list[Observation]:
     """Platforms from a CSV (column flags) and/or stores (metric names = the column flags)."""
     stores = args.from_store if stores is None else stores
@@ -226,7 +235,7 @@ def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
     return path, opts
 
 
-def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
+def _from_csv(path: str, args: argparse.Namespace, *, need_rate: bool) -> list[Observation]:
     from perflab.model import Columns, from_rows
 
     cols = Columns(
@@ -249,7 +258,7 @@ def _from_csv(path: str, args, *, need_rate: bool) -> list[Observation]:
     return from_rows(rows, cols, need_rate=need_rate, source=path)
 
 
-def run_index(args, io) -> int:
+def run_index(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.model import index_table
 
     obs = load_observations(args.csv, args)
@@ -261,7 +270,7 @@ def run_index(args, io) -> int:
     return 0
 
 
-def _fit(args, obs):
+def _fit(args: argparse.Namespace, obs: list[Observation]) -> FitResult:
     from perflab.model.fit import fit  # not `from perflab.model import fit`: once the submodule
     # perflab.model.fit is imported (predict.py does), the package's `fit` is that module
 
@@ -281,7 +290,7 @@ def _fit(args, obs):
     )
 
 
-def _plot(args, res, predictions=()) -> None:
+def _plot(args: argparse.Namespace, res: FitResult, predictions: Sequence[Prediction] = ()) -> None:
     if not args.plot:
         return
     from perflab.report.model_plot import FORMATS, render_model_plot
@@ -296,7 +305,7 @@ def _plot(args, res, predictions=()) -> None:
         raise InputError(f"cannot write {args.plot}: {e.strerror}") from None
 
 
-def run_fit(args, io) -> int:
+def run_fit(args: argparse.Namespace, io: CliIO) -> int:
     res = _fit(args, load_observations(args.csv, args))
     _plot(args, res)
     if args.json:
@@ -308,7 +317,7 @@ def run_fit(args, io) -> int:
     return 0
 
 
-def run_predict(args, io) -> int:
+def run_predict(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.model import Observation, bytes_per_second
     from perflab.model.predict import predict  # the function, never the submodule (see _fit)
 
@@ -361,7 +370,7 @@ def run_predict(args, io) -> int:
     return 0
 
 
-def _json_default(o):
+def _json_default(o: Any) -> Any:
     if hasattr(o, "item"):
         return o.item()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 from perflab.cli.lazy_rich import Table
 
 if TYPE_CHECKING:
-    from perflab.model import Observation
+    from perflab.cli.io import CliIO
+    from perflab.model import FitResult, IndexTable, Observation, Prediction
 
 
-def print_index(io, obs: list[Observation], table, M: float, N: float, unit: str) -> None:
+def print_index(
+    io: CliIO, obs: list[Observation], table: IndexTable, M: float, N: float, unit: str
+) -> None:
     """I per platform for given M and N (``unit``: the memmove column's), and its spread."""
     from perflab.model import bytes_per_second
 
@@ -47,7 +50,7 @@ def print_index(io, obs: list[Observation], table, M: float, N: float, unit: str
     io.print(f"spread of I: sd(ln I) = {table.log_sd:.1%}, max/min = {table.max_ratio:.3f}")
 
 
-def print_fit(io, res) -> None:
+def print_fit(io: CliIO, res: FitResult) -> None:
     """The fitted constants with their intervals, then each platform under them."""
     pct = f"{res.confidence:.0%}"
     t = Table(
@@ -119,7 +122,14 @@ def print_fit(io, res) -> None:
         io.print(f"- {s}")
 
 
-def print_predictions(io, res, targets: list[Observation], preds, method: str, unit: str) -> None:
+def print_predictions(
+    io: CliIO,
+    res: FitResult,
+    targets: list[Observation],
+    preds: list[Prediction],
+    method: str,
+    unit: str,
+) -> None:
     """Each target's predicted rate with its interval (and the observed rate when given)."""
     from perflab.model import bytes_per_second
 

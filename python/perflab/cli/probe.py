@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from perflab.cli.lazy_rich import Table
 from perflab.errors import InputError
 
+if TYPE_CHECKING:
+    import argparse
+    from types import ModuleType
 
-def _probes():
+    from perflab.cli.common import Arguments, Subparsers
+    from perflab.cli.io import CliIO
+    from perflab.workloads.probes import ProbeResult
+
+
+def _probes() -> ModuleType:
     """perflab.workloads.probes, imported when a probe runs (it pulls in numpy/scipy)."""
     import perflab.workloads.probes as probes
 
@@ -20,11 +30,12 @@ def _probes():
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "probe",
         help="run a platform probe (cpu score, memmove bandwidth, memory latency)",
-        description="Single-core microbenchmarks for the cross-platform model (seed 001). "
+        description="Single-core microbenchmarks for the cross-platform model (from the "
+        "router performance-index experiment). "
         "Each is self-validating; values are medians over --repeat runs.",
     )
     p.add_argument("probe", choices=["cpu", "memmove", "latency"])
@@ -62,7 +73,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def _cpu_options(g) -> None:
+def _cpu_options(g: Arguments) -> None:
     """CoreMark instead of the built-in CPU score."""
     g.add_argument(
         "--coremark",
@@ -78,7 +89,7 @@ def _cpu_options(g) -> None:
     )
 
 
-def _memmove_options(g) -> None:
+def _memmove_options(g: Arguments) -> None:
     """Which mmbm cases, and the copy size × buffer count sweep."""
     g.add_argument(
         "--case",
@@ -103,7 +114,7 @@ def _memmove_options(g) -> None:
     )
 
 
-def _latency_options(g) -> None:
+def _latency_options(g: Arguments) -> None:
     """Working-set sizes and access order of the pointer chase."""
     g.add_argument(
         "--min-size", default="4K", metavar="SIZE", help="smallest working set (default 4K)"
@@ -150,8 +161,8 @@ def _int_list(text: str | None, flag: str) -> list[int] | None:
         raise InputError(f"{flag} {text!r}: use a comma-separated list of integers") from None
 
 
-def run(args, io) -> int:
-    opts: dict = {"duration": args.duration}
+def run(args: argparse.Namespace, io: CliIO) -> int:
+    opts: dict[str, Any] = {"duration": args.duration}
     if args.probe == "cpu":
         opts.update(coremark=args.coremark, coremark_args=tuple(args.coremark_arg))
     elif args.probe == "memmove":
@@ -172,7 +183,7 @@ def run(args, io) -> int:
             orders=("page", "random") if args.order == "both" else (args.order,),
         )
     repeat = args.repeat if args.repeat is not None else (3 if args.probe == "latency" else 5)
-    result = _probes().run_probe(args.probe, core=args.core, repeat=repeat, **opts)
+    result: ProbeResult = _probes().run_probe(args.probe, core=args.core, repeat=repeat, **opts)
     if args.store:
         from perflab.platform.stored import record_probe
         from perflab.store import Store
@@ -209,7 +220,12 @@ def _fmt(v: float, sig: int = 4) -> str:
     return f"{v:.{sig}g}"
 
 
-def _summary_table(io, result, names: list[str], label=None) -> None:
+def _summary_table(
+    io: CliIO,
+    result: ProbeResult,
+    names: list[str],
+    label: Callable[[str], str] | None = None,
+) -> None:
     sums = result.summaries()
     t = Table()
     t.add_column("metric")
@@ -231,7 +247,7 @@ def _summary_table(io, result, names: list[str], label=None) -> None:
     io.console.print(t)
 
 
-def _memmove_tables(io, result) -> None:
+def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
     cases = _probes().memmove_cases()
     sums = result.summaries()
     t = Table(title="memmove (mmbm cases): copy bandwidth, MiB/s")
@@ -263,7 +279,7 @@ def _memmove_tables(io, result) -> None:
         )
     if t.row_count:
         io.console.print(t)
-        io.print("* the case seed 001's model uses (memmove_mib_per_sec)")
+        io.print("* the case the router performance-index model uses (memmove_mib_per_sec)")
     sizes, bufs, cells = _probes().sweep_table(result)
     if cells:
         st = Table(
@@ -278,7 +294,7 @@ def _memmove_tables(io, result) -> None:
         io.console.print(st)
 
 
-def _latency_table(io, result) -> None:
+def _latency_table(io: CliIO, result: ProbeResult) -> None:
     rows = _probes().latency_table(result)
     t = Table(title="pointer-chase latency, ns per access (median)")
     t.add_column("working set", justify="right")

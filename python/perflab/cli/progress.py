@@ -4,12 +4,14 @@ one line per finished run otherwise (CI logs)."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -19,13 +21,18 @@ from perflab.durations import format_duration
 from perflab.report.format import fmt_number
 from perflab.report.safe_text import safe_text
 
+if TYPE_CHECKING:
+    from perflab.run.run_execution import RunOutcome
+    from perflab.run.runner import ExperimentOutcome
+    from perflab.store import RunRow
+
 
 class ConsoleObserver:
     def __init__(self, console: Console):
         self.console = console
         self.live = console.is_terminal
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None  # the bar's task: set with progress
         self.t0 = time.monotonic()
         self.failed = 0
 
@@ -51,15 +58,15 @@ class ConsoleObserver:
             self.progress.start()
             self.task = self.progress.add_task("", total=total, completed=done)
 
-    def run_started(self, run, index: int, total: int) -> None:
-        if self.progress is not None:
+    def run_started(self, run: RunRow, index: int, total: int) -> None:
+        if self.progress is not None and self.task is not None:
             # the description is a format template for rich: escape markup as well as controls
             self.progress.update(self.task, description=_markup_safe(_describe(run)))
 
-    def run_finished(self, run, outcome, index: int, total: int) -> None:
+    def run_finished(self, run: RunRow, outcome: RunOutcome, index: int, total: int) -> None:
         if outcome.status not in ("ok", "interrupted"):
             self.failed += 1
-        if self.progress is not None:
+        if self.progress is not None and self.task is not None:
             self.progress.update(self.task, advance=1 if outcome.status != "interrupted" else 0)
             if outcome.status not in ("ok", "interrupted"):
                 self.progress.console.print(
@@ -79,7 +86,7 @@ class ConsoleObserver:
 
     def replanned(self, total: int, projected_total: int) -> None:
         """Adaptive repetitions added a block: the bar's length (and ETA) follow the projection."""
-        if self.progress is not None:
+        if self.progress is not None and self.task is not None:
             self.progress.update(self.task, total=max(total, projected_total))
 
     def message(self, text: str) -> None:
@@ -87,7 +94,7 @@ class ConsoleObserver:
             safe_text(f"perflab: {text}")
         )
 
-    def finished(self, summary) -> None:
+    def finished(self, summary: ExperimentOutcome) -> None:
         if self.progress is not None:
             self.progress.stop()
         counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
@@ -106,7 +113,7 @@ def _markup_safe(text: str) -> str:
     return escape(safe_text(text, one_line=True).plain)
 
 
-def _describe(run) -> str:
+def _describe(run: RunRow) -> str:
     cell = "" if run.cell_key == "-" else run.cell_key + " · "
     warm = " (warm-up)" if run.warmup else ""
     return f"{cell}{run.variant} #{run.repetition}{warm}"

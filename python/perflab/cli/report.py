@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from perflab.cli.common import (
     add_analysis_options,
     add_experiment_arguments,
@@ -12,10 +14,16 @@ from perflab.cli.common import (
 )
 from perflab.errors import InputError
 
+if TYPE_CHECKING:
+    import argparse
+
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+
 # matplotlib, numpy and the report modules are imported when the command runs.
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "report",
         help="write a report with plots (HTML, Markdown + images, or JSON)",
@@ -63,7 +71,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     from pathlib import Path
 
     from perflab.report.document import report_for, report_for_pair

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.errors import InputError
+
+if TYPE_CHECKING:
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+    from perflab.run.runner import Observer
+    from perflab.spec import Spec
 
 EXIT_RUNS_FAILED = 1  # the experiment ended with failed runs, or the failure policy stopped it
 EXIT_INTERRUPTED = 130
@@ -17,7 +24,7 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def register(sub) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run an experiment file (continues an unfinished one)",
@@ -52,7 +59,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.cli.progress import ConsoleObserver
     from perflab.report.output import ExportingObserver, ExportManager
     from perflab.run.experiment import open_experiment
@@ -75,7 +82,7 @@ def run(args, io) -> int:
                 f"perflab: continuing unfinished experiment {opened.id} of this spec "
                 f"(use --new to start over)\n"
             )
-        observer = ConsoleObserver(io.err_console)
+        observer: Observer = ConsoleObserver(io.err_console)
         if args.export:
             observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
         runner = Runner(
@@ -106,7 +113,7 @@ def run(args, io) -> int:
         return 0
 
 
-def _print_plan(spec, io) -> None:
+def _print_plan(spec: Spec, io: CliIO) -> None:
     from perflab.durations import format_duration
     from perflab.plan import boots, make_plan
 

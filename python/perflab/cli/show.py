@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING, Any, TextIO
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.cli.lazy_rich import Table, Text
 from perflab.errors import InputError
 from perflab.report.safe_text import safe_text, terminal_safe
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(sub) -> None:
+    from perflab.cli.common import Subparsers
+    from perflab.cli.io import CliIO
+    from perflab.store import ExperimentRow, MetricDef, RunRow
+
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("show", help="show an experiment: status, environment, runs, outputs")
     p.add_argument("experiment", help="experiment id, name or 'last'")
     add_store_option(p)
@@ -31,7 +39,7 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def run(args, io) -> int:
+def run(args: argparse.Namespace, io: CliIO) -> int:
     with open_store(args) as store:
         e = store.experiment(args.experiment)
         runs = store.runs(e.id)
@@ -60,10 +68,11 @@ def run(args, io) -> int:
             metrics_by_run.setdefault(rid, {})[name] = value
         defs = store.metric_defs(e.id)
         if run_row is not None:
-            arts = {
-                n: store.artifact(e.id, n, run_row.id)
-                for n, _ in store.artifact_names(e.id, run_row.id)
-            }
+            arts: dict[str, bytes] = {}
+            for n, _ in store.artifact_names(e.id, run_row.id):
+                art = store.artifact(e.id, n, run_row.id)
+                assert art is not None  # listed just above
+                arts[n] = art
             if args.json:
                 io.out.write(
                     json.dumps(
@@ -109,7 +118,7 @@ def run(args, io) -> int:
     return 0
 
 
-def _run_dict(r, metrics_by_run) -> dict:
+def _run_dict(r: RunRow, metrics_by_run: dict[int, dict[str, float]]) -> dict[str, Any]:
     return {
         "run": r.order_index + 1,
         "block": r.block + 1,
@@ -128,7 +137,7 @@ def _run_dict(r, metrics_by_run) -> dict:
     }
 
 
-def _write_artifact(out, data: bytes) -> None:
+def _write_artifact(out: TextIO, data: bytes) -> None:
     """The artifact's bytes exactly, for a file or a pipe; escaped (`terminal_safe`) on a terminal."""
     if _is_tty(out):
         out.write(terminal_safe(data))
@@ -141,7 +150,7 @@ def _write_artifact(out, data: bytes) -> None:
         out.write(data.decode("utf-8", "replace"))
 
 
-def _is_tty(stream) -> bool:
+def _is_tty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -152,7 +161,13 @@ def _when(t: float | None) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "–"
 
 
-def _show_experiment(io, e, runs, defs, envs) -> None:
+def _show_experiment(
+    io: CliIO,
+    e: ExperimentRow,
+    runs: list[RunRow],
+    defs: list[MetricDef],
+    envs: dict[str, dict[str, Any]],
+) -> None:
     c = io.console
     c.print(
         safe_text(f"experiment {e.id}: {e.name}", "bold", one_line=True)
@@ -181,7 +196,9 @@ def _show_experiment(io, e, runs, defs, envs) -> None:
             c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
 
 
-def _experiment_rows(e, runs, defs) -> list[tuple[str, str]]:
+def _experiment_rows(
+    e: ExperimentRow, runs: list[RunRow], defs: list[MetricDef]
+) -> list[tuple[str, str]]:
     """(label, value) of the experiment's status, design and metrics."""
     from perflab.report.format import describe_overhead, describe_repetitions
 
@@ -230,7 +247,7 @@ def _experiment_rows(e, runs, defs) -> list[tuple[str, str]]:
     return rows
 
 
-def _show_environments(io, envs) -> None:
+def _show_environments(io: CliIO, envs: dict[str, dict[str, Any]]) -> None:
     """Each host's captured environment, one table per host."""
     from perflab.report.environment import environment_rows
 
@@ -246,7 +263,12 @@ def _show_environments(io, envs) -> None:
         c.print(et)
 
 
-def _show_runs(io, runs, metrics_by_run, defs) -> None:
+def _show_runs(
+    io: CliIO,
+    runs: list[RunRow],
+    metrics_by_run: dict[int, dict[str, float]],
+    defs: list[MetricDef],
+) -> None:
     from perflab.report.format import fmt_number
 
     t = Table(header_style="bold")
@@ -273,7 +295,13 @@ def _show_runs(io, runs, metrics_by_run, defs) -> None:
     io.console.print(t)
 
 
-def _show_run(io, r, metrics, defs, arts) -> None:
+def _show_run(
+    io: CliIO,
+    r: RunRow,
+    metrics: dict[str, float],
+    defs: list[MetricDef],
+    arts: dict[str, bytes],
+) -> None:
     from perflab.report.format import fmt_number
 
     c = io.console

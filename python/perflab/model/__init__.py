@@ -1,4 +1,5 @@
-"""Cross-platform performance model (seed 001), pure: no files, processes or database.
+"""Cross-platform performance model (from the router performance-index experiment), pure:
+no files, processes or database.
 
     I = rate × (1/cpu + M·L/C + N)
 
@@ -9,6 +10,15 @@ from CSV-like rows with explicit units).
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names __getattr__ loads, for type checkers (fit, index and predict
+    # are also submodules, which is what a type checker takes them for)
+    from perflab.model.fit_result import FitResult, LeaveOneOut, PlatformFit
+    from perflab.model.index import IndexRow, IndexTable, index_table, per_packet_time
+    from perflab.model.observations import Columns, Observation, check, from_rows
+    from perflab.model.predict import Prediction
+    from perflab.model.units import BANDWIDTH_UNITS, bytes_per_second
 
 # Names are loaded on first use (PEP 562): the fitting code imports scipy, which the CLI
 # should not pay for when it only builds its parser.
@@ -33,7 +43,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _HOMES:
         value = getattr(importlib.import_module(f"perflab.model.{_HOMES[name]}"), name)
         globals()[name] = value

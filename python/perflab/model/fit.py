@@ -263,9 +263,9 @@ def _platform_fits(
     return [
         PlatformFit(
             o.platform,
-            float(o.rate),
+            float(o.known_rate),
             float(math.exp(r + th[0])),
-            float(o.rate * math.exp(-r)),
+            float(o.known_rate * math.exp(-r)),
             float(r),
         )
         for o, r in zip(observations, resid)
@@ -287,7 +287,9 @@ def _loo_statement(result: FitResult, n: int, k: int) -> str:
     )
 
 
-def _leave_one_out(obs: list[Observation], M, N, confidence) -> list[LeaveOneOut]:
+def _leave_one_out(
+    obs: list[Observation], M: float | None, N: float | None, confidence: float
+) -> list[LeaveOneOut]:
     from perflab.model.predict import predict  # predict builds on fit
 
     k = 1 + (M is None) + (N is None)
@@ -298,7 +300,7 @@ def _leave_one_out(obs: list[Observation], M, N, confidence) -> list[LeaveOneOut
             out.append(
                 LeaveOneOut(
                     o.platform,
-                    float(o.rate),
+                    float(o.known_rate),
                     math.nan,
                     math.nan,
                     math.nan,
@@ -311,6 +313,14 @@ def _leave_one_out(obs: list[Observation], M, N, confidence) -> list[LeaveOneOut
         p = predict(sub, o, confidence=confidence)
         note = "; ".join(s for s in sub.statements if s.startswith("the platforms cannot identify"))
         out.append(
-            LeaveOneOut(o.platform, float(o.rate), p.rate, p.low, p.high, p.rate / o.rate - 1, note)
+            LeaveOneOut(
+                o.platform,
+                float(o.known_rate),
+                p.rate,
+                p.low,
+                p.high,
+                p.rate / o.known_rate - 1,
+                note,
+            )
         )
     return out

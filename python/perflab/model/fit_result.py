@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -91,8 +92,8 @@ class FitResult:
         errs = [math.log1p(x.error) for x in self.loo if math.isfinite(x.error)]
         return float(math.sqrt(np.mean(np.square(errs)))) if errs else math.nan
 
-    def to_json(self) -> dict:
-        def pair(p):
+    def to_json(self) -> dict[str, Any]:
+        def pair(p: tuple[float, float]) -> list[float]:
             return [p[0], p[1]]
 
         return {

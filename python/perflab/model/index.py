@@ -1,4 +1,4 @@
-"""Seed 001's performance index: I = rate × (1/cpu + M·L/C + N).
+"""The router performance-index experiment's performance index: I = rate × (1/cpu + M·L/C + N).
 
 Units: cpu in iterations/s, C in bytes/s, L in bytes, rate in packets/s, N in seconds
 per packet; M is dimensionless. Each term is a time per packet (seconds), so
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class IndexTable:
     log_sd: float
     max_ratio: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "M": self.M,
             "N_seconds": self.N,
@@ -75,7 +76,12 @@ def index_table(observations: list[Observation], M: float, N: float) -> IndexTab
         t = per_packet_time(o, M, N)
         rows.append(
             IndexRow(
-                o.platform, float(o.rate), o.rate * t, o.cpu_time / t, M * o.copy_time / t, N / t
+                o.platform,
+                float(o.known_rate),
+                o.known_rate * t,
+                o.cpu_time / t,
+                M * o.copy_time / t,
+                N / t,
             )
         )
     logs = np.log([r.index for r in rows])

@@ -37,6 +37,12 @@ class Observation:
         """L/C, seconds to copy one packet at the memmove bandwidth (M = 1)."""
         return self.length / self.memmove
 
+    @property
+    def known_rate(self) -> float:
+        """``rate`` of a platform whose rate is measured (``check(..., need_rate=True)`` passed)."""
+        assert self.rate is not None, f"platform {self.platform!r} has no rate"
+        return self.rate
+
 
 @dataclass(frozen=True)
 class Columns:
@@ -102,7 +108,11 @@ def check(observations: list[Observation], *, need_rate: bool = True) -> None:
                 "(aggregate repeated runs first)"
             )
         seen.add(o.platform)
-        fields = [("cpu", o.cpu), ("memmove", o.memmove), ("length", o.length)]
+        fields: list[tuple[str, float | None]] = [
+            ("cpu", o.cpu),
+            ("memmove", o.memmove),
+            ("length", o.length),
+        ]
         if need_rate or o.rate is not None:
             fields.append(("rate", o.rate))
         for name, v in fields:

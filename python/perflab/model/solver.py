@@ -32,7 +32,7 @@ class ScaledProblem:
         self.a = a / self.sa
         self.b = b / self.sb
         # ln I_p = ln r_p + ln sa + ln(ã + m b̃ + n)
-        self.z = np.log([o.rate for o in obs]) + math.log(self.sa)
+        self.z = np.log([o.known_rate for o in obs]) + math.log(self.sa)
 
     def to_orig(self, th: np.ndarray) -> np.ndarray:
         return np.array([th[0], th[1] * self.sa / self.sb, th[2] * self.sa])
@@ -71,7 +71,7 @@ def solve(
         X[:, 1] = fixed_scaled.get("N", 0.0)
     a, b = prob.a, prob.b
 
-    def cost_of(Xc, Zc):
+    def cost_of(Xc: np.ndarray, Zc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t = a + Xc[:, :1] * b + Xc[:, 1:2]
         v = np.log(t) + Zc
         r = v - v.mean(axis=1, keepdims=True)

@@ -38,7 +38,8 @@ def bytes_per_second(unit: str) -> float:
     """How many bytes/s one ``unit`` is: 'MiB/s' → 1048576, 'Gbit/s' → 1.25e8.
 
     Bytes are 'B' (decimal prefixes k/M/G/T, binary Ki/Mi/Gi/Ti); bits are 'bit' or a
-    lower-case 'b' ('Gb/s'). Seed 001 writes C in Gbit/s (1.9 Gbit/s for 248 MiB/s).
+    lower-case 'b' ('Gb/s'). The router performance-index experiment writes C in Gbit/s (1.9
+    Gbit/s for 248 MiB/s).
     """
     text = unit.strip()
     if not text.endswith("/s"):

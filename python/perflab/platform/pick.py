@@ -1,6 +1,6 @@
-"""Choosing N cores to pin work to — seed 001's rule: all of the same type (no mix of
-performance and efficiency cores), never two SMT threads of one core, and cores that
-do not share an L2 cache where the machine allows it.
+"""Choosing N cores to pin work to — the router performance-index experiment's rule: all of
+the same type (no mix of performance and efficiency cores), never two SMT threads of one
+core, and cores that do not share an L2 cache where the machine allows it.
 
 Pure: works on a `Topology` value, whatever produced it.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from perflab.errors import InputError, PerflabError
 from perflab.platform.topology import LogicalCpu, Topology
@@ -33,7 +34,7 @@ class CoreChoice:
     shared_l2_pairs: tuple[tuple[int, int], ...]
     notes: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "cpus": list(self.cpus),
             "core_type": self.core_type,
@@ -45,7 +46,7 @@ class CoreChoice:
 @dataclass(frozen=True)
 class _Core:
     thread: LogicalCpu  # the thread we would pin to (lowest usable thread of the core)
-    type_key: tuple
+    type_key: tuple[str, int, int, int]  # (kind, rank of kind, -capacity, frequency class)
     type_name: str
 
 
@@ -67,7 +68,7 @@ def pick_cores(
     if not isinstance(n, int) or n < 1:
         raise InputError(f"number of cores must be a positive integer, not {n!r}")
     cores = _physical_cores(topology, frozenset(exclude))
-    groups: dict[tuple, list[_Core]] = defaultdict(list)
+    groups: dict[tuple[str, int, int, int], list[_Core]] = defaultdict(list)
     for c in cores:
         groups[c.type_key].append(c)
     if core_type is not None:

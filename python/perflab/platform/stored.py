@@ -6,11 +6,12 @@ back from a store — one store per machine, so several stores make several plat
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from perflab.analysis.dataset import load_dataset
+from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.model import Observation, bytes_per_second
 from perflab.store import MetricDef, NewRun, Store
@@ -120,7 +121,7 @@ def observation_from_store(
 
 
 def _latest_median(
-    datasets, metric: str, variant: str | None, cell: str | None, path: Path
+    datasets: Sequence[Dataset], metric: str, variant: str | None, cell: str | None, path: Path
 ) -> tuple[float, str | None]:
     for ds in datasets:
         keys = [

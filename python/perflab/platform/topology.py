@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from perflab.errors import PerflabError
 
@@ -50,7 +51,7 @@ class Topology:
     def usable(self) -> list[LogicalCpu]:
         return [c for c in self.cpus if c.online and c.allowed]
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[dict[str, Any]]:
         return [
             {
                 "cpu": c.cpu,
@@ -141,7 +142,10 @@ def _read_text(p: Path) -> str | None:
         return None
 
 
-def _read_int(p: Path, default):
+_D = TypeVar("_D", int, None)
+
+
+def _read_int(p: Path, default: _D) -> int | _D:
     t = _read_text(p)
     try:
         return int(t) if t is not None else default

@@ -79,6 +79,8 @@ class PageLoad:
 class Browser:
     """``with Browser() as b: page = b.open(path); b.evaluate("document.title")``."""
 
+    _target: str  # the open tab's target id (set by `open`)
+
     def __init__(
         self,
         executable: str | None = None,
@@ -96,7 +98,7 @@ class Browser:
         self.width, self.height, self.timeout = width, height, timeout
         self._next_id = 0
         self._buf = b""
-        self._events: list[dict] = []
+        self._events: list[dict[str, Any]] = []
         self._session: str | None = None
         self._page: PageLoad | None = None
         self._urls: dict[str, str] = {}
@@ -141,7 +143,7 @@ class Browser:
 
     # ----- protocol ---------------------------------------------------------------------------
 
-    def _read_message(self, deadline: float) -> dict:
+    def _read_message(self, deadline: float) -> dict[str, Any]:
         while b"\0" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -159,16 +161,17 @@ class Browser:
                 raise BrowserError("chromium exited" + (f": {err[-1]}" if err else ""))
             self._buf += chunk
         raw, self._buf = self._buf.split(b"\0", 1)
-        return json.loads(raw)
+        message: dict[str, Any] = json.loads(raw)
+        return message
 
     def call(
         self,
         method: str,
-        params: dict | None = None,
+        params: dict[str, Any] | None = None,
         *,
         session: bool = False,
         timeout: float | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         self._next_id += 1
         mid = self._next_id
         msg: dict[str, Any] = {"id": mid, "method": method, "params": params or {}}
@@ -181,10 +184,11 @@ class Browser:
             if m.get("id") == mid:
                 if "error" in m:
                     raise BrowserError(f"{method}: {m['error'].get('message')}")
-                return m.get("result", {})
+                result: dict[str, Any] = m.get("result", {})
+                return result
             self._event(m)
 
-    def _event(self, m: dict) -> None:
+    def _event(self, m: dict[str, Any]) -> None:
         self._events.append(m)
         page, method, p = self._page, m.get("method"), m.get("params", {})
         if page is None or method is None:
@@ -221,12 +225,12 @@ class Browser:
             page.dialogs.append(f"{p.get('type')}: {p.get('message')}")
             self._send_nowait("Page.handleJavaScriptDialog", {"accept": True})
 
-    def _send_nowait(self, method: str, params: dict) -> None:
+    def _send_nowait(self, method: str, params: dict[str, Any]) -> None:
         self._next_id += 1
         msg = {"id": self._next_id, "method": method, "params": params, "sessionId": self._session}
         os.write(self._to_child, json.dumps(msg).encode() + b"\0")
 
-    def _wait_event(self, name: str, timeout: float | None = None) -> dict:
+    def _wait_event(self, name: str, timeout: float | None = None) -> dict[str, Any]:
         for i, m in enumerate(self._events):
             if m.get("method") == name:
                 return self._events.pop(i)
@@ -293,7 +297,7 @@ class Browser:
         path: str | Path | None = None,
         *,
         full_page: bool = True,
-        clip: dict | None = None,
+        clip: dict[str, Any] | None = None,
         max_height: int | None = None,
     ) -> bytes:
         """PNG of the page (whole, or the viewport, or ``clip`` = {x, y, width, height} in CSS px)."""
@@ -344,7 +348,7 @@ class Browser:
     def __enter__(self) -> Browser:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

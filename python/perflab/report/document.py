@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import re
 import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from perflab import __version__
 from perflab.analysis.compare import CompareResult, compare_dataset
@@ -46,6 +49,9 @@ from perflab.report.tables import note_lines, summary_tables, tldr_table
 from perflab.report.verdict import verdict_paragraphs
 from perflab.store import ExperimentRow, Store, default_store_path
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 
 @dataclass(frozen=True)
 class Report:
@@ -70,7 +76,7 @@ class Report:
         """Every plot of the report, in reading order."""
         out: list[Plot] = []
 
-        def walk(blocks):
+        def walk(blocks: Iterable[Block]) -> None:
             for b in blocks:
                 if isinstance(b, Plot):
                     out.append(b)
@@ -86,7 +92,7 @@ class Report:
 
 
 def report_for(
-    store: Store, ref: str | int, *, scaling: ScalingOptions | None = None, **options
+    store: Store, ref: str | int, *, scaling: ScalingOptions | None = None, **options: Any
 ) -> Report:
     """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s;
     ``scaling`` adds a section with the scaling fits (`perflab.analysis.scaling`)."""
@@ -107,7 +113,7 @@ def report_for_pair(
     *,
     pairs: list[tuple[str, str]] | None = None,
     scaling: ScalingOptions | None = None,
-    **options,
+    **options: Any,
 ) -> Report:
     """Experiment B against experiment A as the baseline (see `perflab.analysis.cross`)."""
     cross = cross_dataset(store, ref_a, ref_b, pairs)
@@ -166,7 +172,9 @@ def _with_sections(r: Report) -> Report:
     sections: list[Section] = []
     n = [0]
 
-    def plot(kind: str, name: str, title: str, caption: str, alt: str, make) -> Plot:
+    def plot(
+        kind: str, name: str, title: str, caption: str, alt: str, make: Callable[[], Figure]
+    ) -> Plot:
         n[0] += 1
         return Plot(f"{n[0]:02d}-{kind}-{_slug(name)}", title, caption, alt, make)
 
@@ -202,7 +210,7 @@ def _with_sections(r: Report) -> Report:
                 f"{result.confidence:.0%} interval; the vertical line is no change.",
                 f"Interval plot of the relative change of {m.name} for each matrix cell; "
                 f"the TLDR table above gives the same intervals as text.",
-                lambda m=m: plots.relative_change(result, m, colors),
+                functools.partial(plots.relative_change, result, m, colors),
             )
         )
     sections.append(Section("change", "Relative change per metric", tuple(blocks)))
@@ -218,7 +226,7 @@ def _with_sections(r: Report) -> Report:
                 f"Each point is one measured run (warm-ups excluded); the black bar is the mean "
                 f"with its {result.confidence:.0%} confidence interval. Each cell has its own y axis.",
                 f"Strip plot of every run's {m.name} ({m.unit}) per variant and cell.",
-                lambda m=m: plots.distribution(result, m, colors),
+                functools.partial(plots.distribution, result, m, colors),
             )
         )
         blocks.append(summary_by_metric[m.name])
@@ -242,7 +250,7 @@ def _with_sections(r: Report) -> Report:
                         else "."
                     ),
                     f"Scatter plot of {m.name} ({m.unit}) against run number, one panel per cell.",
-                    lambda m=m: plots.run_order(result, r.runs, m, colors),
+                    functools.partial(plots.run_order, result, r.runs, m, colors),
                 )
             )
     else:
@@ -270,8 +278,8 @@ def _with_sections(r: Report) -> Report:
                     "every measured run's histogram (the right way to pool percentiles), thin lines "
                     f"are single runs. x: 90%, 99%, 99.9%… equally spaced. {reqs}.",
                     f"Line plot of latency in ms against percentile for phase {phase}, per variant.",
-                    lambda phase=phase: plots.spectrum(
-                        phase, r.runs.spectra, data.variants, cells, colors
+                    functools.partial(
+                        plots.spectrum, phase, r.runs.spectra, data.variants, cells, colors
                     ),
                 )
             )
@@ -290,9 +298,7 @@ def _with_sections(r: Report) -> Report:
                         f"{result.confidence:.0%} confidence band (left), and the relative change "
                         f"against {data.baseline} with its interval (right).",
                         f"Line plots of {m.name} and of its relative change against {param}.",
-                        lambda m=m, param=param, values=values: plots.scaling(
-                            result, param, values, m, colors
-                        ),
+                        functools.partial(plots.scaling, result, param, values, m, colors),
                     )
                 )
         sections.append(Section("scaling", "Metrics against the matrix parameters", tuple(blocks)))
@@ -324,7 +330,7 @@ def _variants_table(r: Report) -> Table:
         v.get("name"): v.get("description", "")
         for v in data.experiment.settings.get("variants", [])
     }
-    rows = []
+    rows: list[tuple[Cell, ...]] = []
     for v in data.variants:
         n = sum(1 for p in r.runs.runs if p.variant == v and not p.warmup)
         rows.append(
@@ -476,7 +482,7 @@ def _output_section(r: Report) -> Section:
 
 def _spec_section(r: Report) -> Section:
     blocks: list[Block] = []
-    texts = {}
+    texts: dict[str, list[ExperimentRow]] = {}
     for e in r.experiments:
         if e.spec_text:
             texts.setdefault(e.spec_text, []).append(e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from perflab.stats import Comparison, Verdict
 
@@ -73,7 +74,7 @@ def metric_header(name: str, unit: str, better: str) -> str:
     return f"{name}{f' ({unit})' if unit else ''} {arrow(better)}"
 
 
-def describe_repetitions(value) -> str:
+def describe_repetitions(value: object) -> str:
     """A stored design's repetitions: ``10 repetitions`` or ``adaptive 5…50 repetitions (±1%)``."""
     if isinstance(value, dict):
         return (
@@ -108,10 +109,16 @@ def fmt_estimate(value: float, low: float, high: float, factor: float = 1.0) -> 
 
 
 def fmt_cost_change(
-    estimate: float, low: float, high: float, verdict: Verdict, better: str, decimals: int = 1
+    estimate: float,
+    low: float,
+    high: float,
+    verdict: Verdict | None,
+    better: str,
+    decimals: int = 1,
 ) -> str:
     """A per-unit cost difference (fractions) in words, as judged by ``verdict`` with the metric's
-    ``better`` (seed 003's "5.59% degradation"): ``degradation 5.6% [4.9, 6.3]``,
+    ``better`` (the lookup-structure experiment's "5.59% degradation"):
+    ``degradation 5.6% [4.9, 6.3]``,
     ``improvement 3.1% [2.0, 4.2]``, ``NS [-0.5, +1.2]%``, or ``n/a``."""
     if verdict is Verdict.UNDEFINED or math.isnan(low) or math.isnan(high):
         return "n/a"
@@ -127,7 +134,7 @@ def fmt_cost_change(
     return text + (" (within noise)" if verdict is Verdict.WITHIN_NOISE else "")
 
 
-def describe_overhead(source: dict) -> str:
+def describe_overhead(source: dict[str, Any]) -> str:
     """Where a net metric's overhead came from: ``“true” run after its phase`` or ``phase calib``."""
     return (
         f"“{source['command']}” run after its phase"

@@ -22,7 +22,8 @@ Relative quantities (estimate, low, high, change) are fractions of the baseline 
 ratios are candidate/baseline (1.12). NaN is written as null.
 
 Change log (fields are only ever added within ``perflab.compare/1``):
-  sweeps — added (geometric-mean ratio across the cells, seed 002's "average gain").
+  sweeps — added (geometric-mean ratio across the cells, the kernel-bypass
+          memcached scaling experiment's "average gain").
 
 Schema ``perflab.report/1`` (one object; NaN and infinities are written as null):
 
@@ -66,12 +67,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from perflab import __version__
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
-from perflab.report.blocks import Details, Para, Plot, Section
+from perflab.report.blocks import Block, Details, Para, Plot, Section
 from perflab.report.format import fmt_cost_change, tldr_text
 
 if TYPE_CHECKING:  # the report model loads the plots (matplotlib): not for a comparison
@@ -82,11 +84,11 @@ SCALING_SCHEMA = "perflab.scaling/1"
 REPORT_SCHEMA = "perflab.report/1"
 
 
-def _dumps(doc: dict) -> str:
+def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(_clean(doc), indent=2, ensure_ascii=False) + "\n"
 
 
-def _clean(x):
+def _clean(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     if isinstance(x, dict):
@@ -99,7 +101,7 @@ def _clean(x):
 # ----- perflab.compare/1 ----------------------------------------------------------------------
 
 
-def compare_document(result: CompareResult) -> dict:
+def compare_document(result: CompareResult) -> dict[str, Any]:
     """The ``perflab.compare/1`` document (module doc)."""
     d = result.dataset
     e = d.experiment
@@ -171,7 +173,7 @@ def render_compare_json(result: CompareResult) -> str:
 # ----- perflab.scaling/1 ----------------------------------------------------------------------
 
 
-def scaling_document(result: ScalingResult) -> dict:
+def scaling_document(result: ScalingResult) -> dict[str, Any]:
     """``perflab compare ID --scaling PARAM --json``: schema ``perflab.scaling/1``.
 
     experiment{id,name,baseline,params,variants}, param, model ("a + b·n^k"), exponent (null:
@@ -264,7 +266,7 @@ def _text(p: Para) -> str:
     return "".join(s.text for s in p.spans).strip()
 
 
-def _plots(blocks) -> list[dict]:
+def _plots(blocks: Iterable[Block]) -> list[dict[str, str]]:
     out = []
     for b in blocks:
         if isinstance(b, Plot):

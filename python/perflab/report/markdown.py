@@ -61,7 +61,7 @@ def _pipes(text: str) -> str:
 def _guard_start(text: str) -> str:
     """A paragraph or list item must not begin a heading, list or setext underline."""
 
-    def guard(m: re.Match) -> str:
+    def guard(m: re.Match[str]) -> str:
         if m.group(2)[0].isdigit():  # "1. x" → "1\. x"; a digit alone starts nothing
             return m.group(0) if not m.group(3) else f"{m.group(1)}{m.group(2)}\\{m.group(3)}"
         return f"{m.group(1)}\\{m.group(2)}{m.group(3)}"

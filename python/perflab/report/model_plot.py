@@ -1,4 +1,5 @@
-"""Observed vs predicted rate per platform for a fitted performance model (seed 001).
+"""Observed vs predicted rate per platform for a fitted performance model (as in the
+router performance-index experiment).
 
 Returns the image as bytes (SVG, PNG or PDF); the caller writes it. Draws only what
 the fit computed: observed rates, in-sample fitted rates, leave-one-platform-out
@@ -52,7 +53,9 @@ def render_model_plot(
         color="#55a868",
     )
     loo = {x.platform: x for x in fit.loo}
-    lx, ly, lerr = [], [], [[], []]
+    lx: list[float] = []
+    ly: list[float] = []
+    lerr: list[list[float]] = [[], []]
     for x, p in zip(xs, fit.platforms):
         o = loo.get(p.platform)
         if o and math.isfinite(o.predicted):

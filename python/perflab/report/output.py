@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.errors import InputError
 from perflab.report.writable import check_writable, write_atomically
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # loaded when a report is written: `perflab run --export` nee
     from perflab.analysis.compare import CompareResult
     from perflab.report.blocks import Plot
     from perflab.report.document import Report
+    from perflab.store import RunRow, Store
 
 # ----- comparison exports ---------------------------------------------------------------------
 
@@ -73,20 +74,28 @@ class ExportManager:
         write_exports(result, self.paths)
 
 
+class _Observer(Protocol):
+    """What `ExportingObserver` calls of the observer it wraps (a `perflab.run.runner.Observer`,
+    which report/ does not import: the outcome and summary are the runner's types)."""
+
+    def run_finished(self, run: RunRow, outcome: Any, index: int, total: int) -> None: ...
+    def finished(self, summary: Any) -> None: ...
+
+
 class ExportingObserver:
     """Passes events on, and rewrites the export files after every finished run."""
 
-    def __init__(self, inner, exports: ExportManager, store, experiment_id: int):
+    def __init__(self, inner: _Observer, exports: ExportManager, store: Store, experiment_id: int):
         self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def run_finished(self, run, outcome, index: int, total: int) -> None:
+    def run_finished(self, run: RunRow, outcome: object, index: int, total: int) -> None:
         self.inner.run_finished(run, outcome, index, total)
         self._write()
 
-    def finished(self, summary) -> None:
+    def finished(self, summary: object) -> None:
         self._write()
         self.inner.finished(summary)
 

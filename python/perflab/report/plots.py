@@ -13,24 +13,28 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import EngFormatter, FuncFormatter, NullLocator
+from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, NullLocator
 
 from perflab.analysis.compare import CompareResult
 from perflab.report.format import tldr_text
 from perflab.report.palette import VERDICT_COLORS
-from perflab.report.rundata import RunData, Spectrum
+from perflab.report.rundata import RunData, RunPoint, Spectrum
 from perflab.stats import Verdict
 from perflab.store import MetricDef
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 FORMATS = ("svg", "png")
 
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 9.5,
     "axes.labelsize": 9,
@@ -71,7 +75,7 @@ def render(make: Callable[[], Figure], fmt: str = "svg", dpi: int = 144) -> byte
 # ----- axes helpers ---------------------------------------------------------------------------
 
 
-def _tick(x: float, _pos=None) -> str:
+def _tick(x: float, _pos: int | None = None) -> str:
     if x == 0:
         return "0"
     ax = abs(x)
@@ -82,13 +86,13 @@ def _tick(x: float, _pos=None) -> str:
     return f"{x:.2e}"
 
 
-def _pct_tick(x: float, _pos=None) -> str:
+def _pct_tick(x: float, _pos: int | None = None) -> str:
     if x == 0:
         return "0"
     return f"{x:+,.0f}%" if abs(x) >= 100 else f"{x:+.3g}%"
 
 
-def value_formatter(unit: str):
+def value_formatter(unit: str) -> Formatter:
     """Tick labels: SI prefixes for seconds and bytes (``10 µs``), plain numbers otherwise."""
     if unit in ("s", "B", "Hz"):
         return EngFormatter(unit=unit, sep="\u2009")
@@ -295,7 +299,7 @@ def run_order(
     data = result.dataset
     cells = data.cells[:MAX_PANELS]
     fig, axes = _grid(len(cells), panel_w=4.4, panel_h=2.4, sharex=True, extra_h=0.3)
-    by_cell: dict[str, list] = {}
+    by_cell: dict[str, list[RunPoint]] = {}
     for r in runs.runs:
         if metric.name in r.values:
             by_cell.setdefault(r.cell_key, []).append(r)

@@ -18,7 +18,7 @@ from perflab.analysis.cross import RunOrigin
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.report.environment import VOLATILE_KEYS, environment_rows
-from perflab.store import Store
+from perflab.store import RunRow, Store
 from perflab.workloads.kv_result import KvResultError, LatencyDistribution, merge_histograms
 
 #: Most lines / characters of a run's output kept in a report (the tail is kept).
@@ -137,7 +137,8 @@ class RunData:
 
 def nines_to_percentile(nines: float) -> float:
     """2 → 99.0 (rounded so that whole nines give exact percentiles: 99, not 98.99999999999999)."""
-    return round(100.0 * (1.0 - 10.0 ** (-nines)), 10)
+    fraction: float = 10.0 ** (-nines)
+    return round(100.0 * (1.0 - fraction), 10)
 
 
 def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunData:
@@ -148,7 +149,7 @@ def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunD
     failed: list[FailedRunInfo] = []
     sides: list[tuple[int, str]] = []
     kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
-    last_ok: dict[str, tuple[int, Any, str]] = {}  # variant → (experiment, run row, cell)
+    last_ok: dict[str, tuple[int, RunRow, str]] = {}  # variant → (experiment, run row, cell)
     wanted = set(metrics)
     offset = 0
     env_cols: list[EnvColumn] = []
@@ -271,7 +272,7 @@ def _spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistributi
     )
 
 
-def _outputs(store: Store, eid: int, r, variant: str, cell: str) -> list[RunOutput]:
+def _outputs(store: Store, eid: int, r: RunRow, variant: str, cell: str) -> list[RunOutput]:
     out = []
     for name, _size in store.artifact_names(eid, r.id):
         if not (name.startswith(("stdout:", "stderr:"))):

@@ -33,7 +33,7 @@ UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-def _escape(m: re.Match) -> str:
+def _escape(m: re.Match[str]) -> str:
     ch = m.group()
     if ch in _NAMED:
         return _NAMED[ch]

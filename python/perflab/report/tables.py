@@ -23,7 +23,7 @@ def _param_headers(result: CompareResult) -> list[str]:
     return list(result.dataset.params) or ["cell"]
 
 
-def _param_values(result: CompareResult, labels: dict, key: str) -> list[str]:
+def _param_values(result: CompareResult, labels: dict[str, str], key: str) -> list[str]:
     params = result.dataset.params
     return [labels.get(p, "") for p in params] if params else ["all" if key == "-" else key]
 

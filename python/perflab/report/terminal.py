@@ -18,7 +18,11 @@ from perflab.report.scaling_table import method_line, scaling_tables
 from perflab.report.tables import note_lines, summary_tables, tldr_table
 from perflab.stats import Verdict
 
-_STYLE = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.WITHIN_NOISE: "yellow"}
+_STYLE: dict[Verdict | None, str] = {
+    Verdict.BETTER: "bold green",
+    Verdict.WORSE: "bold red",
+    Verdict.WITHIN_NOISE: "yellow",
+}
 _WORD = {Verdict.BETTER: " better", Verdict.WORSE: " worse"}
 
 

@@ -8,12 +8,22 @@ a resumed experiment continues the same rule and reports can say when and why it
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from perflab.durations import format_duration
-from perflab.plan import expand_matrix, plan_block
+from perflab.plan import plan_block
 from perflab.spec import Spec
+from perflab.spec.matrix import expand_matrix
 from perflab.store import Store
+
+if TYPE_CHECKING:
+    from perflab.analysis.dataset import Dataset
+    from perflab.stats.adaptive import Decision
+
+#: (baseline runs, candidate runs) per tracked "cell · variant · metric" label.
+Samples = dict[Hashable, tuple[list[float], list[float]]]
 
 
 @dataclass(frozen=True)
@@ -23,11 +33,11 @@ class AdaptiveStep:
     projected_total: int  # runs the experiment is expected to need in all (for the ETA)
 
 
-def tracked_samples(data, metrics: list[str]) -> dict[str, object]:
+def tracked_samples(data: Dataset, metrics: list[str]) -> Samples:
     """What `stats.decide` looks at: per cell × candidate × metric the (baseline, candidate)
     runs — the interval the TLDR will print. Keys whose baseline mean is zero (no relative
     precision exists) or that have no baseline run yet are left out."""
-    samples: dict[str, object] = {}
+    samples: Samples = {}
     candidates = [v for v in data.variants if v != data.baseline]
     for cell_key, _ in data.cells:
         where = "" if cell_key == "-" else f"{cell_key} · "
@@ -93,7 +103,7 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
 
 @dataclass(frozen=True)
 class _Verdict:
-    decision: object | None  # stats.decide's Decision; None when nothing can be tracked
+    decision: Decision | None  # stats.decide's; None when nothing can be tracked
     stop: bool
     reason: str
     text: str  # what happened, in blocks
@@ -101,7 +111,11 @@ class _Verdict:
 
 
 def _verdict(
-    spec: Spec, samples: dict[str, object], metrics: list[str], blocks: int, history: list
+    spec: Spec,
+    samples: Samples,
+    metrics: list[str],
+    blocks: int,
+    history: list[dict[str, Any]],
 ) -> _Verdict:
     """Whether to stop after ``blocks`` blocks, and why; a decision is added to ``history``."""
     from perflab.stats import decide
@@ -142,7 +156,7 @@ def _stop(
     store: Store,
     eid: int,
     spec: Spec,
-    record: dict,
+    record: dict[str, Any],
     verdict: _Verdict,
     blocks: int,
     per_block: float,

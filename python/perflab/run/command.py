@@ -6,9 +6,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.run.process import TERM_GRACE_S, ProcessResult
 from perflab.run.ssh import HostError
+
+if TYPE_CHECKING:
+    from perflab.run.executor import Executor
 
 #: Output beyond this is truncated in the store (the head and the tail are kept).
 MAX_KEPT_OUTPUT = 8 * 1024 * 1024
@@ -49,7 +53,7 @@ class StepOutput:
 
 
 def run_command(
-    executor,
+    executor: Executor,
     name: str,
     command: str,
     *,

@@ -8,9 +8,13 @@ import socket
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from perflab.run.process import TERM_GRACE_S, ProcessResult, run_process, spawn_argv
+
+if TYPE_CHECKING:
+    from perflab.platform import CoreChoice
+    from perflab.run.host_access import HostAccess, LocalHost
 
 
 class Executor(Protocol):
@@ -32,7 +36,13 @@ class Executor(Protocol):
         kill_grace: float = TERM_GRACE_S,
     ) -> ProcessResult: ...
 
-    def host_access(self): ...
+    def host_access(self) -> HostAccess: ...
+
+
+class PinningExecutor(Executor, Protocol):
+    """An `Executor` that also picks the cores phases are pinned to (this machine's)."""
+
+    def pick_cores(self, n: int) -> CoreChoice: ...
 
 
 class LocalExecutor:
@@ -69,13 +79,13 @@ class LocalExecutor:
             kill_grace=kill_grace,
         )
 
-    def pick_cores(self, n: int):
-        """N cores of one type, no two SMT siblings, spread over L2 caches (seed 001's rule)."""
+    def pick_cores(self, n: int) -> CoreChoice:
+        """N cores of one type, no two SMT siblings, spread over L2 caches (the router performance-index experiment's rule)."""
         from perflab.platform import pick_cores, read_topology
 
         return pick_cores(n, read_topology())
 
-    def host_access(self):
+    def host_access(self) -> LocalHost:
         from perflab.run.host_access import LocalHost
 
         return LocalHost()

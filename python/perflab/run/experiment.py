@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.plan import PlannedRun, expand_matrix, make_plan
+from perflab.plan import PlannedRun, make_plan
 from perflab.spec import Spec, parse_spec
+from perflab.spec.matrix import expand_matrix
 from perflab.store import ExperimentRow, MetricDef, NewRun, Store
 
 
@@ -18,7 +20,7 @@ class OpenedExperiment:
     resumed: bool
 
 
-def settings_of(spec: Spec) -> dict:
+def settings_of(spec: Spec) -> dict[str, Any]:
     """What analysis needs to know about the design, stored with the experiment."""
     m = spec.model
     return {
@@ -85,9 +87,9 @@ def open_experiment(
         return OpenedExperiment(row.id, spec_from_store(row), True)
     assert spec is not None
     if not new:
-        row = store.resumable(spec.sha256)
-        if row is not None:
-            return OpenedExperiment(row.id, spec, True)
+        unfinished = store.resumable(spec.sha256)
+        if unfinished is not None:
+            return OpenedExperiment(unfinished.id, spec, True)
     return OpenedExperiment(create_experiment(store, spec), spec, False)
 
 

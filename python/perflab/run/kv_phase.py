@@ -16,9 +16,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.run.metrics import PhaseOutput
+
+if TYPE_CHECKING:
+    from perflab.spec.schema import PhaseSpec
 
 
 @dataclass
@@ -43,14 +46,19 @@ class _StopWhen:
 
 
 def run_kv_phase(
-    phase, table: dict[str, Any], *, timeout: float | None, stop: threading.Event | None
+    phase: PhaseSpec,
+    table: dict[str, Any],
+    *,
+    timeout: float | None,
+    stop: threading.Event | None,
 ) -> KvPhaseResult:
     from perflab.errors import InputError
     from perflab.workloads.kv import run_kv
 
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        result = run_kv(table, stop=_StopWhen(stop, deadline))
+        # run_kv only calls is_set(); _StopWhen is that check with the deadline added.
+        result = run_kv(table, stop=_StopWhen(stop, deadline))  # type: ignore[arg-type]
     except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
         return KvPhaseResult(None, "failed", e.one_line())
     warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)

@@ -30,9 +30,9 @@ def extract(metric: MetricSpec, out: PhaseOutput) -> float:
     if metric.harness is not None:
         value = _harness(metric.harness, out)
     elif metric.json_path is not None:
-        value = _json_value(metric, out)
+        value = _json_value(metric, metric.json_path, out)
     elif metric.regex is not None:
-        value = _regex_value(metric, out)
+        value = _regex_value(metric, metric.regex, out)
     else:
         key = metric.field or metric.name
         if key in out.named:
@@ -60,12 +60,12 @@ def _stream(metric: MetricSpec, out: PhaseOutput) -> str:
     return out.stdout if metric.stream == "stdout" else out.stderr
 
 
-def _json_value(metric: MetricSpec, out: PhaseOutput) -> float:
+def _json_value(metric: MetricSpec, path: str | list[str | int], out: PhaseOutput) -> float:
+    """The number at ``path`` (the metric's ``json``) in the metric's stream."""
     text = _stream(metric, out)
     doc = _parse_json(text)
     if doc is None:
         raise MetricExtractionError(f"metric '{metric.name}': {metric.stream} is not JSON")
-    path = metric.json_path
     parts: list[Any] = path if isinstance(path, list) else _split_path(path)
     cur = doc
     for part in parts:
@@ -116,9 +116,10 @@ def _show(parts: list[Any]) -> str:
     return ".".join(str(p) for p in parts)
 
 
-def _regex_value(metric: MetricSpec, out: PhaseOutput) -> float:
-    group = regex_value_group(metric.regex)
-    matches = list(re.finditer(metric.regex, _stream(metric, out), re.MULTILINE))
+def _regex_value(metric: MetricSpec, regex: str, out: PhaseOutput) -> float:
+    """The value group of the last match of ``regex`` (the metric's) in the metric's stream."""
+    group = regex_value_group(regex)
+    matches = list(re.finditer(regex, _stream(metric, out), re.MULTILINE))
     if not matches:
         raise MetricExtractionError(
             f"metric '{metric.name}': regex found no match in {metric.stream}"

@@ -20,13 +20,23 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import resource
+
+
+class HeldProcesses(Protocol):
+    """What a step left running, held until its scope ends: `Lingering` here,
+    `perflab.run.remote.RemoteLingering` on a host. ``stop()`` ends them all."""
+
+    def processes(self) -> list[str]: ...
+
+    def stop(self) -> list[str]: ...
+
 
 #: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
 TERM_GRACE_S = 2.0
@@ -50,7 +60,7 @@ class ProcessResult:
     user_s: float
     system_s: float
     max_rss_kib: int
-    lingering: Lingering | None = None  # processes the command left running: stop() them
+    lingering: HeldProcesses | None = None  # processes the command left running: stop() them
 
     @property
     def ok(self) -> bool:
@@ -365,7 +375,7 @@ def _which(program: str, env: Mapping[str, str]) -> str:
 
 
 @contextlib.contextmanager
-def _chdir(path: Path):
+def _chdir(path: Path) -> Iterator[None]:
     # posix_spawn has no cwd action before Python 3.13; the runner is single-threaded
     # around spawns, so switching the parent's cwd for the duration is safe.
     old = os.getcwd()
@@ -377,7 +387,7 @@ def _chdir(path: Path):
 
 
 @contextlib.contextmanager
-def _affinity(cpus: tuple[int, ...] | None):
+def _affinity(cpus: tuple[int, ...] | None) -> Iterator[None]:
     # Like the cwd: set on the (single-threaded) parent around the spawn, so the child inherits it.
     if not cpus:
         yield

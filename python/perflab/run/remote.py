@@ -108,7 +108,7 @@ class RemoteExecutor:
             + f" 3>&1 1>{scratch}/out 2>{scratch}/err </dev/null"
         )
         step = _RemoteStep(self.conn, scratch, kill_grace)
-        result = None
+        result: ProcessResult | None = None
         try:
             result = step.wait(script, timeout, stop)
         finally:
@@ -126,7 +126,9 @@ class _RemoteStep:
         self.proc: subprocess.Popen[bytes] | None = None
         self.report = b""
 
-    def wait(self, script: str, timeout: float | None, stop: threading.Event | None):
+    def wait(
+        self, script: str, timeout: float | None, stop: threading.Event | None
+    ) -> ProcessResult:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             self.conn.argv(script),
@@ -157,7 +159,7 @@ class _RemoteStep:
         fields = self.report.split()
         if len(fields) == 6 and not (timed_out or interrupted):
             wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in fields)
-            held = None
+            held: RemoteLingering | None = None
             if lingering:
                 held = RemoteLingering(self)
             else:

@@ -15,7 +15,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     import threading
 
     from perflab.run.executor import Executor
+    from perflab.run.services import ServiceRun
     from perflab.spec import Spec
-    from perflab.spec.schema import PhaseSpec, VariantSpec
+    from perflab.spec.schema import ExperimentSpec, HookSpec, PhaseSpec, VariantSpec
     from perflab.store import Store
 
 
@@ -48,22 +49,28 @@ class RunContext(Protocol):
 
     spec: Spec
     store: Store
-    executor: Executor
     eid: int
-    variants: dict
+    variants: dict[str, VariantSpec]
     stop: threading.Event
 
-    def run_values(self, run: RunRow, run_dir: Path) -> dict: ...
+    @property
+    def executor(self) -> Executor: ...
 
-    def step_env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]: ...
+    def run_values(self, run: RunRow, run_dir: Path) -> dict[str, Any]: ...
 
-    def phase_cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None: ...
+    def step_env(
+        self, run: RunRow | None, values: dict[str, Any] | None, phase: PhaseSpec | None = None
+    ) -> dict[str, str]: ...
+
+    def phase_cpus(
+        self, phase: PhaseSpec | None, values: dict[str, Any] | None = None
+    ) -> tuple[int, ...] | None: ...
 
     def step(
         self,
         name: str,
         command: str,
-        env: dict,
+        env: dict[str, str],
         run_dir: Path,
         timeout: float | None,
         run: RunRow | None = None,
@@ -78,10 +85,15 @@ class RunContext(Protocol):
     ports: dict[str, int]
 
     def start_services(
-        self, scope: str, values: dict, run_dir: Path, into: dict, env: dict | None = None
+        self,
+        scope: str,
+        values: dict[str, Any],
+        run_dir: Path,
+        into: dict[str, ServiceRun],
+        env: dict[str, str] | None = None,
     ) -> None: ...
 
-    def stop_services(self, services: dict) -> dict[str, bytes]: ...
+    def stop_services(self, services: dict[str, ServiceRun]) -> dict[str, bytes]: ...
 
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]: ...
 
@@ -99,7 +111,7 @@ class RunExecution:
         self.failure: tuple[str, Failure] | None = None  # (status, how)
         self.t0 = 0.0
         self.deadline: float | None = None
-        self.values: dict = {}
+        self.values: dict[str, Any] = {}
         self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
 
     def execute(self) -> RunOutcome:
@@ -116,7 +128,7 @@ class RunExecution:
             self.artifacts["kernel"] = (kernel + "\n").encode()
         if why:  # never a run on another kernel than its variant's
             self.failure = ("failed", Failure("boot", "wrong kernel", f"boot: {why}"))
-        services: dict = {}
+        services: dict[str, ServiceRun] = {}
         started = not any(s.scope == "run" for s in self.model.service)
         for name, command, phase in self._steps(variant):
             if self.failure is not None:
@@ -156,7 +168,7 @@ class RunExecution:
         steps += [(f"phase:{p.name}", None, p) for p in m.phase]
         return steps
 
-    def _start_services(self, services: dict) -> None:
+    def _start_services(self, services: dict[str, ServiceRun]) -> None:
         """The run's own services (scope "run"); their ports join the run's values."""
         from perflab.run.services import ServiceError
 
@@ -174,7 +186,7 @@ class RunExecution:
             return phase.on
         if name in ("setup", "teardown"):
             return self.runner.variants[self.run.variant].on
-        hook = getattr(m, name, None)
+        hook: HookSpec | None = getattr(m, name, None)
         return hook.on if hook is not None else None
 
     def _budget(self, limit: float | None) -> float | None:
@@ -189,7 +201,7 @@ class RunExecution:
         if step.stderr:
             self.artifacts[f"stderr:{step.name}"] = step.stderr
 
-    def _probe_phase(self, name: str, phase) -> None:
+    def _probe_phase(self, name: str, phase: PhaseSpec) -> None:
         """A platform probe in-process (Rust, GIL released), pinned to the phase's first picked core."""
         from perflab.workloads.probes import phase_metrics
 
@@ -204,7 +216,7 @@ class RunExecution:
         if phase.measure:
             self.outputs[phase.name] = PhaseOutput("", "", {}, named)
 
-    def _kv_phase(self, name: str, phase) -> None:
+    def _kv_phase(self, name: str, phase: PhaseSpec) -> None:
         """The built-in key-value load generator, in-process."""
         from perflab.run.kv_phase import run_kv_phase
 
@@ -219,18 +231,21 @@ class RunExecution:
                 Failure(name, result.status, f"{name}: {result.failure}"),
             )
         elif phase.measure:
+            assert result.output is not None  # a kv phase that did not fail has its output
             self.outputs[phase.name] = result.output
 
-    def _command_step(self, name: str, command: str | None, phase) -> None:
+    def _command_step(self, name: str, command: str | None, phase: PhaseSpec | None) -> None:
         """A shell step (before_each, setup) or a command phase with its overhead commands."""
         r, run = self.runner, self.run
         cpus = r.phase_cpus(phase, self.values)
         phase_values = (
             {**self.values, "cores_list": ",".join(map(str, cpus))} if cpus else self.values
         )
+        text = phase.command if phase else command
+        assert text is not None  # a command phase (validated) or a hook/setup step with one
         step = r.step(
             name,
-            render_shell(phase.command if phase else command, phase_values),
+            render_shell(text, phase_values),
             r.step_env(run, self.values, phase),
             self.run_dir,
             self._budget(phase.timeout if phase else None),
@@ -246,7 +261,9 @@ class RunExecution:
             self.outputs[phase.name] = phase_output(phase, step)
             self._overheads(phase, phase_values, cpus)
 
-    def _overheads(self, phase, phase_values: dict, cpus: tuple[int, ...] | None) -> None:
+    def _overheads(
+        self, phase: PhaseSpec, phase_values: dict[str, Any], cpus: tuple[int, ...] | None
+    ) -> None:
         """Overhead commands of this phase's metrics: right after it, same settings."""
         r, run = self.runner, self.run
         for k, template in enumerate(overhead_commands(self.model, phase.name)):
@@ -270,7 +287,7 @@ class RunExecution:
     def _cleanup(self, variant: VariantSpec) -> None:
         """Teardown and after_each: whatever happened, and not cut short by a stop request."""
         r, run, m = self.runner, self.run, self.model
-        cleanup = []
+        cleanup: list[tuple[str, str]] = []
         if variant.teardown:
             cleanup.append(("teardown", variant.teardown))
         if m.after_each:
@@ -332,7 +349,7 @@ class RunExecution:
         return RunOutcome(status, reason, metrics, seconds, how)
 
 
-def phase_output(phase, step: StepOutput) -> PhaseOutput:
+def phase_output(phase: PhaseSpec, step: StepOutput) -> PhaseOutput:
     """A command phase's output as metric extraction reads it (with its parser's values)."""
     stdout = step.stdout.decode("utf-8", "replace")
     named: dict[str, float] = {}
@@ -345,7 +362,7 @@ def phase_output(phase, step: StepOutput) -> PhaseOutput:
     )
 
 
-def overhead_commands(model, phase_name: str) -> list[str]:
+def overhead_commands(model: ExperimentSpec, phase_name: str) -> list[str]:
     """Distinct overhead commands of the metrics taken from this phase, in metric order."""
     return list(
         dict.fromkeys(
@@ -361,10 +378,10 @@ def overhead_key(phase: str, command: str) -> str:
     return f"overhead:{phase}:{command}"
 
 
-def net_metrics(model, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
+def net_metrics(model: ExperimentSpec, outputs: dict[str, PhaseOutput]) -> dict[str, float]:
     """Each metric's value; with an overhead, the net value (gross − overhead of the same
     run), and the two parts recorded beside it as ``name.gross`` and ``name.overhead``."""
-    out = {}
+    out: dict[str, float] = {}
     for metric in model.metric:
         phase = model.metric_phase(metric)
         value = extract(metric, outputs[phase])

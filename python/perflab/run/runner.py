@@ -14,25 +14,34 @@ import shlex
 import shutil
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.errors import PerflabError, StoreError
-from perflab.plan import Cell, expand_matrix
 from perflab.run.command import StepOutput, run_command
-from perflab.run.executor import Executor, LocalExecutor
+from perflab.run.executor import LocalExecutor, PinningExecutor
 from perflab.run.failure_policy import FailurePolicy
 from perflab.run.hosts import Hosts
-from perflab.run.process import Lingering, kill_leftover_group, process_start_time
+from perflab.run.process import HeldProcesses, kill_leftover_group, process_start_time
 from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.run.services import ServiceRun, free_port
 from perflab.run.ssh import HostError
 from perflab.spec import Spec
+from perflab.spec.matrix import Cell, expand_matrix
 from perflab.spec.schema import FREE_PORT
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow, Store
+
+if TYPE_CHECKING:
+    from perflab.platform import CoreChoice
+    from perflab.spec.schema import PhaseSpec
+
+#: A signal's disposition, as `signal.signal` takes and returns it.
+SignalHandler = Callable[[int, FrameType | None], Any] | int | None
 
 
 class Observer(Protocol):
@@ -47,12 +56,12 @@ class Observer(Protocol):
 
 
 class SilentObserver:
-    def started(self, *a) -> None: ...
-    def replanned(self, *a) -> None: ...
-    def run_started(self, *a) -> None: ...
-    def run_finished(self, *a) -> None: ...
+    def started(self, *a: object) -> None: ...
+    def replanned(self, *a: object) -> None: ...
+    def run_started(self, *a: object) -> None: ...
+    def run_finished(self, *a: object) -> None: ...
     def message(self, text: str) -> None: ...
-    def finished(self, *a) -> None: ...
+    def finished(self, *a: object) -> None: ...
 
 
 @dataclass
@@ -70,7 +79,7 @@ class Runner:
         spec: Spec,
         experiment_id: int,
         *,
-        executor: Executor | None = None,
+        executor: PinningExecutor | None = None,
         observer: Observer | None = None,
         handle_signals: bool = True,
         max_failures: int | None = None,
@@ -78,19 +87,19 @@ class Runner:
         self.store = store
         self.spec = spec
         self.eid = experiment_id
-        self.executor = executor or LocalExecutor()
+        self.executor: PinningExecutor = executor or LocalExecutor()
         # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
         self.hosts = Hosts(self.executor, spec.model.hosts)
         self.observer = observer or SilentObserver()
         self.handle_signals = handle_signals
         self.stop = threading.Event()
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
-        self.core_choices: dict[int, object] = {}  # N → CoreChoice, picked once per experiment
+        self.core_choices: dict[int, CoreChoice] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
         # Processes finished steps left running, held until their scope ends: the run's
         # steps' until the run's end, before_all's until the experiment's end.
-        self._held: list[Lingering] = []
-        self._experiment_held: list[Lingering] = []
+        self._held: list[HeldProcesses] = []
+        self._experiment_held: list[HeldProcesses] = []
         self._told_leftovers = False
         # Services of scope "experiment" and "variant" now running, and their ports.
         self._services: dict[str, ServiceRun] = {}
@@ -250,12 +259,14 @@ class Runner:
                 raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
 
     @staticmethod
-    def _core_count(value) -> int:
+    def _core_count(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise PerflabError(f"cores = {value!r}: needs a whole number of cores ≥ 1")
         return value
 
-    def phase_cpus(self, phase, values: dict | None = None) -> tuple[int, ...] | None:
+    def phase_cpus(
+        self, phase: PhaseSpec | None, values: dict[str, Any] | None = None
+    ) -> tuple[int, ...] | None:
         """The CPUs picked for the phase's ``cores`` (None: the phase is not pinned)."""
         if phase is None or not phase.cores:
             return None
@@ -296,10 +307,10 @@ class Runner:
             out.setdefault(None if on == "local" else on, []).append(command)
         return out
 
-    def _experiment_values(self) -> dict:
+    def _experiment_values(self) -> dict[str, Any]:
         return {**self.spec.model.params, "experiment": self.eid}
 
-    def run_values(self, run: RunRow, run_dir: Path) -> dict:
+    def run_values(self, run: RunRow, run_dir: Path) -> dict[str, Any]:
         """The values a run's command templates are rendered with."""
         m = self.spec.model
         cell = self.cells.get(run.cell_key)
@@ -324,7 +335,9 @@ class Runner:
             **self.ports,  # services' {NAME_port}
         }
 
-    def step_env(self, run: RunRow | None, values: dict | None, phase=None) -> dict[str, str]:
+    def step_env(
+        self, run: RunRow | None, values: dict[str, Any] | None, phase: PhaseSpec | None = None
+    ) -> dict[str, str]:
         """A step's environment: the spec's, the variant's and phase's, PERFLAB_* variables."""
         m = self.spec.model
         env = dict(os.environ)
@@ -353,7 +366,7 @@ class Runner:
         self,
         name: str,
         command: str,
-        env: dict,
+        env: dict[str, str],
         run_dir: Path,
         timeout: float | None,
         run: RunRow | None = None,
@@ -395,7 +408,7 @@ class Runner:
     def start_services(
         self,
         scope: str,
-        values: dict,
+        values: dict[str, Any],
         run_dir: Path,
         into: dict[str, ServiceRun],
         env: dict[str, str] | None = None,
@@ -427,7 +440,7 @@ class Runner:
                 ready = str(render_value(s.ready, own))
             service.start(ready, s.ready_timeout, check=self._ready_check(service, run_dir))
 
-    def _ready_check(self, service: ServiceRun, run_dir: Path):
+    def _ready_check(self, service: ServiceRun, run_dir: Path) -> Callable[[str], bool]:
         def check(command: str) -> bool:
             return self.step(f"ready:{service.name}", command, service.env, run_dir, 10.0).ok
 
@@ -509,11 +522,11 @@ class Runner:
         return left
 
     # -- signals
-    def _install_signals(self):
+    def _install_signals(self) -> dict[signal.Signals, SignalHandler] | None:
         if not self.handle_signals or threading.current_thread() is not threading.main_thread():
             return None
 
-        def handler(signum, frame):
+        def handler(signum: int, frame: FrameType | None) -> None:
             if self.stop.is_set() and signum == signal.SIGINT:
                 raise KeyboardInterrupt  # second Ctrl-C: stop waiting for cleanup
             self.stop.set()
@@ -523,7 +536,7 @@ class Runner:
 
         return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
 
-    def _restore_signals(self, previous) -> None:
+    def _restore_signals(self, previous: dict[signal.Signals, SignalHandler] | None) -> None:
         if previous:
             for s, h in previous.items():
                 signal.signal(s, h)

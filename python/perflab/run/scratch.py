@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from perflab.run.process import Lingering, process_start_time
+from perflab.run.process import HeldProcesses, process_start_time
 
 PREFIX = "perflab-run-"
 
@@ -37,7 +37,7 @@ def remove_stale_scratch(root: Path | None = None) -> list[Path]:
     return removed
 
 
-def stop_all(held: list[Lingering]) -> list[str]:
+def stop_all(held: list[HeldProcesses]) -> list[str]:
     """Stop every held group of leftover processes (emptying the list); what was running."""
     left: list[str] = []
     while held:

@@ -10,7 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.spec.load import Spec, load_spec, parse_spec
+    from perflab.spec.experiment_file import Spec
+    from perflab.spec.load import load_spec, parse_spec
 
 __all__ = ["Spec", "load_spec", "parse_spec"]
 

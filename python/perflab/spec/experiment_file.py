@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.errors import SpecError
+from perflab.spec.locate import Path as KeyPath
 from perflab.spec.locate import find_line
 from perflab.spec.schema import ExperimentSpec
 
@@ -19,7 +20,7 @@ class Spec:
     model: ExperimentSpec
     text: str
     path: Path | None = None
-    lines: dict = field(default_factory=dict, repr=False, compare=False)
+    lines: dict[KeyPath, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def sha256(self) -> str:
@@ -34,9 +35,9 @@ class Spec:
         base = self.path.parent.resolve() if self.path else Path.cwd()
         return (base / self.model.workdir).resolve() if self.model.workdir else base
 
-    def where(self, loc: tuple) -> str:
+    def where(self, loc: KeyPath) -> str:
         line = find_line(self.lines, loc)
         return f"{self.label}:{line}" if line else self.label
 
-    def error(self, loc: tuple, message: str, hint: str | None = None) -> SpecError:
+    def error(self, loc: KeyPath, message: str, hint: str | None = None) -> SpecError:
         return SpecError(message, location=self.where(loc), hint=hint)

@@ -7,6 +7,7 @@ whoever runs it (cells, runs). Each breach is one `SpecError` with ``file:line``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,7 @@ def data_depth(data: Any) -> int:
     stack = [(data, 0)]
     while stack:
         value, d = stack.pop()
+        children: Iterable[Any]
         if isinstance(value, dict):
             children = value.values()
         elif isinstance(value, list):
@@ -129,7 +131,7 @@ def data_depth(data: Any) -> int:
     return deepest
 
 
-def check_depth(data: Any, lines: dict, label: str) -> None:
+def check_depth(data: Any, lines: dict[tuple[str | int, ...], int], label: str) -> None:
     """Dotted keys nest without brackets (``a.b.c.… = 1``): check what was parsed."""
     if data_depth(data) <= MAX_DEPTH:
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 from perflab.errors import SpecError
 from perflab.spec import limits
 from perflab.spec.experiment_file import Spec
+from perflab.spec.locate import Path as KeyPath
 from perflab.spec.locate import find_line, key_lines
 from perflab.spec.schema import NAME_RE, ExperimentSpec, key_names, model_at
 
@@ -82,7 +84,7 @@ def _single_line(e: SpecError) -> SpecError:
     def clean(s: str | None) -> str | None:
         return None if s is None else _escape_controls(s)
 
-    return SpecError(clean(e.message), location=clean(e.location), hint=clean(e.hint))
+    return SpecError(_escape_controls(e.message), location=clean(e.location), hint=clean(e.hint))
 
 
 #: Longest message (or hint) of an error: a line someone reads, not a dump.
@@ -119,7 +121,9 @@ def _toml_message(e: tomllib.TOMLDecodeError) -> str:
     return "invalid TOML: " + str(e).split(" (at line", 1)[0]
 
 
-def _first_error(e: ValidationError, data: dict, lines: dict, label: str) -> SpecError:
+def _first_error(
+    e: ValidationError, data: dict[str, Any], lines: dict[KeyPath, int], label: str
+) -> SpecError:
     errors = _union_errors(e.errors(), data)
     errors = sorted(errors, key=lambda err: find_line(lines, err["loc"]) or 0)
     err = errors[0]
@@ -181,20 +185,16 @@ _TYPE_MISMATCH = {
 }
 
 
-def _document_path(err: dict, data: Any) -> tuple:
+def _document_path(err: Mapping[str, Any], data: Any) -> KeyPath:
     """The error's location as keys and indexes of the document: the parts of pydantic's
     location that are not in the data (a union member's name such as 'list[...]',
     'constrained-int' or a model class, '[key]' for a dict key) are dropped. A missing
     key is kept: it is the last part, absent by definition."""
     loc = tuple(err["loc"])
-    out, cur = [], data
+    out: list[str | int] = []
+    cur = data
     for i, part in enumerate(loc):
-        if (isinstance(cur, dict) and isinstance(part, str) and part in cur) or (
-            isinstance(cur, list)
-            and isinstance(part, int)
-            and not isinstance(part, bool)
-            and 0 <= part < len(cur)
-        ):
+        if _holds(cur, part):
             cur = cur[part]
         elif i == len(loc) - 1 and err["type"] == "missing":
             cur = None
@@ -204,10 +204,20 @@ def _document_path(err: dict, data: Any) -> tuple:
     return tuple(out)
 
 
-def _union_errors(errors: list[dict], data: Any) -> list[dict]:
+def _holds(value: Any, part: Any) -> bool:
+    """Whether ``part`` is a key of the table ``value`` or an index of the array ``value``."""
+    return (isinstance(value, dict) and isinstance(part, str) and part in value) or (
+        isinstance(value, list)
+        and isinstance(part, int)
+        and not isinstance(part, bool)
+        and 0 <= part < len(value)
+    )
+
+
+def _union_errors(errors: Sequence[Mapping[str, Any]], data: Any) -> list[dict[str, Any]]:
     """pydantic reports every member of a union: keep the member the value was meant for
     (the one that failed on something other than its type), with branch names dropped."""
-    out = []
+    out: list[dict[str, Any]] = []
     for err in errors:
         loc = tuple(err["loc"])
         field = _document_path(err, data)
@@ -215,7 +225,8 @@ def _union_errors(errors: list[dict], data: Any) -> list[dict]:
     meant = {
         err["loc"][:1] for err in out if err["_branched"] and err["type"] not in _TYPE_MISMATCH
     }
-    keep, mismatches = [], []
+    keep: list[dict[str, Any]] = []
+    mismatches: list[dict[str, Any]] = []
     for err in out:
         if not (err["_branched"] and err["type"] in _TYPE_MISMATCH):
             keep.append(err)
@@ -223,18 +234,19 @@ def _union_errors(errors: list[dict], data: Any) -> list[dict]:
             mismatches.append(err)
     # a value of no member's type: the members that fit its shape got furthest into it, so keep
     # the deepest location per field, and one error per location naming every type it could be
-    deepest: dict[tuple, int] = {}
+    deepest: dict[KeyPath, int] = {}
     for err in mismatches:
         deepest[err["loc"][:1]] = max(deepest.get(err["loc"][:1], 0), len(err["loc"]))
-    by_loc: dict[tuple, list[dict]] = {}
+    by_loc: dict[KeyPath, list[dict[str, Any]]] = {}
     for err in mismatches:
         if len(err["loc"]) == deepest[err["loc"][:1]]:
             by_loc.setdefault(err["loc"], []).append(err)
     for group in by_loc.values():
         kinds = list(dict.fromkeys(_EXPECTED.get(err["type"]) for err in group))
+        known = [kind for kind in kinds if kind is not None]
         err = group[0]
-        if len(kinds) > 1 and None not in kinds:
-            err = {**err, "msg": "expected " + ", ".join(kinds[:-1]) + " or " + kinds[-1]}
+        if len(kinds) > 1 and len(known) == len(kinds):
+            err = {**err, "msg": "expected " + ", ".join(known[:-1]) + " or " + known[-1]}
         keep.append(err)
     return keep
 
@@ -250,14 +262,14 @@ _EXPECTED = {
 }
 
 
-def _dotted(loc: tuple) -> str:
+def _dotted(loc: KeyPath) -> str:
     out = ""
     for part in loc:
         out += f"[{part + 1}]" if isinstance(part, int) else (("." if out else "") + str(part))
     return out or "top level"
 
 
-def _table_name(loc: tuple, data: Any) -> str:
+def _table_name(loc: KeyPath, data: Any) -> str:
     if not loc:
         return "the top level"
     if len(loc) >= 2 and isinstance(loc[1], int) and loc[0] in ("variant", "phase", "metric"):

@@ -9,8 +9,10 @@ and arrays spanning several lines, and all four string forms.
 from __future__ import annotations
 
 import tomllib
+from typing import TypeAlias
 
-Path = tuple  # tuple[str | int, ...]
+# A key path as pydantic reports locations: str keys, int indexes.
+Path: TypeAlias = tuple[str | int, ...]
 
 
 def key_lines(text: str) -> dict[Path, int]:
@@ -178,6 +180,7 @@ class _Scanner:
 def _unescape(raw: str) -> str:
     """A basic string's escapes (``"a\\nb"`` → a newline), as the parser read the key."""
     try:
-        return tomllib.loads(f'k = "{raw}"')["k"]
+        key: str = tomllib.loads(f'k = "{raw}"')["k"]
+        return key
     except tomllib.TOMLDecodeError:
         return raw

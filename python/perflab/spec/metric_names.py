@@ -30,7 +30,7 @@ class NameSet:
 
     what: str  # "kv phase 'access'", "parser 'hyperfine'", …
     names: frozenset[str] = frozenset()
-    patterns: tuple[re.Pattern, ...] = ()
+    patterns: tuple[re.Pattern[str], ...] = ()
     closed: bool = True
     examples: tuple[str, ...] = field(default=())
     bases: tuple[str, ...] = ()  # names a prefix may go before (``fast_`` + ``mean_s``)

@@ -8,12 +8,15 @@ known parameters, ...) live in `validate.py` so each error gets its own location
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
 
 from perflab.durations import parse_duration
-from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX, OVERHEAD_SUFFIXES  # noqa: F401 (re-exported)
+from perflab.spec.locate import Path as KeyPath
+from perflab.spec.suffixes import GROSS_SUFFIX as GROSS_SUFFIX  # re-exported
+from perflab.spec.suffixes import OVERHEAD_SUFFIX as OVERHEAD_SUFFIX  # re-exported
+from perflab.spec.suffixes import OVERHEAD_SUFFIXES as OVERHEAD_SUFFIXES  # re-exported
 from perflab.spec.types import (
     Bool,
     Command,
@@ -22,11 +25,11 @@ from perflab.spec.types import (
     Env,
     Label,
     OverheadCommand,
+    RealNumber,
     Scalar,
     Short,
     Text,
-    count,
-    real,
+    WholeNumber,
 )
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
@@ -56,6 +59,13 @@ def parse_share(value: object) -> float:
 
 
 SharePercent = Annotated[float, BeforeValidator(parse_share)]
+# Bounded numbers: a whole number in [ge, le], a finite number in (gt, lt).
+AdaptiveCount = Annotated[WholeNumber, Field(ge=2, le=100_000)]
+Repetitions = Annotated[WholeNumber, Field(ge=1, le=100_000)]
+Warmup = Annotated[WholeNumber, Field(ge=0, le=1000)]
+Seed = Annotated[WholeNumber, Field(ge=0, le=2**63 - 1)]
+MaxFailures = Annotated[WholeNumber, Field(ge=0, le=1_000_000)]
+Confidence = Annotated[RealNumber, Field(gt=0.5, lt=1.0, allow_inf_nan=False)]
 NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+%-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 ParamName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -145,7 +155,7 @@ class PhaseSpec(_Strict):
     on: Name | None = None  # the host a command phase runs on (default: this machine)
 
 
-FREE_PORT = "{free_port}"
+FREE_PORT: Final = "{free_port}"
 
 
 class ServiceSpec(_Strict):
@@ -185,7 +195,7 @@ class MetricSpec(_Strict):
     )
     # Harness overhead subtracted from every run's value, measured in the same run (so in the
     # same interleaved schedule) and taken out of it by the metric's own source: either a
-    # command run right after this metric's phase (seed 003's random() run; `true` for the
+    # command run right after this metric's phase (the lookup-structure experiment's random() run; `true` for the
     # shell's start-up, as hyperfine corrects), or another measured phase of the run.
     overhead: OverheadCommand | None = None
     overhead_phase: Name | None = None
@@ -195,8 +205,8 @@ class AdaptiveRepetitions(_Strict):
     """`repetitions = { min = 5, max = 50, target_ci = "1%" }`: blocks are added one at a
     time after `min` until every tracked interval's half-width is ≤ target_ci (or `max`)."""
 
-    min: count(2, 100_000)
-    max: count(2, 100_000)
+    min: AdaptiveCount
+    max: AdaptiveCount
     target_ci: Percent  # half-width of the relative-change interval, e.g. "1%"
     metrics: list[Name] = []  # the metrics that must reach it (default: every metric)
 
@@ -208,20 +218,20 @@ class ExperimentSpec(_Strict):
     description: Text = ""
     baseline: Name  # the variant others are compared against
     # measured runs per cell × variant, or adaptive: { min, max, target_ci }
-    repetitions: count(1, 100_000) | AdaptiveRepetitions = 10
-    warmup: count(0, 1000) = 0  # extra runs first, recorded, excluded
+    repetitions: Repetitions | AdaptiveRepetitions = 10
+    warmup: Warmup = 0  # extra runs first, recorded, excluded
     order: Literal["interleaved", "sequential"] = "interleaved"
-    seed: count(0, 2**63 - 1) = 1  # seeds the interleaved order
+    seed: Seed = 1  # seeds the interleaved order
     timeout: Duration | None = None  # per run, all phases and hooks included
     on_failure: Literal["continue", "abort"] = "continue"
     # stop early when this many runs in a row (or the first this many of a variant) fail the
     # same way — same step, same exit status/signal/timeout; 0: never (run/failure_policy.py)
-    max_failures: count(0, 1_000_000) = 3
+    max_failures: MaxFailures = 3
     # stop when more than this share of the finished runs failed (counted from 10 runs on)
     max_failure_share: SharePercent = 0.5
     # between SIGTERM and SIGKILL when a step's processes are stopped (timeout, Ctrl-C, run end)
     kill_grace: Duration = 2.0
-    confidence: real(0.5, 1.0) = 0.95
+    confidence: Confidence = 0.95
     workdir: Short | None = None  # cwd of every command; default: the spec's directory
     # hooks: a command, or { command = "...", on = "HOST" } to run it on a host
     before_all: Hook | None = None  # once each time the experiment (re)starts
@@ -262,8 +272,19 @@ class ExperimentSpec(_Strict):
         )
 
 
-def model_at(loc: tuple) -> type[BaseModel] | None:
+def model_at(loc: KeyPath) -> type[BaseModel] | None:
     """The model class that validates the table at ``loc`` (for key suggestions)."""
+    tables: dict[str, type[BaseModel]] = {
+        "variant": VariantSpec,
+        "phase": PhaseSpec,
+        "service": ServiceSpec,
+        "metric": MetricSpec,
+        "repetitions": AdaptiveRepetitions,
+        "before_all": HookSpec,
+        "after_all": HookSpec,
+        "before_each": HookSpec,
+        "after_each": HookSpec,
+    }
     model: type[BaseModel] | None = ExperimentSpec
     for part in loc:
         if model is None or isinstance(part, int):
@@ -273,21 +294,7 @@ def model_at(loc: tuple) -> type[BaseModel] | None:
             field = next((f for f in model.model_fields.values() if f.alias == part), None)
         if field is None:
             return None
-        model = (
-            {
-                "variant": VariantSpec,
-                "phase": PhaseSpec,
-                "service": ServiceSpec,
-                "metric": MetricSpec,
-                "repetitions": AdaptiveRepetitions,
-                "before_all": HookSpec,
-                "after_all": HookSpec,
-                "before_each": HookSpec,
-                "after_each": HookSpec,
-            }.get(part)
-            if model is ExperimentSpec
-            else None
-        )
+        model = tables.get(part) if model is ExperimentSpec else None
     return model
 
 

@@ -22,7 +22,7 @@ def placeholders(text: str) -> list[str]:
 def render_shell(text: str, values: Mapping[str, Any]) -> str:
     """Substitute each ``{name}`` by the shell-quoted string of its value."""
 
-    def repl(m: re.Match) -> str:
+    def repl(m: re.Match[str]) -> str:
         if m.group(0) == "{{":
             return "{"
         if m.group(0) == "}}":
@@ -42,7 +42,7 @@ def render_value(value: Any, values: Mapping[str, Any]) -> Any:
         if m and m.group(1):
             return values[m.group(1)]
 
-        def repl(m: re.Match) -> str:
+        def repl(m: re.Match[str]) -> str:
             if m.group(0) in ("{{", "}}"):
                 return m.group(0)[0]
             return _to_text(values[m.group(1)])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from perflab.spec import limits
+from perflab.spec.locate import Path as KeyPath
 from perflab.spec.matrix import expand_matrix
 from perflab.spec.metric_names import (
     NameSet,
@@ -18,7 +19,14 @@ from perflab.spec.metric_names import (
     parser_names,
     probe_names,
 )
-from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
+from perflab.spec.schema import (
+    HARNESS_METRICS,
+    OVERHEAD_SUFFIXES,
+    ExperimentSpec,
+    MetricSpec,
+    PhaseSpec,
+    regex_value_group,
+)
 from perflab.spec.template import placeholders, render_value
 
 if TYPE_CHECKING:
@@ -81,11 +89,11 @@ def check_spec(spec: Spec) -> None:
         if p.probe is not None:
             from perflab.workloads.probes import PROBES
 
-            name = p.probe.get("name")
-            if name not in PROBES:
+            probe_name = p.probe.get("name")
+            if probe_name not in PROBES:
                 raise spec.error(
                     ("phase", i, "probe"),
-                    f"probe phase '{p.name}': name = {name!r} is not a probe",
+                    f"probe phase '{p.name}': name = {probe_name!r} is not a probe",
                     hint="use " + " | ".join(f'"{x}"' for x in PROBES),
                 )
             if p.parser is not None:
@@ -131,7 +139,7 @@ def _choices(value: str, names: Iterable[str]) -> str:
     return f"did you mean '{close[0]}'?" if close else "choose from: " + ", ".join(names)
 
 
-def _check_parser(spec: Spec, loc: tuple, name: str) -> None:
+def _check_parser(spec: Spec, loc: KeyPath, name: str) -> None:
     from perflab.workloads.parsers import available_parsers
 
     known = available_parsers()
@@ -139,7 +147,7 @@ def _check_parser(spec: Spec, loc: tuple, name: str) -> None:
         raise spec.error(loc, f"unknown parser '{name}'", hint=_choices(name, known))
 
 
-def _check_metric(spec: Spec, i: int, x, measured) -> None:
+def _check_metric(spec: Spec, i: int, x: MetricSpec, measured: list[PhaseSpec]) -> None:
     loc = ("metric", i)
     sources = [k for k in ("harness", "json_path", "regex") if getattr(x, k) is not None]
     if x.field is not None:
@@ -189,7 +197,7 @@ def _check_metric(spec: Spec, i: int, x, measured) -> None:
     _check_overhead(spec, i, x, phase)
 
 
-def _check_overhead(spec: Spec, i: int, x, phase) -> None:
+def _check_overhead(spec: Spec, i: int, x: MetricSpec, phase: PhaseSpec) -> None:
     loc = ("metric", i)
     if x.overhead is not None and x.overhead_phase is not None:
         raise spec.error(
@@ -273,7 +281,9 @@ def _check_hosts(spec: Spec) -> None:
     known = ["local", *m.hosts]
     if "local" in m.hosts:
         raise spec.error(("hosts", "local"), "'local' is this machine; name the host otherwise")
-    places = [((name, "on"), getattr(m, name).on) for name in HOOKS if getattr(m, name)]
+    places: list[tuple[KeyPath, str | None]] = [
+        ((name, "on"), getattr(m, name).on) for name in HOOKS if getattr(m, name)
+    ]
     places += [(("variant", i, "on"), v.on) for i, v in enumerate(m.variant)]
     places += [(("phase", i, "on"), p.on) for i, p in enumerate(m.phase)]
     for loc, on in places:
@@ -356,7 +366,9 @@ def _check_services(spec: Spec) -> None:
 def _check_templates(spec: Spec) -> None:
     m = spec.model
     base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix) | set(service_ports(m))
-    common = [((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None]
+    common: list[tuple[KeyPath, str | None]] = [
+        ((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None
+    ]
     common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
@@ -386,7 +398,7 @@ def _check_templates(spec: Spec) -> None:
                     )
 
 
-def _all_variant_params(m) -> set[str]:
+def _all_variant_params(m: ExperimentSpec) -> set[str]:
     return {k for v in m.variant for k in v.params}
 
 
@@ -417,7 +429,7 @@ def _check_kv(spec: Spec) -> dict[int, set[tuple[bool, bool]]]:
     return modes
 
 
-def _kv_config(spec: Spec, loc: tuple, table: dict[str, Any]) -> KvConfig:
+def _kv_config(spec: Spec, loc: KeyPath, table: dict[str, Any]) -> KvConfig:
     """The kv table as the load generator's settings, or its first error at file:line."""
     from perflab.workloads.kv_config import KvConfig, validation_messages
 
@@ -459,7 +471,7 @@ def _check_size(spec: Spec) -> None:
             f"the matrix has {counts} = {cells:,} cells; the limit is {limits.MAX_CELLS:,}",
             hint="split the experiment, or drop values",
         )
-    reps = m.adaptive.max if m.adaptive else m.repetitions
+    reps = m.adaptive.max if m.adaptive else m.initial_repetitions
     runs = cells * len(m.variant) * (m.warmup + reps)
     if runs > limits.MAX_RUNS:
         raise spec.error(
@@ -515,7 +527,7 @@ def _check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]])
         raise spec.error(loc, message, hint=hint)
 
 
-def _phase_names(phase, kv_modes) -> NameSet | None:
+def _phase_names(phase: PhaseSpec, kv_modes: Iterable[tuple[bool, bool]] | None) -> NameSet | None:
     if phase.kv is not None:
         return kv_names(f"kv phase '{phase.name}'", kv_modes or ())
     if phase.probe is not None:
@@ -525,7 +537,7 @@ def _phase_names(phase, kv_modes) -> NameSet | None:
     return None
 
 
-def _kv_placeholders(value) -> list[str]:
+def _kv_placeholders(value: Any) -> list[str]:
     if isinstance(value, str):
         return placeholders(value)
     if isinstance(value, dict):

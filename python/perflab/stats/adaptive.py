@@ -147,20 +147,7 @@ def decide(
         raise ValueError(f"need 2 ≤ min ({min_runs}) ≤ max ({max_runs})")
     if not samples:
         raise ValueError("nothing to track: give at least one sample")
-    precisions = []
-    for key, value in samples.items():
-        if _is_pair(value):
-            a, b = value
-            n = min(len(a), len(b))
-            hw = relative_half_width(a, b, confidence)
-        else:
-            n = len(value)
-            hw = relative_half_width(value, None, confidence)
-        if math.isnan(hw):
-            proj = None
-        else:
-            proj = max(n, math.ceil(n * (hw / target) ** 2))
-        precisions.append(Precision(key, n, hw, bool(hw <= target), proj))
+    precisions = tuple(_precision(k, v, target, confidence) for k, v in samples.items())
     runs = min(p.runs for p in precisions)
     projected = min(
         max_runs,
@@ -169,48 +156,50 @@ def decide(
     projected = max(projected, min(runs, max_runs), min_runs)
     short = [p for p in precisions if not p.reached]
     short.sort(key=lambda p: -(p.half_width if not math.isnan(p.half_width) else math.inf))
-    widest = ", ".join(
+    widest = _widest(short)
+    if runs < min_runs:
+        stop, reason = False, BELOW_MIN
+        message = f"{runs} of at least {min_runs} runs done"
+    elif not short:
+        stop, reason = True, TARGET_REACHED
+        message = f"every interval is within ±{target:.2%} after {runs} runs"
+    elif runs >= max_runs:
+        stop, reason = True, MAX_REACHED
+        message = (
+            f"maximum of {max_runs} runs reached; {len(short)} of {len(precisions)} "
+            f"intervals are still wider than ±{target:.2%} ({widest})"
+        )
+    else:
+        stop, reason = False, CONTINUE
+        message = (
+            f"{len(short)} of {len(precisions)} intervals wider than ±{target:.2%} "
+            f"({widest}); about {projected} runs needed"
+        )
+    # Once stopping, the runs needed are the runs done.
+    return Decision(stop, reason, message, runs, runs if stop else projected, target, precisions)
+
+
+def _precision(
+    key: Hashable, value: tuple[Values, Values] | Values, target: float, confidence: float
+) -> Precision:
+    """The precision of one tracked key's runs so far (see `decide`)."""
+    if _is_pair(value):
+        a, b = value
+        n = min(len(a), len(b))
+        hw = relative_half_width(a, b, confidence)
+    else:
+        n = len(value)
+        hw = relative_half_width(value, None, confidence)
+    if math.isnan(hw):
+        proj = None
+    else:
+        proj = max(n, math.ceil(n * (hw / target) ** 2))
+    return Precision(key, n, hw, bool(hw <= target), proj)
+
+
+def _widest(short: list[Precision]) -> str:
+    """The first three of ``short`` (widest first) with their half-widths, for a message."""
+    return ", ".join(
         f"{p.key}: ±{p.half_width:.2%}" if not math.isnan(p.half_width) else f"{p.key}: undefined"
         for p in short[:3]
     ) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
-    if runs < min_runs:
-        return Decision(
-            False,
-            BELOW_MIN,
-            f"{runs} of at least {min_runs} runs done",
-            runs,
-            projected,
-            target,
-            tuple(precisions),
-        )
-    if not short:
-        return Decision(
-            True,
-            TARGET_REACHED,
-            f"every interval is within ±{target:.2%} after {runs} runs",
-            runs,
-            runs,
-            target,
-            tuple(precisions),
-        )
-    if runs >= max_runs:
-        return Decision(
-            True,
-            MAX_REACHED,
-            f"maximum of {max_runs} runs reached; {len(short)} of {len(precisions)} "
-            f"intervals are still wider than ±{target:.2%} ({widest})",
-            runs,
-            runs,
-            target,
-            tuple(precisions),
-        )
-    return Decision(
-        False,
-        CONTINUE,
-        f"{len(short)} of {len(precisions)} intervals wider than ±{target:.2%} "
-        f"({widest}); about {projected} runs needed",
-        runs,
-        projected,
-        target,
-        tuple(precisions),
-    )

@@ -258,53 +258,15 @@ def correct(
     confidence = comps[0].confidence
     if any(not math.isclose(c.confidence, confidence) for c in comps):
         raise ValueError("all comparisons of a family must share one confidence level")
-    alpha = 1 - confidence
     p = np.array([c.p_value for c in comps])
     p_adj = adjust_p_values(p, correction)
     levels = interval_levels(p, correction, confidence, holm_intervals)
-    redo = [
-        i
-        for i in range(len(comps))
-        if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)
+    if recompute_many is not None:
+        recompute = _batched(recompute_many, levels, confidence, recompute)
+    out = [
+        _corrected(c, i, float(levels[i]), float(p_adj[i]), confidence, correction, recompute)
+        for i, c in enumerate(comps)
     ]
-    if recompute_many is not None and redo:
-        batch = dict(zip(redo, recompute_many(redo, [float(levels[i]) for i in redo])))
-        recompute = lambda i, lv: batch[i]  # noqa: E731 (the batch's answers, by index)
-    out = []
-    for i, c in enumerate(comps):
-        if np.isnan(levels[i]):
-            out.append(_replace(c, p_raw=c.p_value, correction=correction))
-            continue
-        lv = float(levels[i])
-        if math.isclose(lv, confidence):
-            new = c
-        elif recompute is not None:
-            new = recompute(i, lv)
-        else:
-            new = widen(c, lv)
-        new = _replace(
-            new, p_value=float(p_adj[i]), p_raw=c.p_value, confidence=lv, correction=correction
-        )
-        if new.defined and new.significant != (new.p_value <= alpha):
-            # Cannot happen for perflab's methods (their p-values invert their intervals at
-            # every level); kept so that a table never contradicts itself.
-            new = _replace(
-                widen(c, lv),
-                p_value=float(p_adj[i]),
-                p_raw=c.p_value,
-                confidence=lv,
-                correction=correction,
-                warnings=new.warnings
-                + (
-                    StatWarning(
-                        "interval_approximated",
-                        "the interval recomputed at the corrected level disagreed with the "
-                        "adjusted p-value; an approximation that agrees with it is shown",
-                        {"level": lv},
-                    ),
-                ),
-            )
-        out.append(new)
     size = int((~np.isnan(p)).sum())
     return FamilyResult(
         correction=correction,
@@ -315,6 +277,67 @@ def correct(
         levels=tuple(float(x) for x in levels),
         statement=_statement(correction, confidence, size, levels, out, holm_intervals),
     )
+
+
+def _batched(
+    recompute_many: Callable[[list[int], list[float]], list[Comparison]],
+    levels: FloatArray,
+    confidence: float,
+    recompute: Callable[[int, float], Comparison] | None,
+) -> Callable[[int, float], Comparison] | None:
+    """``recompute`` answered from one ``recompute_many`` call over every comparison whose
+    level changes (``recompute`` itself when none does)."""
+    redo = [
+        i
+        for i in range(len(levels))
+        if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)
+    ]
+    if not redo:
+        return recompute
+    batch = dict(zip(redo, recompute_many(redo, [float(levels[i]) for i in redo])))
+    return lambda i, lv: batch[i]  # the batch's answers, by index
+
+
+def _corrected(
+    c: Comparison,
+    i: int,
+    level: float,
+    p_adj: float,
+    confidence: float,
+    correction: str,
+    recompute: Callable[[int, float], Comparison] | None,
+) -> Comparison:
+    """Comparison ``i`` at its corrected ``level`` (NaN: untested, kept as it is) with its
+    adjusted p-value: unchanged at the family's ``confidence``, else recomputed or widened."""
+    if math.isnan(level):
+        return _replace(c, p_raw=c.p_value, correction=correction)
+    if math.isclose(level, confidence):
+        new = c
+    elif recompute is not None:
+        new = recompute(i, level)
+    else:
+        new = widen(c, level)
+    new = _replace(new, p_value=p_adj, p_raw=c.p_value, confidence=level, correction=correction)
+    if new.defined and new.significant != (new.p_value <= 1 - confidence):
+        # Cannot happen for perflab's methods (their p-values invert their intervals at
+        # every level); kept so that a table never contradicts itself.
+        new = _replace(
+            widen(c, level),
+            p_value=p_adj,
+            p_raw=c.p_value,
+            confidence=level,
+            correction=correction,
+            warnings=new.warnings
+            + (
+                StatWarning(
+                    "interval_approximated",
+                    "the interval recomputed at the corrected level disagreed with the "
+                    "adjusted p-value; an approximation that agrees with it is shown",
+                    {"level": level},
+                ),
+            ),
+        )
+    return new
 
 
 def widen(c: Comparison, level: float) -> Comparison:

@@ -145,34 +145,11 @@ def histogram_bootstrap(
             est, nan, nan.copy(), nan.copy(), np.array([pa * k]), np.array([pb * k]), scale, kind
         )
 
-    def boot(c: FloatArray) -> FloatArray:
-        n = c.shape[0]
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
-        return _weighted_percentile(v, np.cumsum(c, axis=1), w, percentile)
-
-    def jack(c: FloatArray) -> FloatArray:
-        return merged_percentile(v, c.sum(axis=0)[None, :] - c, percentile)
-
-    ra, rb = boot(ca), boot(cb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if positive:
-            work = (np.log(rb) - np.log(ra))[None, :]
-            est_w = np.array([np.log(pb) - np.log(pa)])
-            ja = pb / jack(ca)[None, :] - 1.0
-            jb = jack(cb)[None, :] / pa - 1.0
-        else:
-            work = (rb - ra)[None, :]
-            est_w = np.array([pb - pa])
-            ja = pb - jack(ca)[None, :]
-            jb = jack(cb)[None, :] - pa
-    accel = pooled_shape_acceleration(ja, jb)
-    # Weights of the expansion: spread of each run's own percentile.
-    per_a = merged_percentile(v, ca, percentile)
-    per_b = merged_percentile(v, cb, percentile)
-    norm_a = per_a.mean() ** 2 if positive else 1.0
-    norm_b = per_b.mean() ** 2 if positive else 1.0
-    wa = np.array([per_a.var(ddof=1) / (na * norm_a)])
-    wb = np.array([per_b.var(ddof=1) / (nb * norm_b)])
+    ra = _resampled(v, ca, percentile, resamples, rng)
+    rb = _resampled(v, cb, percentile, resamples, rng)
+    est_w, work, accel = _working_scale(v, (ca, cb), (pa, pb), (ra, rb), percentile, positive)
+    wa = _expansion_weight(v, ca, percentile, positive)
+    wb = _expansion_weight(v, cb, percentile, positive)
     z, c, df = expanded_z(confidence, wa, wb, na, nb)
     low, high, z_null = bca_interval(est_w, work, accel, z)
     p = np.minimum(1.0, 2 * special.stdtr(df, -np.abs(z_null) / c))
@@ -192,6 +169,55 @@ def histogram_bootstrap(
             low, high = low / abs(pa), high / abs(pa)
     iv = Intervals(est, low, high, p, np.array([pa * k]), np.array([pb * k]), scale, kind)
     return reconcile(finite_or_reason(iv), confidence)
+
+
+def _resampled(
+    v: FloatArray, c: FloatArray, percentile: float, resamples: int, rng: np.random.Generator
+) -> FloatArray:
+    """The percentile of ``resamples`` bootstrap resamples of the runs (rows of ``c``)."""
+    n = c.shape[0]
+    w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
+    return _weighted_percentile(v, np.cumsum(c, axis=1), w, percentile)
+
+
+def _jackknife(v: FloatArray, c: FloatArray, percentile: float) -> FloatArray:
+    """The percentile with each run (row of ``c``) left out in turn."""
+    return merged_percentile(v, c.sum(axis=0)[None, :] - c, percentile)
+
+
+def _working_scale(
+    v: FloatArray,
+    counts: tuple[FloatArray, FloatArray],
+    percentiles: tuple[float, float],
+    resampled: tuple[FloatArray, FloatArray],
+    percentile: float,
+    positive: bool,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The change on the scale the BCa interval is built on (the log ratio, or the
+    difference): (its estimate, its bootstrap replicates, the acceleration)."""
+    (ca, cb), (pa, pb), (ra, rb) = counts, percentiles, resampled
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if positive:
+            work = (np.log(rb) - np.log(ra))[None, :]
+            est_w = np.array([np.log(pb) - np.log(pa)])
+            ja = pb / _jackknife(v, ca, percentile)[None, :] - 1.0
+            jb = _jackknife(v, cb, percentile)[None, :] / pa - 1.0
+        else:
+            work = (rb - ra)[None, :]
+            est_w = np.array([pb - pa])
+            ja = pb - _jackknife(v, ca, percentile)[None, :]
+            jb = _jackknife(v, cb, percentile)[None, :] - pa
+    return est_w, work, pooled_shape_acceleration(ja, jb)
+
+
+def _expansion_weight(
+    v: FloatArray, c: FloatArray, percentile: float, positive: bool
+) -> FloatArray:
+    """One side's weight in the small-sample expansion: the spread of each run's own
+    percentile (relative, for a ratio)."""
+    per = merged_percentile(v, c, percentile)
+    norm = per.mean() ** 2 if positive else 1.0
+    return np.array([per.var(ddof=1) / (c.shape[0] * norm)])
 
 
 class HistogramBootstrap:

@@ -276,15 +276,9 @@ def mannwhitney_batch(
     run(use_log, True)
     run(~use_log, False)
     out_scale = np.where(use_log, RATIO, RELATIVE).astype(object)
-    # Shift rows: over |baseline median|, or in the unit when that median's own interval
-    # holds 0 (its order-statistic interval; the range of the runs when too few for one).
-    shift = ~use_log
-    near0 = np.zeros(e, bool)
-    for i in np.flatnonzero(shift):
-        lo_a, hi_a = median_interval(a[i], float(confidence[i]))
-        if math.isnan(lo_a):
-            lo_a, hi_a = float(a[i].min()), float(a[i].max())
-        near0[i] = lo_a <= 0 <= hi_a
+    # Shift rows: over |baseline median|, or in the unit when that median is within its own
+    # noise of zero.
+    near0 = _median_near_zero(a, ~use_log, confidence)
     out_scale[near0] = ABSOLUTE
     div = np.where(near0, 1.0, np.abs(med_a) / k)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -303,6 +297,18 @@ def mannwhitney_batch(
             note = add_note(note, below, "below_minus_100")
     iv = Intervals(est, low, high, p, med_a, med_b, out_scale, kind, note)
     return reconcile(finite_or_reason(iv), confidence)
+
+
+def _median_near_zero(a: FloatArray, rows: BoolArray, confidence: FloatArray) -> BoolArray:
+    """Which of ``rows`` have a baseline median within its own noise of zero: its
+    order-statistic interval (the range of the runs when too few for one) holds 0."""
+    near0 = np.zeros(a.shape[0], bool)
+    for i in np.flatnonzero(rows):
+        lo_a, hi_a = median_interval(a[i], float(confidence[i]))
+        if math.isnan(lo_a):
+            lo_a, hi_a = float(a[i].min()), float(a[i].max())
+        near0[i] = lo_a <= 0 <= hi_a
+    return near0
 
 
 def resolve_scale(scale: str, a: FloatArray, b: FloatArray) -> str:

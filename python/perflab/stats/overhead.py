@@ -1,8 +1,8 @@
 """Overhead subtraction: remove a separately measured harness cost from a time metric.
 
-Seed 003 measured the cost of its random() calls in a run of their own and reported
-lookup times net of it; hyperfine subtracts the mean time of an empty shell command.
-perflab measures the overhead command (or phase) in the same interleaved schedule and
+The lookup-structure experiment measured the cost of its random() calls in a run of their own
+and reported lookup times net of it; hyperfine subtracts the mean time of an empty shell
+command. perflab measures the overhead command (or phase) in the same interleaved schedule and
 subtracts its mean, propagating its uncertainty instead of treating it as exact:
 
 - one variant: net mean = mean(measured) − mean(overhead), with Welch's interval of
@@ -176,81 +176,27 @@ def compare_net(
         raise ValueError("need ≥ 2 runs of baseline, candidate and overhead")
     k = float(pow2_scale(a0[None, :], b0[None, :], o0[None, :])[0])
     a, b, o = a0 / k, b0 / k, o0 / k
-    ma, mb, mo = float(a.mean()), float(b.mean()), float(o.mean())
-    va, vb, vo = (float(x.var(ddof=1)) / x.size for x in (a, b, o))
-    den, num = ma - mo, mb - mo
-    diff = mb - ma
-    q = 0.5 + confidence / 2
-    se = math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1)) if se > 0 else math.inf
-    t = float(special.stdtrit(df, q)) if se > 0 else 0.0
-    p = float(2 * special.stdtr(df, -abs(diff) / se)) if se > 0 else float(diff == 0)
-    warnings = _share_warnings(ma, mo, den - _welch(o, a, confidence)[0])
-    interval = "difference"
+    net = _net_moments(a, b, o, confidence)
     half_den, _ = _welch(o, a, confidence)
-    near0 = abs(den) <= half_den
-    if den > 0 and num > 0 and not near0:
-        scale = "ratio"
-        est = num / den - 1
-        if se > 0:
-            interval = "fieller"
-            args = (np.array([num]), np.array([den]), vb + vo, va + vo, vo)
-            p = float(component_p_value(*args, df)[0])
-            lo, hi, at_zero, at_inf = fieller_positive(*args, t)
-            if at_zero[0] or at_inf[0]:
-                _, _, l_lo, l_hi = log_ratio(*args, df, t)
-                lo, hi = stand_in(
-                    lo,
-                    hi,
-                    at_zero,
-                    at_inf,
-                    np.array([num / den]),
-                    np.array([p > 1 - confidence]),
-                    l_lo,
-                    l_hi,
-                )
-                warnings.append(stand_in_warning(bool(at_zero[0]), bool(at_inf[0]), "net time"))
-            low, high = float(lo[0]) - 1, float(hi[0]) - 1
-        else:
-            low = high = est
+    near0 = abs(net.den) <= half_den
+    if net.den > 0 and net.num > 0 and not near0:
+        change = _ratio_change(net, confidence)
     else:
-        scale = "absolute" if near0 else "relative"
-        div = 1.0 if near0 else abs(den)
-        unit = k if near0 else 1.0
-        est = diff / div * unit
-        low, high = (diff - t * se) / div * unit, (diff + t * se) / div * unit
-        if near0:
-            warnings.append(
-                StatWarning(
-                    "absolute_change",
-                    "the baseline's net time is within its own noise of zero, so a relative change "
-                    "would be meaningless: the change and its interval are in the metric's own unit; "
-                    "do more work per run",
-                    {"baseline_net": den * k},
-                )
-            )
-        else:
-            warnings.append(
-                StatWarning(
-                    "net_not_positive",
-                    "a net time is not above zero, so its ratio is meaningless: the change is the "
-                    "difference over |baseline net time|; do more work per run",
-                    {"baseline_net": den * k, "candidate_net": num * k},
-                )
-            )
+        change = _difference_change(net, near0, k)
     iv = reconcile(
         Intervals(
-            np.array([est]),
-            np.array([low]),
-            np.array([high]),
-            np.array([p]),
-            np.array([den * k]),
-            np.array([num * k]),
-            np.array([scale], dtype=object),
-            np.array([interval], dtype=object),
+            np.array([change.estimate]),
+            np.array([change.low]),
+            np.array([change.high]),
+            np.array([change.p_value]),
+            np.array([net.den * k]),
+            np.array([net.num * k]),
+            np.array([change.scale], dtype=object),
+            np.array([change.interval], dtype=object),
         ),
         confidence,
     )
+    warnings = _share_warnings(net.ma, net.mo, net.den - half_den) + change.warnings
     return iv.comparison(
         0,
         method="welch-net",
@@ -260,3 +206,115 @@ def compare_net(
         statistic="net mean",
         warnings=tuple(warnings) + tuple(note_warnings(iv, 0)),
     )
+
+
+@dataclass(frozen=True)
+class _NetMoments:
+    """Means and squared standard errors of the rescaled baseline, candidate and overhead
+    runs, and Welch's test of m_b = m_a: degrees of freedom, t quantile, p-value."""
+
+    ma: float
+    mb: float
+    mo: float
+    va: float
+    vb: float
+    vo: float
+    df: float
+    t: float
+    p: float
+
+    @property
+    def den(self) -> float:
+        """The baseline's net mean."""
+        return self.ma - self.mo
+
+    @property
+    def num(self) -> float:
+        """The candidate's net mean."""
+        return self.mb - self.mo
+
+    @property
+    def diff(self) -> float:
+        return self.mb - self.ma
+
+    @property
+    def se(self) -> float:
+        """Standard error of ``diff`` (the overhead cancels from it)."""
+        return math.sqrt(self.va + self.vb)
+
+
+def _net_moments(a: FloatArray, b: FloatArray, o: FloatArray, confidence: float) -> _NetMoments:
+    ma, mb, mo = float(a.mean()), float(b.mean()), float(o.mean())
+    va, vb, vo = (float(x.var(ddof=1)) / x.size for x in (a, b, o))
+    diff = mb - ma
+    q = 0.5 + confidence / 2
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1)) if se > 0 else math.inf
+    t = float(special.stdtrit(df, q)) if se > 0 else 0.0
+    p = float(2 * special.stdtr(df, -abs(diff) / se)) if se > 0 else float(diff == 0)
+    return _NetMoments(ma, mb, mo, va, vb, vo, df, t, p)
+
+
+@dataclass(frozen=True)
+class _NetChange:
+    """The change of net times on one scale, its interval and p-value, and its warnings."""
+
+    scale: str
+    estimate: float
+    low: float
+    high: float
+    p_value: float
+    interval: str
+    warnings: list[StatWarning]
+
+
+def _ratio_change(net: _NetMoments, confidence: float) -> _NetChange:
+    """Both net means positive: Fieller's interval of their ratio, with the covariance they
+    share through m_o (a finite stand-in where it reaches 0 or +∞)."""
+    est = net.num / net.den - 1
+    if not net.se > 0:
+        return _NetChange("ratio", est, est, est, net.p, "difference", [])
+    args = (np.array([net.num]), np.array([net.den]), net.vb + net.vo, net.va + net.vo, net.vo)
+    p = float(component_p_value(*args, net.df)[0])
+    lo, hi, at_zero, at_inf = fieller_positive(*args, net.t)
+    warnings = []
+    if at_zero[0] or at_inf[0]:
+        _, _, l_lo, l_hi = log_ratio(*args, net.df, net.t)
+        lo, hi = stand_in(
+            lo,
+            hi,
+            at_zero,
+            at_inf,
+            np.array([net.num / net.den]),
+            np.array([p > 1 - confidence]),
+            l_lo,
+            l_hi,
+        )
+        warnings.append(stand_in_warning(bool(at_zero[0]), bool(at_inf[0]), "net time"))
+    return _NetChange("ratio", est, float(lo[0]) - 1, float(hi[0]) - 1, p, "fieller", warnings)
+
+
+def _difference_change(net: _NetMoments, near0: bool, k: float) -> _NetChange:
+    """A net mean not positive: the difference of means over |baseline net time|, or in the
+    unit (``k``: the runs' rescaling) when that is within its own noise of zero."""
+    div = 1.0 if near0 else abs(net.den)
+    unit = k if near0 else 1.0
+    est = net.diff / div * unit
+    low, high = (net.diff - net.t * net.se) / div * unit, (net.diff + net.t * net.se) / div * unit
+    if near0:
+        warning = StatWarning(
+            "absolute_change",
+            "the baseline's net time is within its own noise of zero, so a relative change "
+            "would be meaningless: the change and its interval are in the metric's own unit; "
+            "do more work per run",
+            {"baseline_net": net.den * k},
+        )
+    else:
+        warning = StatWarning(
+            "net_not_positive",
+            "a net time is not above zero, so its ratio is meaningless: the change is the "
+            "difference over |baseline net time|; do more work per run",
+            {"baseline_net": net.den * k, "candidate_net": net.num * k},
+        )
+    scale = "absolute" if near0 else "relative"
+    return _NetChange(scale, est, low, high, net.p, "difference", [warning])

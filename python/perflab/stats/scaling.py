@@ -1,10 +1,10 @@
 """Scaling fit: cost = a + b·n^k over a numeric size parameter, per variant, with intervals.
 
-Seed 003 timed lookups at sizes 100 … 100M and concluded "5.59% degradation". A fit
-over all sizes says more, and says it with an interval: the fixed cost a (unit of the
-metric), the per-unit cost at a size n₀, b·n₀^(k−1) (the size-dependent part of the
-cost divided by the size, e.g. seconds per lookup), the exponent k (1 = linear), and
-the relative difference of per-unit costs between two variants.
+The lookup-structure experiment timed lookups at sizes 100 … 100M and concluded "5.59%
+degradation". A fit over all sizes says more, and says it with an interval: the fixed cost a
+(unit of the metric), the per-unit cost at a size n₀, b·n₀^(k−1) (the size-dependent part of the
+cost divided by the size, e.g. seconds per lookup), the exponent k (1 = linear), and the
+relative difference of per-unit costs between two variants.
 
 Method: weighted non-linear least squares (scipy.optimize.curve_fit) of the per-size
 means with their standard errors as weights, parametrised (a, log b, k) so that the
@@ -36,6 +36,10 @@ MISFIT_ALPHA = 0.05
 #: Below this many standard errors at every size, the fitted b·n^k is no part of the data: the
 #: fit has collapsed to a constant (b → 0) and (log b, k) are not identified.
 NEGLIGIBLE_SIZE_TERM = 1e-6
+#: Distinct sizes a fit needs: more than its parameters a, b and k (`fit_scaling`: one more to
+#: judge the fit); with the exponent fixed, one fewer. `perflab.analysis.scaling` checks it
+#: before fitting, and a heterogeneous sweep (`perflab.analysis.sweep`) suggests a fit with it.
+MIN_SIZES = 4
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ class ScalingFit:
         n = float(n if n is not None else self.sizes[-1])
         lp, se = self._log_per_unit(n)
         t = float(special.stdtrit(self.df, 0.5 + self.confidence / 2))
-        return Estimate(math.exp(lp), math.exp(lp - t * se), math.exp(lp + t * se))
+        return Estimate(_exp(lp), _exp(lp - t * se), _exp(lp + t * se))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,83 +156,15 @@ def fit_scaling(
         raise ValueError(f"need more than {p} distinct sizes to fit {p} parameters (have {n.size})")
     if np.any(m <= 0):
         raise ValueError("mean costs must be positive")
-    # Zero spread at a size (coarse timer): borrow the pooled relative error.
-    rel = se / m
-    floor = float(np.median(rel[rel > 0])) if np.any(rel > 0) else 1e-6
-    se = np.where(se > 0, se, floor * m)
-
-    # Starting point: slope of log(mean − a0) against log n over the sizes, a0 below the smallest mean.
-    a0 = 0.5 * float(m.min())
-    y = np.log(np.maximum(m - a0, 1e-300))
-    k0 = float(np.clip(np.polyfit(np.log(n), y, 1)[0], 0.1, 3.0)) if exponent is None else exponent
-    lb0 = float(np.median(y - k0 * np.log(n)))
-
-    f: Callable[..., FloatArray]
-    if exponent is None:
-
-        def f_free(x: FloatArray, a: float, lb: float, k: float) -> FloatArray:
-            return a + np.exp(lb + k * np.log(x))
-
-        f = f_free
-        p0, lower, upper = [a0, lb0, k0], [-np.inf, -np.inf, 0.05], [np.inf, np.inf, 4.0]
-    else:
-        k_fixed = exponent
-
-        def f_fixed(x: FloatArray, a: float, lb: float) -> FloatArray:
-            return a + np.exp(lb + k_fixed * np.log(x))
-
-        f = f_fixed
-        p0, lower, upper = [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
-    try:
-        from scipy import optimize  # on use: ~0.1 s to import
-
-        popt, pcov = optimize.curve_fit(
-            f,
-            n,
-            m,
-            p0=p0,
-            sigma=se,
-            absolute_sigma=True,
-            bounds=(lower, upper),
-            method="trf",
-            max_nfev=20_000,
-        )
-    except (RuntimeError, ValueError) as exc:
-        raise ValueError(f"the scaling fit did not converge: {exc}") from None
+    se = _floor_sems(m, se)
+    f, p0, lower, upper = _model(n, m, exponent)
+    popt, pcov = _fit_means(f, n, m, se, p0, (lower, upper))
     resid = (m - f(n, *popt)) / se
     dof = n.size - p
     chi2 = float(np.sum(resid**2)) / dof
-    warnings: list[StatWarning] = []
-    # A collapsed fit (b → 0): curve_fit's pseudo-inverse drops the unidentified directions and
-    # reports zero variance for them, i.e. false precision. Say so and leave intervals undefined.
-    size_term = np.exp(popt[1] + (popt[2] if exponent is None else exponent) * np.log(n))
-    if float(np.max(size_term / se)) < NEGLIGIBLE_SIZE_TERM or np.any(~(np.diag(pcov) > 0)):
-        pcov = np.full_like(pcov, np.nan)
-        warnings.append(
-            StatWarning(
-                "no_size_dependence",
-                "the cost does not grow measurably with n: the fit of a + b·n^k collapsed to a constant "
-                f"(b·n^k ≈ {float(size_term[-1]):.3g} at the largest size), so per-unit costs and their "
-                "intervals are undefined; fit a cost that grows with the size, or fix the exponent",
-                {"size_term": float(size_term[-1])},
-            )
-        )
-    misfit_p = float(special.chdtrc(dof, chi2 * dof))
-    if misfit_p < MISFIT_ALPHA:
-        pcov = pcov * chi2
-        df = float(dof)
-        if chi2 > 4:
-            warnings.append(
-                StatWarning(
-                    "poor_fit",
-                    f"cost = a + b·n^k misses the per-size means by {math.sqrt(chi2):.1f}× their "
-                    "standard errors (caches? page sizes?): intervals are widened to match; "
-                    "look at the residuals or fit a narrower size range",
-                    {"reduced_chi2": chi2},
-                )
-            )
-    else:
-        df = float(np.sum(counts - 1))
+    pcov, warnings = _collapsed(n, se, popt, pcov, exponent)
+    pcov, df, misfit = _misfit(pcov, chi2, dof, counts)
+    warnings += misfit
     cov = np.zeros((3, 3))
     cov[:p, :p] = pcov
     t = float(special.stdtrit(df, 0.5 + confidence / 2))
@@ -238,7 +174,7 @@ def fit_scaling(
     return ScalingFit(
         confidence=confidence,
         a=Estimate(a, a - t * sd[0], a + t * sd[0]),
-        b=Estimate(math.exp(lb), math.exp(lb - t * sd[1]), math.exp(lb + t * sd[1])),
+        b=Estimate(_exp(lb), _exp(lb - t * sd[1]), _exp(lb + t * sd[1])),
         k=Estimate(k, k - t * sd[2], k + t * sd[2]),
         exponent_fixed=exponent is not None,
         sizes=tuple(float(x) for x in n),
@@ -249,6 +185,110 @@ def fit_scaling(
         covariance=tuple(tuple(float(v) for v in row) for row in cov),
         warnings=tuple(warnings),
     )
+
+
+def _floor_sems(m: FloatArray, se: FloatArray) -> FloatArray:
+    """Zero spread at a size (coarse timer): borrow the pooled relative error."""
+    rel = se / m
+    floor = float(np.median(rel[rel > 0])) if np.any(rel > 0) else 1e-6
+    floored: FloatArray = np.where(se > 0, se, floor * m)
+    return floored
+
+
+def _model(
+    n: FloatArray, m: FloatArray, exponent: float | None
+) -> tuple[Callable[..., FloatArray], list[float], list[float], list[float]]:
+    """The model of the means in (a, log b, k), or (a, log b) with k fixed; its starting
+    point and bounds. Start: the slope of log(mean − a0) against log n over the sizes, a0
+    below the smallest mean."""
+    a0 = 0.5 * float(m.min())
+    y = np.log(np.maximum(m - a0, 1e-300))
+    k0 = float(np.clip(np.polyfit(np.log(n), y, 1)[0], 0.1, 3.0)) if exponent is None else exponent
+    lb0 = float(np.median(y - k0 * np.log(n)))
+    if exponent is None:
+
+        def f_free(x: FloatArray, a: float, lb: float, k: float) -> FloatArray:
+            return a + np.exp(lb + k * np.log(x))
+
+        return f_free, [a0, lb0, k0], [-np.inf, -np.inf, 0.05], [np.inf, np.inf, 4.0]
+    k_fixed = exponent
+
+    def f_fixed(x: FloatArray, a: float, lb: float) -> FloatArray:
+        return a + np.exp(lb + k_fixed * np.log(x))
+
+    return f_fixed, [a0, lb0], [-np.inf, -np.inf], [np.inf, np.inf]
+
+
+def _fit_means(
+    f: Callable[..., FloatArray],
+    n: FloatArray,
+    m: FloatArray,
+    se: FloatArray,
+    p0: list[float],
+    bounds: tuple[list[float], list[float]],
+) -> tuple[FloatArray, FloatArray]:
+    """Weighted least squares of the means ``m`` at sizes ``n`` (standard errors ``se``):
+    the parameters and their covariance. ValueError when it does not converge."""
+    try:
+        from scipy import optimize  # on use: ~0.1 s to import
+
+        popt, pcov = optimize.curve_fit(
+            f,
+            n,
+            m,
+            p0=p0,
+            sigma=se,
+            absolute_sigma=True,
+            bounds=bounds,
+            method="trf",
+            max_nfev=20_000,
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise ValueError(f"the scaling fit did not converge: {exc}") from None
+    return popt, pcov
+
+
+def _collapsed(
+    n: FloatArray, se: FloatArray, popt: FloatArray, pcov: FloatArray, exponent: float | None
+) -> tuple[FloatArray, list[StatWarning]]:
+    """The covariance, undefined (NaN) with a warning when the fit collapsed (b → 0):
+    curve_fit's pseudo-inverse drops the unidentified directions and reports zero variance
+    for them, i.e. false precision."""
+    size_term = np.exp(popt[1] + (popt[2] if exponent is None else exponent) * np.log(n))
+    negligible = float(np.max(size_term / se)) < NEGLIGIBLE_SIZE_TERM
+    if not (negligible or np.any(~(np.diag(pcov) > 0))):
+        return pcov, []
+    warning = StatWarning(
+        "no_size_dependence",
+        "the cost does not grow measurably with n: the fit of a + b·n^k collapsed to a constant "
+        f"(b·n^k ≈ {float(size_term[-1]):.3g} at the largest size), so per-unit costs and their "
+        "intervals are undefined; fit a cost that grows with the size, or fix the exponent",
+        {"size_term": float(size_term[-1])},
+    )
+    return np.full_like(pcov, np.nan), [warning]
+
+
+def _misfit(
+    pcov: FloatArray, chi2: float, dof: int, counts: IntArray
+) -> tuple[FloatArray, float, list[StatWarning]]:
+    """The covariance and the t quantiles' degrees of freedom: the runs' own when the model
+    fits within their noise; else the covariance scaled by reduced χ² (Birge ratio) and the
+    fit's degrees of freedom, with a warning when it misses by far."""
+    misfit_p = float(special.chdtrc(dof, chi2 * dof))
+    if not misfit_p < MISFIT_ALPHA:
+        return pcov, float(np.sum(counts - 1)), []
+    warnings = []
+    if chi2 > 4:
+        warnings.append(
+            StatWarning(
+                "poor_fit",
+                f"cost = a + b·n^k misses the per-size means by {math.sqrt(chi2):.1f}× their "
+                "standard errors (caches? page sizes?): intervals are widened to match; "
+                "look at the residuals or fit a narrower size range",
+                {"reduced_chi2": chi2},
+            )
+        )
+    return pcov * chi2, float(dof), warnings
 
 
 @dataclass(frozen=True)
@@ -310,11 +350,20 @@ def compare_scaling(
     return ScalingComparison(
         at=at,
         confidence=baseline.confidence,
-        estimate=math.expm1(d),
-        low=math.expm1(d - half),
-        high=math.expm1(d + half),
+        estimate=_expm1(d),
+        low=_expm1(d - half),
+        high=_expm1(d + half),
         baseline=baseline.per_unit(at),
         candidate=candidate.per_unit(at),
         exponent_baseline=baseline.k,
         exponent_candidate=candidate.k,
     )
+
+
+def _exp(x: float) -> float:
+    """exp that saturates at +inf (an unbounded interval end) instead of raising."""
+    return math.exp(x) if not x >= 709.0 else math.inf  # NaN stays NaN
+
+
+def _expm1(x: float) -> float:
+    return math.expm1(x) if not x >= 709.0 else math.inf

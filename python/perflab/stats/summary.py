@@ -1,4 +1,5 @@
-"""Descriptive summary of one sample (seed 003's table: avg/min/max/stddev/margin of error)."""
+"""Descriptive summary of one sample (the lookup-structure experiment's table:
+avg/min/max/stddev/margin of error)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class Summary:
     """Summary of n ≥ 1 finite observations, all in the metric's own unit.
 
     stddev:          sample standard deviation (ddof=1); NaN when n < 2.
-    margin_of_error: z·sd/√n with z = Φ⁻¹(1 − α/2) (1.96 at 95%), as in seed 003; NaN when n < 2.
+    margin_of_error: z·sd/√n with z = Φ⁻¹(1 − α/2) (1.96 at 95%), as in the
+                     lookup-structure experiment; NaN when n < 2.
     ci_low/ci_high:  Student-t interval of the mean at ``confidence``; NaN when n < 2.
     location:        the method's own location statistic with its interval (the mean's t
                      interval for Welch, BCa for the bootstrap, the median's distribution-free

@@ -1,10 +1,11 @@
 """Summary of a sweep: the geometric-mean ratio of candidate to baseline across cells.
 
-Seed 002's "average gain across 1..28 instances" is an average over a fixed, chosen
-set of cells, so its uncertainty comes from the runs only (a fixed-effect average):
+The kernel-bypass memcached scaling experiment's "average gain across 1..28 instances" is
+an average over a fixed, chosen set of cells, so its uncertainty comes from the runs only
+(a fixed-effect average):
 per cell the log ratio of means r_i = log(m_b/m_a) with the delta-method variance
 v_i = s_b²/(n_b·m_b²) + s_a²/(n_a·m_a²); the sweep's log ratio is the plain mean of
-the r_i (every cell counts equally, as in the seed), its variance Σv_i/k², and its
+the r_i (every cell counts equally, as in the experiment), its variance Σv_i/k², and its
 t quantile uses Welch–Satterthwaite degrees of freedom pooled over all samples. A
 geometric mean, not an arithmetic one, because ratios compose multiplicatively (a
 2× gain and a 2× loss average to no change). Cochran's Q and I² report how much the

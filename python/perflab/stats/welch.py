@@ -6,7 +6,7 @@ tiny or the runs themselves near-normal); variances may differ. Chosen as the
 default because benchmark runs of two variants rarely have equal variance, its
 error rates hold for every run distribution simulated (normal, log-normal, t3,
 bimodal; n = 5…30), it has the most power of the methods here, and it is what
-seed 000's TLDR uses: CI(μ_b − μ_a) / mean(a).
+the MGLRU memcached experiment's TLDR uses: CI(μ_b − μ_a) / mean(a).
 
 The p-value is always Welch's t-test of μ_b = μ_a (scipy's ``ttest_ind(equal_var=False)``).
 Every interval below inverts that same test, at every level — so whichever is shown,
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import special
 
-from perflab.stats.arrays import FloatArray
+from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
 from perflab.stats.fieller import fieller_positive, log_ratio, stand_in, stand_in_warning
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -136,21 +136,13 @@ def welch_batch(
     s = pow2_scale(a, b)
     x, y = a / s[:, None], b / s[:, None]
     ma, mb = x.mean(axis=1), y.mean(axis=1)
+    scale = np.where(positive, RATIO, RELATIVE).astype(object)
+    if na < 2 or nb < 2:
+        return _without_interval(ma, mb, s, positive, scale)
+
     diff = mb - ma
     absm = np.abs(ma)
-    scale = np.where(positive, RATIO, RELATIVE).astype(object)
-    kind = np.full(e, "difference", dtype=object)
-    note = np.full(e, "", dtype=object)
     q = 0.5 + confidence / 2
-    if na < 2 or nb < 2:
-        near0 = ~positive & (ma == 0)
-        scale[near0] = ABSOLUTE
-        with np.errstate(invalid="ignore", divide="ignore"):
-            est = np.where(near0, diff * s, diff / absm)
-        nan = np.full(e, np.nan)
-        kind[:] = ""
-        return Intervals(est, nan, nan.copy(), nan.copy(), ma * s, mb * s, scale, kind, note)
-
     va = x.var(axis=1, ddof=1) / na
     vb = y.var(axis=1, ddof=1) / nb
     tot = va + vb
@@ -173,8 +165,55 @@ def welch_batch(
     # Where the difference interval covers visibly less than its level (noted on every
     # row), and for ratio rows where it will not do at all, Fieller's (same test).
     short = ~near0 & ~exact & (_implied(ma, mb, va, vb, df, t) < confidence - COVERAGE_LOSS)
-    note = add_note(note, short, "coverage_short")
-    need = np.zeros(e, bool)
+    note = add_note(np.full(e, "", dtype=object), short, "coverage_short")
+    need, note = _fieller_rows(interval, positive, short, exact, low, note)
+    kind = np.full(e, "difference", dtype=object)
+    if need.any():
+        i = np.flatnonzero(need)
+        r_lo, r_hi, at_zero, at_inf = _fieller(
+            ma[i], mb[i], va[i], vb[i], (na, nb), t[i], q[i], p[i] > 1 - confidence[i]
+        )
+        note = add_note(note, need & np.isin(np.arange(e), i[at_zero]), "lower_unbounded")
+        note = add_note(note, need & np.isin(np.arange(e), i[at_inf]), "upper_unbounded")
+        low[i], high[i] = r_lo - 1.0, r_hi - 1.0
+        kind[i] = "fieller"
+    if interval == "fieller":
+        note = add_note(note, ~positive, "fieller_needs_positive")
+    kind[exact] = "exact"
+
+    unit = np.where(near0, s, 1.0)
+    iv = Intervals(est * unit, low * unit, high * unit, p, ma * s, mb * s, scale, kind, note)
+    return reconcile(finite_or_reason(iv), confidence)
+
+
+def _without_interval(
+    ma: FloatArray, mb: FloatArray, s: FloatArray, positive: BoolArray, scale: ObjectArray
+) -> Intervals:
+    """Fewer than 2 runs on a side: the change alone (in the unit where the baseline mean is
+    0; ``s``: the rows' rescaling), no interval and no p-value."""
+    e = ma.size
+    diff = mb - ma
+    near0 = ~positive & (ma == 0)
+    scale[near0] = ABSOLUTE
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.where(near0, diff * s, diff / np.abs(ma))
+    nan = np.full(e, np.nan)
+    kind = np.full(e, "", dtype=object)
+    note = np.full(e, "", dtype=object)
+    return Intervals(est, nan, nan.copy(), nan.copy(), ma * s, mb * s, scale, kind, note)
+
+
+def _fieller_rows(
+    interval: str,
+    positive: BoolArray,
+    short: BoolArray,
+    exact: BoolArray,
+    low: FloatArray,
+    note: ObjectArray,
+) -> tuple[BoolArray, ObjectArray]:
+    """The rows that get Fieller's interval instead of the difference interval (never an
+    exact one): every positive row for ``fieller``; else the positive rows whose difference
+    interval reaches −100% (noted), and for ``auto`` also those whose coverage falls short."""
     if interval == "fieller":
         need = positive.copy()
     else:
@@ -185,30 +224,30 @@ def welch_batch(
         if interval == "auto":
             need = need | (positive & short)
     need &= ~exact
-    if need.any():
-        i = np.flatnonzero(need)
-        r_lo, r_hi, at_zero, at_inf = fieller_positive(mb[i], ma[i], vb[i], va[i], 0.0, t[i])
-        if (at_zero | at_inf).any():
-            wa, wb = va[i] / ma[i] ** 2, vb[i] / mb[i] ** 2
-            df_l = _welch_df(wa, wb, na, nb)
-            _, _, l_lo, l_hi = log_ratio(
-                mb[i], ma[i], vb[i], va[i], 0.0, df_l, special.stdtrit(df_l, q[i])
-            )
-            rho = mb[i] / ma[i]
-            r_lo, r_hi = stand_in(
-                r_lo, r_hi, at_zero, at_inf, rho, p[i] > 1 - confidence[i], l_lo, l_hi
-            )
-            note = add_note(note, need & np.isin(np.arange(e), i[at_zero]), "lower_unbounded")
-            note = add_note(note, need & np.isin(np.arange(e), i[at_inf]), "upper_unbounded")
-        low[i], high[i] = r_lo - 1.0, r_hi - 1.0
-        kind[i] = "fieller"
-    if interval == "fieller":
-        note = add_note(note, ~positive, "fieller_needs_positive")
-    kind[exact] = "exact"
+    return need, note
 
-    unit = np.where(near0, s, 1.0)
-    iv = Intervals(est * unit, low * unit, high * unit, p, ma * s, mb * s, scale, kind, note)
-    return reconcile(finite_or_reason(iv), confidence)
+
+def _fieller(
+    ma: FloatArray,
+    mb: FloatArray,
+    va: FloatArray,
+    vb: FloatArray,
+    sizes: tuple[int, int],
+    t: FloatArray,
+    q: FloatArray,
+    contains_one: BoolArray,
+) -> tuple[FloatArray, FloatArray, BoolArray, BoolArray]:
+    """Fieller's interval of the ratio of means (positive runs): (low, high, at_zero, at_inf)
+    as `fieller_positive`, with the log-ratio interval's bound standing in where it reaches
+    0 or +∞. ``contains_one``: p > α, the test does not reject ratio 1."""
+    r_lo, r_hi, at_zero, at_inf = fieller_positive(mb, ma, vb, va, 0.0, t)
+    if (at_zero | at_inf).any():
+        wa, wb = va / ma**2, vb / mb**2
+        df_l = _welch_df(wa, wb, *sizes)
+        _, _, l_lo, l_hi = log_ratio(mb, ma, vb, va, 0.0, df_l, special.stdtrit(df_l, q))
+        rho = mb / ma
+        r_lo, r_hi = stand_in(r_lo, r_hi, at_zero, at_inf, rho, contains_one, l_lo, l_hi)
+    return r_lo, r_hi, at_zero, at_inf
 
 
 class Welch:

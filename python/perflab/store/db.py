@@ -19,6 +19,7 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from perflab.errors import StoreError
@@ -56,10 +57,10 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def transaction(self):
+    def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
     def run_label(self, run_id: int) -> str:
@@ -84,7 +85,7 @@ class Store:
         source: str,
         baseline: str,
         metrics: Sequence[MetricDef],
-        settings: dict,
+        settings: dict[str, Any],
         runs: Iterable[NewRun],
         spec_path: str | None = None,
         spec_text: str | None = None,
@@ -109,7 +110,8 @@ class Store:
                     now,
                 ),
             )
-            eid = int(cur.lastrowid)
+            eid = cur.lastrowid
+            assert eid is not None  # set by the INSERT just executed
             self.db.executemany(
                 "INSERT INTO metric_defs (experiment_id, position, name, unit, better) VALUES (?,?,?,?,?)",
                 [(eid, i, m.name, m.unit, m.better) for i, m in enumerate(metrics)],
@@ -347,7 +349,7 @@ class Store:
         return {r["status"]: r["n"] for r in rows}
 
     @reads
-    def cells_and_variants(self, eid: int) -> list[tuple[str, dict, str]]:
+    def cells_and_variants(self, eid: int) -> list[tuple[str, dict[str, str], str]]:
         """Distinct (cell_key, labels, variant) in order of first appearance."""
         rows = self.db.execute(
             "SELECT cell_key, cell, variant FROM runs WHERE experiment_id=?"
@@ -368,7 +370,9 @@ class Store:
 
     # -- environment and artifacts
     @writes("save the environment of experiment {eid} on {host}")
-    def put_environment(self, eid: int, host: str, info: dict, artifacts: dict[str, bytes]) -> None:
+    def put_environment(
+        self, eid: int, host: str, info: dict[str, Any], artifacts: dict[str, bytes]
+    ) -> None:
         with self.transaction():
             self.db.execute(
                 "INSERT OR REPLACE INTO environment (experiment_id, host, captured_at, info)"
@@ -382,7 +386,7 @@ class Store:
             self._put_artifacts(eid, None, host, artifacts)
 
     @reads
-    def environments(self, eid: int) -> dict[str, dict]:
+    def environments(self, eid: int) -> dict[str, dict[str, Any]]:
         return {
             r["host"]: json.loads(r["info"])
             for r in self.db.execute(
@@ -435,10 +439,15 @@ class _Transaction:
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
 
-    def __exit__(self, exc_type, *_):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             try:
                 self.db.execute("COMMIT")

@@ -10,11 +10,11 @@ import functools
 import inspect
 import sqlite3
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from perflab.errors import StoreError
 
-F = TypeVar("F", bound=Callable)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def detail(e: sqlite3.Error) -> str:
@@ -39,7 +39,7 @@ def writes(what: str) -> Callable[[F], F]:
         signature = inspect.signature(fn)
 
         @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(self, *args, **kwargs)
             except sqlite3.Error as e:
@@ -50,7 +50,7 @@ def writes(what: str) -> Callable[[F], F]:
                     f"store {self.path}: cannot {what.format(**fields)}: {detail(e)}"
                 ) from e
 
-        return wrapper  # type: ignore[return-value]
+        return cast(F, wrapper)
 
     return decorate
 
@@ -59,10 +59,10 @@ def reads(fn: F) -> F:
     """Decorates a Store method that reads: any sqlite3.Error becomes ``cannot read store PATH: …``."""
 
     @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as e:
             raise StoreError(f"cannot read store {self.path}: {detail(e)}") from e
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)

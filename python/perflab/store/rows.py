@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite3
@@ -28,7 +28,7 @@ class ExperimentRow:
     spec_text: str | None
     spec_sha256: str | None
     baseline: str
-    settings: dict
+    settings: dict[str, Any]
     status: str
     created_at: float
     finished_at: float | None
@@ -49,7 +49,7 @@ class RunRow:
     order_index: int
     block: int
     cell_key: str
-    cell: dict
+    cell: dict[str, str]
     variant: str
     repetition: int
     warmup: bool
@@ -70,7 +70,7 @@ class NewRun:
     order_index: int
     block: int
     cell_key: str
-    cell: dict
+    cell: dict[str, str]
     variant: str
     repetition: int
     warmup: bool = False

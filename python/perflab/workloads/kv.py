@@ -130,7 +130,7 @@ def run_kv(
     cfg = as_config(config)
     last = [0.0]
 
-    def tick(snapshot: dict) -> bool:
+    def tick(snapshot: dict[str, Any]) -> bool:
         if stop is not None and stop.is_set():
             return True
         if progress is not None:
@@ -148,7 +148,7 @@ def run_kv(
     result = KvResult(json.loads(text))
     if exc is not None:
         try:
-            exc.partial_result = result
+            exc.partial_result = result  # type: ignore[attr-defined]  # see the docstring
         except AttributeError:
             pass
         raise exc

@@ -157,9 +157,10 @@ class KvConfig(BaseModel):
     def _ratio(cls, v: Any) -> str:
         if isinstance(v, (list, tuple)) and len(v) == 2:
             v = f"{v[0]}:{v[1]}"
-        if not isinstance(v, str) or not _RATIO.match(v):
+        match = _RATIO.match(v) if isinstance(v, str) else None
+        if match is None:
             raise ValueError(f'ratio must be "SET:GET" with whole numbers, e.g. "1:10" (got {v!r})')
-        a, b = map(int, _RATIO.match(v).groups())
+        a, b = map(int, match.groups())
         if a == 0 and b == 0:
             raise ValueError('ratio "0:0" sends nothing')
         return f"{a}:{b}"

@@ -212,7 +212,7 @@ class LatencyDistribution:
         target = max(1, math.ceil(p / 100 * n))
         counts = np.ctypeslib.as_array(self._h.counts)[: self._h.counts_len]
         index = int(np.searchsorted(np.cumsum(counts, dtype=np.uint64), target))
-        value = self._h.get_value_from_index(index)
+        value: int = self._h.get_value_from_index(index)
         value = (
             self._h.get_highest_equivalent_value(value)
             if p > 0
@@ -234,7 +234,7 @@ class LatencyDistribution:
         return blob.decode() if isinstance(blob, bytes) else blob
 
 
-def _doc_of(item: Any) -> dict:
+def _doc_of(item: Any) -> dict[str, Any]:
     return item.to_json() if isinstance(item, KvResult) else item
 
 
@@ -278,7 +278,7 @@ def merge_histograms(
 class KvResult:
     """One load run. Build it from the engine's JSON (``KvResult(doc)``)."""
 
-    def __init__(self, doc: dict):
+    def __init__(self, doc: dict[str, Any]):
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise KvResultError(f"not a {FORMAT} document")
         if doc.get("version") != VERSION:
@@ -292,7 +292,8 @@ class KvResult:
     @property
     def status(self) -> str:
         """ "complete", "stopped" (by the caller) or "failed" (see `error`)."""
-        return self._doc["status"]
+        status: str = self._doc["status"]
+        return status
 
     @property
     def ok(self) -> bool:
@@ -304,7 +305,8 @@ class KvResult:
         """Why the run is not `ok`, in one line: the fault that ended it, or else its failed
         requests by kind (`KvErrors.reason`); None when nothing failed."""
         if self._doc.get("error"):
-            return self._doc["error"]
+            fault: str = self._doc["error"]
+            return fault
         errors = self.errors
         return errors.reason() if errors.total else None
 
@@ -341,7 +343,7 @@ class KvResult:
 
     @property
     def open_loop(self) -> bool:
-        return self._doc["mode"] == "open"
+        return bool(self._doc["mode"] == "open")
 
     @property
     def seed(self) -> int:
@@ -359,7 +361,7 @@ class KvResult:
         """Flat metrics, units in the names (see `METRICS`)."""
         return {k: float(v) for k, v in self._doc["metrics"].items()}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The whole document (a copy), histograms included."""
         return copy.deepcopy(self._doc)
 
@@ -404,7 +406,7 @@ class KvResult:
                 ]
             )
 
-        def line(cells):
+        def line(cells: Sequence[str]) -> str:
             first = f"{cells[0]:<{widths[0]}}"
             return " ".join([first] + [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:])])
 

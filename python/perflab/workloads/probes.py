@@ -13,7 +13,8 @@ name                                    unit          what
                                                       ``large_no_miss``, ``large_cachemiss``,
                                                       ``large_allmiss``
 ``memmove_mib_per_sec``                 MiB/s         = ``memmove_small_tlbmiss_mib_per_sec``, the
-                                                      case seed 001's model uses (mmbm's default)
+                                                      case the router performance-index
+                                                      experiment's model uses (mmbm's default)
 ``memmove_sweep_<S>b_<N>buf_mib_per_sec`` MiB/s       sweep cell: S-byte copies over N buffers
 ``latency_<order>_<size>_ns``           ns/access     pointer chase; order ``page`` or ``random``,
                                                       size such as ``4k``, ``2m``, ``1g``
@@ -28,6 +29,7 @@ import platform as _platform
 import re
 import subprocess
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -67,7 +69,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _native():
+def _native() -> ModuleType:
     try:
         from perflab import _native
     except ImportError as e:  # pragma: no cover - a broken install

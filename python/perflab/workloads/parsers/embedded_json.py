@@ -43,7 +43,9 @@ def _candidates(text: str, lenient: bool) -> Iterator[Any]:
         pos = end
 
 
-def find_object(text: str, accept: Callable[[dict], bool], *, lenient: bool = False) -> dict | None:
+def find_object(
+    text: str, accept: Callable[[dict[str, Any]], bool], *, lenient: bool = False
+) -> dict[str, Any] | None:
     """The first JSON object starting at the beginning of a line for which ``accept`` is true."""
     for value in _candidates(text, lenient):
         if isinstance(value, dict) and accept(value):
@@ -51,7 +53,7 @@ def find_object(text: str, accept: Callable[[dict], bool], *, lenient: bool = Fa
     return None
 
 
-def last_object(text: str) -> dict | None:
+def last_object(text: str) -> dict[str, Any] | None:
     """The last JSON object starting at the beginning of a line (a program's result printed
     after its log lines), strictly parsed."""
     found = None

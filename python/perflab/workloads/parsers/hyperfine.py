@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
 from perflab.workloads.parsers.names import slug
@@ -48,7 +50,7 @@ def _number(raw: object, where: str) -> float | None:
     return json_number(raw, f"{NAME}: {where}", "a number of seconds")
 
 
-def _result_metrics(result: dict, where: str) -> dict[str, float]:
+def _result_metrics(result: dict[str, Any], where: str) -> dict[str, float]:
     out = {}
     for key, metric in _FIELDS.items():
         if (v := _number(result.get(key), f"{where} {key!r}")) is not None:
@@ -64,10 +66,10 @@ def _result_metrics(result: dict, where: str) -> dict[str, float]:
     return out
 
 
-def prefixes(results: list[dict]) -> list[str]:
+def prefixes(results: list[dict[str, Any]]) -> list[str]:
     """Distinct, readable metric prefixes for several results (see METRICS)."""
 
-    def by_parameters(r: dict) -> str:
+    def by_parameters(r: dict[str, Any]) -> str:
         params = r.get("parameters")
         if not isinstance(params, dict) or not params:
             return ""

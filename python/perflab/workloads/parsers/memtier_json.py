@@ -19,6 +19,8 @@ Percentile keys are ``"p%.3f"`` cut to six characters (``p99.90``, ``p99.99``, `
 
 from __future__ import annotations
 
+from typing import Any
+
 from perflab.workloads.parsers import memtier_blocks
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
 from perflab.workloads.parsers.embedded_json import find_object
@@ -61,7 +63,7 @@ def _value(raw: object, where: str) -> float | None:
     return json_number(raw, f"{NAME}: {where}", "a number")
 
 
-def _type_metrics(obj: dict, where: str) -> dict[str, float]:
+def _type_metrics(obj: dict[str, Any], where: str) -> dict[str, float]:
     found: dict[str, float] = {}
     for key, metric in _FIELDS.items():
         if key in obj and (v := _value(obj[key], f"{where} {key!r}")) is not None:
@@ -86,16 +88,16 @@ def _type_metrics(obj: dict, where: str) -> dict[str, float]:
     return found
 
 
-def _is_results(doc: dict) -> bool:
+def _is_results(doc: dict[str, Any]) -> bool:
     return any(memtier_blocks.TITLE.match(k) for k in doc)
 
 
-def find_document(text: str) -> dict | None:
+def find_document(text: str) -> dict[str, Any] | None:
     """memtier's JSON document in ``text`` (alone, or after other output), or None."""
     return find_object(text, _is_results, lenient=True)
 
 
-def parse_document(doc: dict) -> dict[str, float]:
+def parse_document(doc: dict[str, Any]) -> dict[str, float]:
     chosen = memtier_blocks.choose(NAME, [k for k in doc if memtier_blocks.TITLE.match(k)])
     return parse_block(doc[chosen], chosen)
 

@@ -1,5 +1,5 @@
-"""Seed 000's TLDR from its published per-run data, through import + compare, in every
-output format (each parsed back), and the CI gate --fail-if-worse."""
+"""The MGLRU memcached experiment's TLDR from its published per-run data, through import +
+compare, in every output format (each parsed back), and the CI gate --fail-if-worse."""
 
 from __future__ import annotations
 
@@ -10,34 +10,23 @@ import re
 
 import pytest
 from cli_helpers import perflab
-from testdata import MGLRU_RUNS as SEED0
+from testdata import MGLRU_RUNS, mglru_import
 
-IMPORT = [
-    "--variant",
-    "variant",
-    "--param",
-    "ram_utilization_pct",
-    "--metric",
-    "ops_per_sec:higher",
-    "--metric",
-    "p99_latency_ms:lower",
-    "--baseline",
-    "baseline",
-]
+IMPORT = mglru_import("ops_per_sec:higher", "p99_latency_ms:lower")
 
 
 @pytest.fixture
-def seed0(tmp_path):
+def mglru(tmp_path):
     db = tmp_path / "p.db"
-    r = perflab("import", str(SEED0), "--store", str(db), *IMPORT)
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *IMPORT)
     assert r.code == 0, r.err
     eid = r.out.strip().splitlines()[-1]
     assert eid == "1"
     return db, eid
 
 
-def test_terminal_tldr_matches_seed0(seed0):
-    db, eid = seed0
+def test_terminal_tldr_matches_the_published_one(mglru):
+    db, eid = mglru
     r = perflab("compare", eid, "--store", str(db), "--no-summary")
     assert r.code == 0, r.err
     rows = {
@@ -52,8 +41,8 @@ def test_terminal_tldr_matches_seed0(seed0):
     assert "† Fieller's ratio interval" in r.out
 
 
-def test_json_export_parses_back(seed0):
-    db, eid = seed0
+def test_json_export_parses_back(mglru):
+    db, eid = mglru
     doc = json.loads(perflab("compare", eid, "--store", str(db), "--json").out)
     assert doc["schema"] == "perflab.compare/1"
     assert doc["experiment"]["baseline"] == "baseline"
@@ -82,8 +71,8 @@ def test_json_export_parses_back(seed0):
     assert base["margin_of_error"] == pytest.approx(1.959964 * base["stddev"] / 10**0.5)
 
 
-def test_markdown_export_parses_back(seed0):
-    db, eid = seed0
+def test_markdown_export_parses_back(mglru):
+    db, eid = mglru
     md = perflab("compare", eid, "--store", str(db), "--format", "markdown").out
     table = next(l for l in md.splitlines() if l.startswith("| 110 |"))
     cells = [c.strip() for c in table.strip("|").split("|")]
@@ -93,8 +82,8 @@ def test_markdown_export_parses_back(seed0):
     )
 
 
-def test_csv_export_parses_back(seed0):
-    db, eid = seed0
+def test_csv_export_parses_back(mglru):
+    db, eid = mglru
     rows = list(
         csv.DictReader(
             io.StringIO(perflab("compare", eid, "--store", str(db), "--format", "csv").out)
@@ -112,10 +101,10 @@ def test_csv_export_parses_back(seed0):
     assert r["verdict"] == "better" and r["tldr"] == "+[12.2, 16.2]%†"
 
 
-def test_fail_if_worse_gates_regressions(seed0, tmp_path):
-    db, eid = seed0
+def test_fail_if_worse_gates_regressions(mglru, tmp_path):
+    db, eid = mglru
     # Swap the roles: with mglru as baseline, the stock kernel is ~12% slower at 110%
-    r = perflab("import", str(SEED0), "--store", str(db), *IMPORT[:-1], "mglru")
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *IMPORT[:-1], "mglru")
     eid2 = r.out.strip().splitlines()[-1]
     bad = perflab("compare", eid2, "--store", str(db), "--fail-if-worse", "5")
     assert bad.code == 1
@@ -125,8 +114,8 @@ def test_fail_if_worse_gates_regressions(seed0, tmp_path):
     assert perflab("compare", eid, "--store", str(db), "--fail-if-worse", "0").code == 0
 
 
-def test_threshold_turns_small_changes_into_within_noise(seed0):
-    db, eid = seed0
+def test_threshold_turns_small_changes_into_within_noise(mglru):
+    db, eid = mglru
     doc = json.loads(
         perflab("compare", eid, "--store", str(db), "--json", "--threshold", "15%").out
     )
@@ -154,7 +143,7 @@ def test_threshold_turns_small_changes_into_within_noise(seed0):
 )
 def test_import_bad_input_is_one_line(tmp_path, args, message):
     base = dict(zip(IMPORT[::2], IMPORT[1::2]))
-    argv = ["import", str(SEED0), "--store", str(tmp_path / "db")]
+    argv = ["import", str(MGLRU_RUNS), "--store", str(tmp_path / "db")]
     flags = dict(base)
     for k, v in zip(args[::2], args[1::2]):
         flags[k] = v
@@ -171,7 +160,7 @@ def test_unknown_experiment_and_bad_store(tmp_path):
         f"perflab: error: no store at {tmp_path / 'db'}"
     )
     assert not (tmp_path / "db").exists()
-    r = perflab("import", str(SEED0), "--store", str(tmp_path / "db"), *IMPORT)
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(tmp_path / "db"), *IMPORT)
     r = perflab("compare", "42", "--store", str(tmp_path / "db"))
     assert (
         r.code == 2
@@ -193,8 +182,8 @@ def test_unknown_experiment_and_bad_store(tmp_path):
         (["--method", "bootstrap"], "+[12.1, 16.4]%"),
     ],
 )
-def test_every_method_gives_seed0_verdicts(seed0, args, ops_110):
-    db, eid = seed0
+def test_every_method_gives_the_published_verdicts(mglru, args, ops_110):
+    db, eid = mglru
     doc = json.loads(perflab("compare", eid, "--store", str(db), "--json", *args).out)
     got = {(c["labels"]["ram_utilization_pct"], c["metric"]): c for c in doc["comparisons"]}
     assert got[("110", "ops_per_sec")]["tldr"] == ops_110
@@ -202,10 +191,10 @@ def test_every_method_gives_seed0_verdicts(seed0, args, ops_110):
     assert got[("90", "ops_per_sec")]["verdict"] == "ns"
 
 
-def test_holm_is_the_default_and_keeps_the_published_intervals(seed0):
+def test_holm_is_the_default_and_keeps_the_published_intervals(mglru):
     """Holm decides (4 comparisons: the chance of any false change ≤ 5%); the two changes it
-    finds keep seed 000's 95% intervals; Bonferroni widens every interval instead."""
-    db, eid = seed0
+    finds keep the MGLRU experiment's 95% intervals; Bonferroni widens every interval instead."""
+    db, eid = mglru
     r = perflab("compare", eid, "--store", str(db), "--no-summary")
     assert "+[12.2, 16.2]%† better" in r.out and "-[20.0, 23.0]% better" in r.out
     assert (
@@ -219,8 +208,8 @@ def test_holm_is_the_default_and_keeps_the_published_intervals(seed0):
     assert "+[11.8, 16.6]% better" in bonf.out and "-[19.5, 23.4]% better" in bonf.out, bonf.out
 
 
-def test_bad_method_options_are_one_line(seed0):
-    db, eid = seed0
+def test_bad_method_options_are_one_line(mglru):
+    db, eid = mglru
     r = perflab("compare", eid, "--store", str(db), "--method", "magic")
     assert r.code == 2 and "unknown statistical method 'magic'" in r.err
     r = perflab("compare", eid, "--store", str(db), "--method", "welch", "--statistic", "median")

@@ -1,4 +1,5 @@
-"""Seed 000's TLDR (baseline vs MGLRU, memcached at 90% and 110% of RAM) under every method.
+"""The MGLRU memcached experiment's TLDR (baseline vs MGLRU, memcached at 90% and 110% of RAM)
+under every method.
 
 Published: 90% throughput NS, p99 NS; 110% throughput +[12, 16]%, p99 −[20, 22]%.
 """
@@ -31,10 +32,10 @@ EXPECTED = [
 
 
 @pytest.mark.parametrize("name,options,ops,p99,tol", EXPECTED)
-def test_110_percent_is_better_on_both_metrics(seed0, name, options, ops, p99, tol):
+def test_110_percent_is_better_on_both_metrics(mglru, name, options, ops, p99, tol):
     method = get_method(name, **options)
     for metric, (lo, hi) in (("ops_per_sec", ops), ("p99_latency_ms", p99)):
-        c = method.compare(seed0("baseline", "110", metric), seed0("mglru", "110", metric))
+        c = method.compare(mglru("baseline", "110", metric), mglru("mglru", "110", metric))
         assert c.low * 100 == pytest.approx(lo, abs=tol)
         assert c.high * 100 == pytest.approx(hi, abs=tol)
         assert c.low <= c.estimate <= c.high
@@ -50,10 +51,10 @@ def test_110_percent_is_better_on_both_metrics(seed0, name, options, ops, p99, t
 
 
 @pytest.mark.parametrize("name,options", [(n, o) for n, o, *_ in EXPECTED])
-def test_90_percent_is_not_significant(seed0, name, options):
+def test_90_percent_is_not_significant(mglru, name, options):
     method = get_method(name, **options)
     for metric in METRICS:
-        c = method.compare(seed0("baseline", "90", metric), seed0("mglru", "90", metric))
+        c = method.compare(mglru("baseline", "90", metric), mglru("mglru", "90", metric))
         if name == "bootstrap" and options and metric == "ops_per_sec":
             # The *median* run is faster by a hair, +[0.01, 0.16]%, where the mean is NS:
             # a different question, and a change far below any practical threshold.
@@ -66,11 +67,11 @@ def test_90_percent_is_not_significant(seed0, name, options):
         assert classify(c, METRICS[metric]).value == "ns"
 
 
-def test_default_welch_numbers_are_the_design_ones(seed0):
+def test_default_welch_numbers_are_the_design_ones(mglru):
     # the default interval="auto" takes Fieller's here (DESIGN: +[12.2, 16.2]%; on Welch's own
     # degrees of freedom, so that it inverts Welch's test: +[12.23, 16.20]%) ...
     auto = get_method().compare(
-        seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec")
+        mglru("baseline", "110", "ops_per_sec"), mglru("mglru", "110", "ops_per_sec")
     )
     assert (round(auto.low * 100, 2), round(auto.high * 100, 2)) == (12.23, 16.20)
     assert auto.interval == "fieller" and not [
@@ -78,7 +79,7 @@ def test_default_welch_numbers_are_the_design_ones(seed0):
     ]
     # ... because the difference interval (DESIGN: +[12.3, 16.0]%) covers short of 95% there
     c = get_method("welch", interval="difference").compare(
-        seed0("baseline", "110", "ops_per_sec"), seed0("mglru", "110", "ops_per_sec")
+        mglru("baseline", "110", "ops_per_sec"), mglru("mglru", "110", "ops_per_sec")
     )
     assert (round(c.low * 100, 2), round(c.high * 100, 2)) == (12.35, 16.03)
     assert c.method == "welch" and c.interval == "difference" and c.statistic == "mean"
