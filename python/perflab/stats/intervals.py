@@ -26,7 +26,7 @@ the last floating-point hair at the boundary, marking the row if it had to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
+from perflab.stats.summary import as_sample
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import Detail, StatWarning
 
@@ -206,6 +207,33 @@ def levels_per_row(confidence: float | Sequence[float] | FloatArray, n: int) -> 
     if isinstance(confidence, (Sequence, np.ndarray)):
         return [float(c) for c in confidence]
     return [float(confidence)] * n
+
+
+def compare_by_size(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    confidence: float | Sequence[float],
+    batch: Callable[[FloatArray, FloatArray, FloatArray], Intervals],
+    row: Callable[[Intervals, int, FloatArray, FloatArray, float], Comparison],
+) -> list[Comparison]:
+    """Many (baseline, candidate) comparisons through one batched call per pair of sample
+    sizes (a table of thousands of cells costs milliseconds instead of a call each), in the
+    order given. ``batch(a, b, levels)`` computes a group; ``row(result, j, a, b, level)``
+    makes row ``j`` a Comparison. ``confidence``: one level, or one per pair."""
+    samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
+    levels = levels_per_row(confidence, len(samples))
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, (a, b) in enumerate(samples):
+        groups.setdefault((a.size, b.size), []).append(i)
+    out: list[Comparison | None] = [None] * len(samples)
+    for rows in groups.values():
+        res = batch(
+            np.stack([samples[i][0] for i in rows]),
+            np.stack([samples[i][1] for i in rows]),
+            np.array([levels[i] for i in rows]),
+        )
+        for j, i in enumerate(rows):
+            out[i] = row(res, j, samples[i][0], samples[i][1], levels[i])
+    return [c for c in out if c is not None]
 
 
 def pow2_scale(*batches: FloatArray) -> FloatArray:

@@ -49,8 +49,8 @@ from perflab.stats.intervals import (
     add_note,
     as_batch,
     check_levels,
+    compare_by_size,
     finite_or_reason,
-    levels_per_row,
     note_warnings,
     positive_rows,
     pow2_scale,
@@ -289,22 +289,12 @@ class Welch:
         sizes go through one vectorized `welch_batch` (a table of thousands of cells costs
         milliseconds instead of a call each). ``confidence``: one level, or one per pair
         (e.g. the levels a multiple-comparison correction asks for)."""
-        samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
-        levels = levels_per_row(confidence, len(samples))
-        groups: dict[tuple[int, int], list[int]] = {}
-        for i, (a, b) in enumerate(samples):
-            groups.setdefault((a.size, b.size), []).append(i)
-        out: list[Comparison | None] = [None] * len(samples)
-        for rows in groups.values():
-            res = welch_batch(
-                np.stack([samples[i][0] for i in rows]),
-                np.stack([samples[i][1] for i in rows]),
-                np.array([levels[i] for i in rows]),
-                self.interval,
-            )
-            for j, i in enumerate(rows):
-                out[i] = self._comparison(res, j, samples[i][0], samples[i][1], levels[i])
-        return [c for c in out if c is not None]
+        return compare_by_size(
+            pairs,
+            confidence,
+            lambda a, b, lv: welch_batch(a, b, lv, self.interval),
+            self._comparison,
+        )
 
     def _comparison(
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
