@@ -157,17 +157,27 @@ def run_process(
         # Without the shim nothing holds what the command left: its session's group goes now.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-    return _result(report, status, ru, t1 - t0, timed_out, interrupted, lingering)
+    return process_result(report, status, ru, t1 - t0, timed_out, interrupted, lingering)
 
 
-def _result(
+def parse_report(data: bytes) -> tuple[float, float, float, int, int, int] | None:
+    """perflab-exec's line ``wall_ns user_us system_us maxrss_kib wait_status lingering`` as
+    (wall s, user s, system s, max RSS KiB, wait status, lingering); None if incomplete."""
+    try:
+        wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in data.split())
+    except ValueError:
+        return None
+    return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status, lingering
+
+
+def process_result(
     report: tuple[float, float, float, int, int, int] | None,
     status: int | None,
     ru: resource.struct_rusage | None,
     wall: float,
     timed_out: bool,
     interrupted: bool,
-    lingering: Lingering | None,
+    lingering: HeldProcesses | None,
 ) -> ProcessResult:
     """The outcome: the shim's report when there is one (its figures are the command's own),
     else wait4's status and rusage with the wall time measured here."""
@@ -312,11 +322,7 @@ class _Waiter:
             return None
         if self.exited:
             self._drain()
-        try:
-            wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in self.data.split())
-        except ValueError:
-            return None
-        return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status, lingering
+        return parse_report(self.data)
 
     def close(self) -> None:
         if self.report_fd is not None:

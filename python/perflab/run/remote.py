@@ -26,7 +26,14 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from perflab.run.process import TERM_GRACE_S, ProcessResult, exec_shim, spawn_argv
+from perflab.run.process import (
+    TERM_GRACE_S,
+    ProcessResult,
+    exec_shim,
+    parse_report,
+    process_result,
+    spawn_argv,
+)
 from perflab.run.ssh import HostError, SshConnection
 
 #: Where staged files live on a host, under its login directory.
@@ -156,26 +163,14 @@ class _RemoteStep:
             if interrupted or timed_out:
                 self.terminate()
                 break
-        fields = self.report.split()
-        if len(fields) == 6 and not (timed_out or interrupted):
-            wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in fields)
+        report = parse_report(self.report)
+        if report is not None and not (timed_out or interrupted):
             held: RemoteLingering | None = None
-            if lingering:
+            if report[5]:
                 held = RemoteLingering(self)
             else:
                 self._reap()
-            code = os.waitstatus_to_exitcode(status)
-            return ProcessResult(
-                exit_code=code if code >= 0 else None,
-                signal=-code if code < 0 else None,
-                timed_out=False,
-                interrupted=False,
-                wall_s=wall_ns / 1e9,
-                user_s=user_us / 1e6,
-                system_s=sys_us / 1e6,
-                max_rss_kib=rss,
-                lingering=held,
-            )
+            return process_result(report, None, None, 0.0, False, False, held)
         self._reap()
         if not (timed_out or interrupted):
             why = self._stderr() or f"ssh exited with status {self.proc.returncode}"
