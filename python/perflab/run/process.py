@@ -338,25 +338,13 @@ class Lingering:
         self.pid, self.pidfd, self.grace = pid, pidfd, grace
 
     def processes(self) -> list[str]:
-        """``PID command line`` of each process the step left (the shim's children)."""
+        """``PID command line`` of each process the step left (the shim's children); zombies
+        (exited, not yet reaped by the shim) are left out."""
         try:
             pids = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
         except OSError:
             return []
-        out = []
-        for p in pids:
-            try:
-                cmd = (
-                    Path(f"/proc/{p}/cmdline")
-                    .read_bytes()
-                    .replace(b"\0", b" ")
-                    .decode("utf-8", "replace")
-                )
-            except OSError:
-                continue
-            if cmd.strip():  # a zombie (exited, not yet reaped by the shim) has none
-                out.append(f"{p} {cmd.strip()}")
-        return out
+        return [f"{p} {cmd}" for p in pids if (cmd := _command_line(int(p)))]
 
     def stop(self) -> list[str]:
         """SIGTERM them, ``grace`` seconds, SIGKILL the rest; reap the shim. Returns what was
@@ -369,6 +357,30 @@ class Lingering:
             os.close(self.pidfd)
             self.pidfd = None
         return running
+
+
+def _command_line(pid: int, settle: float = 0.5) -> str | None:
+    """A live process's command line; None for a zombie or a process gone.
+
+    A process caught inside execve has an empty command line for a moment (the new image's
+    arguments are not in place yet): wait for them, bounded by ``settle`` seconds, then
+    fall back to its name as ``[comm]``."""
+    end = time.monotonic() + settle
+    while True:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        comm, _, rest = stat.partition(" (")[2].rpartition(") ")
+        if rest[:1] == "Z":
+            return None
+        text = cmd.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        if text:
+            return text
+        if time.monotonic() >= end:
+            return f"[{comm}]"
+        time.sleep(0.005)
 
 
 def _which(program: str, env: Mapping[str, str]) -> str:
