@@ -3,73 +3,47 @@
 Per run (run_execution.py): before_each → variant setup → phases (in the order written) →
 variant teardown → after_each. A failing or timed-out step marks the run failed (cleanup
 steps still run); the experiment then goes on or stops as ``on_failure`` says. SIGINT/SIGTERM stop the
-command in flight, put that run back to pending, and leave the experiment resumable.
+command in flight, put that run back to pending, and leave the experiment resumable
+(stop_signals.py). Around the runs: services (service_scopes.py), pinned phases' cores
+(phase_cores.py), each host's environment (host_environments.py), variants' kernels
+(variant_kernel.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import shutil
-import signal
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput, run_command
 from perflab.run.executor import LocalExecutor, PinningExecutor
 from perflab.run.failure_policy import FailurePolicy
+from perflab.run.host_environments import capture_environments
 from perflab.run.hosts import Hosts
+from perflab.run.observer import ExperimentOutcome, Observer, SilentObserver
+from perflab.run.phase_cores import core_counts, phase_cpus
 from perflab.run.process import HeldProcesses, kill_leftover_group, process_start_time
-from perflab.run.run_execution import RunExecution, RunOutcome
+from perflab.run.run_execution import RunExecution
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
-from perflab.run.services import ServiceRun, free_port
+from perflab.run.service_scopes import ServiceScopes, stop_services
+from perflab.run.services import ServiceRun
 from perflab.run.ssh import HostError
+from perflab.run.stop_signals import install_stop_signals, restore_signals
+from perflab.run.variant_kernel import ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
-from perflab.spec.schema import FREE_PORT
-from perflab.spec.template import render_shell, render_value
+from perflab.spec.template import render_shell
 from perflab.store import RunRow, Store
 
 if TYPE_CHECKING:
     from perflab.platform import CoreChoice
     from perflab.spec.schema import PhaseSpec
 
-#: A signal's disposition, as `signal.signal` takes and returns it.
-SignalHandler = Callable[[int, FrameType | None], Any] | int | None
-
-
-class Observer(Protocol):
-    """Progress reporting; the CLI implements it with a progress bar."""
-
-    def started(self, experiment_id: int, total: int, done: int, resumed: bool) -> None: ...
-    def run_started(self, run: RunRow, index: int, total: int) -> None: ...
-    def run_finished(self, run: RunRow, outcome: RunOutcome, index: int, total: int) -> None: ...
-    def message(self, text: str) -> None: ...
-    def replanned(self, total: int, projected_total: int) -> None: ...  # adaptive blocks added
-    def finished(self, summary: ExperimentOutcome) -> None: ...
-
-
-class SilentObserver:
-    def started(self, *a: object) -> None: ...
-    def replanned(self, *a: object) -> None: ...
-    def run_started(self, *a: object) -> None: ...
-    def run_finished(self, *a: object) -> None: ...
-    def message(self, text: str) -> None: ...
-    def finished(self, *a: object) -> None: ...
-
-
-@dataclass
-class ExperimentOutcome:
-    experiment_id: int
-    status: str  # complete | interrupted | aborted
-    counts: dict[str, int] = field(default_factory=dict)
-    message: str | None = None
+__all__ = ["ExperimentOutcome", "Observer", "Runner", "SilentObserver"]
 
 
 class Runner:
@@ -102,9 +76,8 @@ class Runner:
         self._experiment_held: list[HeldProcesses] = []
         self._told_leftovers = False
         # Services of scope "experiment" and "variant" now running, and their ports.
-        self._services: dict[str, ServiceRun] = {}
-        self._service_variant: str | None = None
-        self.ports: dict[str, int] = {}
+        self.services = ServiceScopes(self)
+        self.ports: dict[str, int] = self.services.ports
         m = spec.model
         self.policy = FailurePolicy(
             m.max_failures if max_failures is None else max_failures, m.max_failure_share
@@ -117,7 +90,9 @@ class Runner:
             raise PerflabError(
                 f"experiment {self.eid} is being run by process {holder[0]} on this host"
             )
-        previous = self._install_signals()
+        previous = (
+            install_stop_signals(self.stop, self.observer.message) if self.handle_signals else None
+        )
         remove_stale_scratch()
         scratch = make_scratch()
         try:
@@ -129,11 +104,11 @@ class Runner:
                 ) from None
             return self._run(scratch)
         finally:  # whatever ended the experiment, what its steps left running goes now
-            self.stop_services(self._services)
+            self.stop_services(self.services.running)
             for held in (self._held, self._experiment_held):
                 stop_all(held)
             self.hosts.close()
-            self._restore_signals(previous)
+            restore_signals(previous)
             shutil.rmtree(scratch, ignore_errors=True)
             with contextlib.suppress(StoreError):  # a full disk must not hide the first error
                 self.store.release(self.eid)
@@ -150,38 +125,13 @@ class Runner:
         self.store.set_status(self.eid, "running")
         self.observer.started(self.eid, total, done, done > 0)
         self._pick_cores()
-        self._capture_environment()
-        m = self.spec.model
-        if m.before_all:
-            step = self.step(
-                "before_all",
-                render_shell(m.before_all.command, self._experiment_values()),
-                self.step_env(None, None),
-                scratch,
-                None,
-                host=m.before_all.on,
-            )
-            self._experiment_held, self._held = self._held, []
-            if not step.ok:
-                self.store.set_status(self.eid, "interrupted")
-                raise PerflabError(
-                    f"before_all failed, no run started: {step.failure()}",
-                    hint=f"fix it, then `perflab run --resume {self.eid}`",
-                )
-        self.start_services("experiment", self._experiment_values(), scratch, self._services)
+        capture_environments(
+            self.store, self.eid, self.spec.model, self.hosts, self.executor, self.core_choices
+        )
+        self._before_all(scratch)
+        self.start_services("experiment", self.experiment_values(), scratch, self.services.running)
         status, message = self._execute_plan(scratch, pending, done, total)
-        if m.after_all:
-            step = self.step(
-                "after_all",
-                render_shell(m.after_all.command, self._experiment_values()),
-                self.step_env(None, None),
-                scratch,
-                None,
-                stoppable=False,
-                host=m.after_all.on,
-            )
-            if not step.ok:
-                self.observer.message(f"after_all failed: {step.failure()}")
+        self._after_all(scratch)
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
             status = "interrupted"
         self.store.set_status(self.eid, status)
@@ -191,6 +141,44 @@ class Runner:
         summary = ExperimentOutcome(self.eid, status, counts, message)
         self.observer.finished(summary)
         return summary
+
+    def _before_all(self, scratch: Path) -> None:
+        """Runs before_all; what it leaves running is held until the experiment's end."""
+        hook = self.spec.model.before_all
+        if not hook:
+            return
+        step = self.step(
+            "before_all",
+            render_shell(hook.command, self.experiment_values()),
+            self.step_env(None, None),
+            scratch,
+            None,
+            host=hook.on,
+        )
+        self._experiment_held, self._held = self._held, []
+        if not step.ok:
+            self.store.set_status(self.eid, "interrupted")
+            raise PerflabError(
+                f"before_all failed, no run started: {step.failure()}",
+                hint=f"fix it, then `perflab run --resume {self.eid}`",
+            )
+
+    def _after_all(self, scratch: Path) -> None:
+        """Runs after_all, even after a stop request; its failure is only reported."""
+        hook = self.spec.model.after_all
+        if not hook:
+            return
+        step = self.step(
+            "after_all",
+            render_shell(hook.command, self.experiment_values()),
+            self.step_env(None, None),
+            scratch,
+            None,
+            stoppable=False,
+            host=hook.on,
+        )
+        if not step.ok:
+            self.observer.message(f"after_all failed: {step.failure()}")
 
     def _execute_plan(
         self, scratch: Path, pending: list[RunRow], done: int, total: int
@@ -203,7 +191,7 @@ class Runner:
                 if self.stop.is_set():
                     return "interrupted", None
                 self.observer.run_started(run, done + i + 1, total)
-                self._variant_services(run, scratch)
+                self.services.follow_variant(run, scratch)
                 outcome = RunExecution(self, run, scratch).execute()
                 self.observer.run_finished(run, outcome, done + i + 1, total)
                 if outcome.status == "interrupted":
@@ -237,20 +225,7 @@ class Runner:
 
     def _pick_cores(self) -> None:
         """Pick every core count the phases can ask for, once, before any run (fail early)."""
-        counts: set[int] = set()
-        for p in self.spec.model.phase:
-            if isinstance(p.cores, int):
-                counts.add(p.cores)
-            elif isinstance(p.cores, str):
-                for cell in self.cells.values():
-                    for v in self.variants.values():
-                        counts.add(
-                            self._core_count(
-                                render_value(
-                                    p.cores, {**self.spec.model.params, **cell.values, **v.params}
-                                )
-                            )
-                        )
+        counts = core_counts(self.spec.model, self.cells.values(), self.variants.values())
         for n in sorted(counts):
             try:
                 self.core_choices[n] = self.executor.pick_cores(n)
@@ -258,56 +233,14 @@ class Runner:
                 self.store.set_status(self.eid, "interrupted")
                 raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
 
-    @staticmethod
-    def _core_count(value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise PerflabError(f"cores = {value!r}: needs a whole number of cores ≥ 1")
-        return value
-
     def phase_cpus(
         self, phase: PhaseSpec | None, values: dict[str, Any] | None = None
     ) -> tuple[int, ...] | None:
         """The CPUs picked for the phase's ``cores`` (None: the phase is not pinned)."""
-        if phase is None or not phase.cores:
-            return None
-        n = (
-            phase.cores
-            if isinstance(phase.cores, int)
-            else self._core_count(render_value(phase.cores, values or {}))
-        )
-        return tuple(self.core_choices[n].cpus)
+        return phase_cpus(phase, values, self.core_choices)
 
-    def _capture_environment(self) -> None:
-        """The environment of every host the experiment uses, once (stored by host name)."""
-        from perflab.run.environment import capture
-        from perflab.run.tool_versions import command_tools
-
-        m = self.spec.model
-        stored = self.store.environments(self.eid)
-        for name, commands in self._commands_by_host().items():
-            executor = self.hosts[name]
-            if executor.host in stored:
-                continue
-            tools = list(dict.fromkeys([*m.tools, *command_tools(commands)]))
-            env = capture(executor.host_access(), tools=tools)
-            info = dict(env.info)
-            if self.core_choices and executor is self.executor:
-                info["picked_cores"] = {str(n): c.to_json() for n, c in self.core_choices.items()}
-            self.store.put_environment(self.eid, executor.host, info, env.artifacts)
-
-    def _commands_by_host(self) -> dict[str | None, list[str]]:
-        """Each host's commands (None: this machine, always there)."""
-        m = self.spec.model
-        out: dict[str | None, list[str]] = {None: []}
-        hooks = (m.before_all, m.after_all, m.before_each, m.after_each)
-        placed = [(h.on, h.command) for h in hooks if h]
-        placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
-        placed += [(p.on, p.command) for p in m.phase if p.command]
-        for on, command in placed:
-            out.setdefault(None if on == "local" else on, []).append(command)
-        return out
-
-    def _experiment_values(self) -> dict[str, Any]:
+    def experiment_values(self) -> dict[str, Any]:
+        """The values experiment-wide commands (before_all, after_all, services) get."""
         return {**self.spec.model.params, "experiment": self.eid}
 
     def run_values(self, run: RunRow, run_dir: Path) -> dict[str, Any]:
@@ -404,7 +337,7 @@ class Runner:
             self._held.append(step.process.lingering)
         return step
 
-    # -- services
+    # -- services, kernels, leftovers (what a run asks of the experiment: `RunContext`)
     def start_services(
         self,
         scope: str,
@@ -413,101 +346,16 @@ class Runner:
         into: dict[str, ServiceRun],
         env: dict[str, str] | None = None,
     ) -> None:
-        """Starts the services of ``scope`` (ports first, so that each may name the others'),
-        adding them to ``into``; ServiceError if one fails (the caller stops ``into``).
-        env: the scope's environment (default: the experiment's)."""
-        specs = [s for s in self.spec.model.service if s.scope == scope]
-        for s in specs:
-            if s.port is not None:
-                self.ports[f"{s.name}_port"] = free_port() if s.port == FREE_PORT else s.port
-        values = {**values, **self.ports}
-        for s in specs:
-            own = {**values, "port": self.ports.get(f"{s.name}_port", "")}
-            service = ServiceRun(
-                s.name,
-                render_shell(s.command, own),
-                self.executor,
-                run_dir,
-                {**(env if env is not None else self.step_env(None, None)), **s.env},
-                s.shell,
-                self.spec.model.kill_grace,
-            )
-            into[s.name] = service
-            ready = None
-            if s.ready and s.ready.startswith("cmd:"):
-                ready = "cmd:" + render_shell(s.ready[4:], own)
-            elif s.ready:
-                ready = str(render_value(s.ready, own))
-            service.start(ready, s.ready_timeout, check=self._ready_check(service, run_dir))
+        """Starts the services of ``scope``, adding them to ``into`` (`ServiceScopes.start`)."""
+        self.services.start(scope, values, run_dir, into, env)
 
-    def _ready_check(self, service: ServiceRun, run_dir: Path) -> Callable[[str], bool]:
-        def check(command: str) -> bool:
-            return self.step(f"ready:{service.name}", command, service.env, run_dir, 10.0).ok
-
-        return check
-
-    @staticmethod
-    def stop_services(services: dict[str, ServiceRun]) -> dict[str, bytes]:
-        """Stops them (last started first); returns their output as run artifacts."""
-        artifacts: dict[str, bytes] = {}
-        for name in reversed(list(services)):
-            out = services.pop(name).stop()
-            if out is not None:
-                for stream, data in (("stdout", out.stdout), ("stderr", out.stderr)):
-                    if data:
-                        artifacts[f"{stream}:{out.name}"] = data
-        return artifacts
-
-    def _variant_services(self, run: RunRow, scratch: Path) -> None:
-        """Variant-scope services follow the runs: restarted when the variant changes."""
-        if not any(s.scope == "variant" for s in self.spec.model.service):
-            return
-        if self._service_variant == run.variant:
-            return
-        self.stop_services({k: v for k, v in self._services.items() if self._is_variant(k)})
-        for name in [k for k in self._services if self._is_variant(k)]:
-            del self._services[name]
-        self._service_variant = run.variant
-        values = {**self._experiment_values(), **self.variants[run.variant].params}
-        values["variant"] = run.variant
-        env = {**self.step_env(None, None), **self.variants[run.variant].env}
-        env["PERFLAB_VARIANT"] = run.variant
-        self.start_services("variant", values, scratch, self._services, env)
-
-    def _is_variant(self, name: str) -> bool:
-        return any(s.name == name and s.scope == "variant" for s in self.spec.model.service)
+    stop_services = staticmethod(stop_services)
 
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:
-        """Boots the variant's host into its kernel when it runs another (or before every
-        run with ``reboot = "each-run"``) and verifies it. Returns (why the run cannot go
-        on, or None; ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` for the run's record)."""
-        from perflab.run.boot import DEFAULT_BOOT, boot, kernel_state, mismatch
-
-        variant = self.variants[run.variant]
-        name = variant.on
-        if name in (None, "local"):
-            return None, None
-        host = self.spec.model.hosts[name]
-        if not (variant.kernel or variant.cmdline or host.reboot == "each-run"):
-            return None, None
-        conn = self.hosts.remote_executor(name).conn
-        try:
-            state = kernel_state(conn)
-            why = mismatch(state, variant.kernel, variant.cmdline)
-            if why or host.reboot == "each-run":
-                template = variant.boot or host.boot or DEFAULT_BOOT
-                command = template.replace("{kernel}", shlex.quote(variant.kernel or ""))
-                state = boot(conn, command, host.boot_timeout)
-                self.observer.message(
-                    f"host '{name}' booted ({command}): {state.kernel}, for variant {variant.name}"
-                )
-                why = mismatch(state, variant.kernel, variant.cmdline)
-                if why:
-                    why = f"host '{name}' {why} after `{command}`"
-        except HostError as e:
-            return e.one_line(), None
-        record = f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}"
-        return why, record
+        """Boots the run's variant's host into its kernel if needed (`variant_kernel`)."""
+        return ensure_kernel(
+            self.hosts, self.spec.model.hosts, self.variants[run.variant], self.observer.message
+        )
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:
         """Stop what the run's steps left running; say so the first time a run leaves any."""
@@ -520,23 +368,3 @@ class Runner:
                 f"will be (`perflab show {self.eid} --run {run.order_index + 1}`)"
             )
         return left
-
-    # -- signals
-    def _install_signals(self) -> dict[signal.Signals, SignalHandler] | None:
-        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
-            return None
-
-        def handler(signum: int, frame: FrameType | None) -> None:
-            if self.stop.is_set() and signum == signal.SIGINT:
-                raise KeyboardInterrupt  # second Ctrl-C: stop waiting for cleanup
-            self.stop.set()
-            self.observer.message(
-                "stopping: the run in flight is cancelled and will be redone on resume"
-            )
-
-        return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def _restore_signals(self, previous: dict[signal.Signals, SignalHandler] | None) -> None:
-        if previous:
-            for s, h in previous.items():
-                signal.signal(s, h)

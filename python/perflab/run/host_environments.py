@@ -1,0 +1,52 @@
+"""The environment of every host an experiment uses, captured once per experiment (stored
+by host name) with the versions of the tools its commands run there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perflab.platform import CoreChoice
+    from perflab.run.executor import Executor
+    from perflab.run.hosts import Hosts
+    from perflab.spec.schema import ExperimentSpec
+    from perflab.store import Store
+
+
+def capture_environments(
+    store: Store,
+    eid: int,
+    model: ExperimentSpec,
+    hosts: Hosts,
+    local: Executor,
+    core_choices: dict[int, CoreChoice],
+) -> None:
+    """Captures and stores the environment of each host not yet stored for the experiment;
+    this machine's records the cores picked (``core_choices``)."""
+    from perflab.run.environment import capture
+    from perflab.run.tool_versions import command_tools
+
+    stored = store.environments(eid)
+    for name, commands in commands_by_host(model).items():
+        executor = hosts[name]
+        if executor.host in stored:
+            continue
+        tools = list(dict.fromkeys([*model.tools, *command_tools(commands)]))
+        env = capture(executor.host_access(), tools=tools)
+        info = dict(env.info)
+        if core_choices and executor is local:
+            info["picked_cores"] = {str(n): c.to_json() for n, c in core_choices.items()}
+        store.put_environment(eid, executor.host, info, env.artifacts)
+
+
+def commands_by_host(model: ExperimentSpec) -> dict[str | None, list[str]]:
+    """Each host's commands (None: this machine, always there)."""
+    m = model
+    out: dict[str | None, list[str]] = {None: []}
+    hooks = (m.before_all, m.after_all, m.before_each, m.after_each)
+    placed = [(h.on, h.command) for h in hooks if h]
+    placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
+    placed += [(p.on, p.command) for p in m.phase if p.command]
+    for on, command in placed:
+        out.setdefault(None if on == "local" else on, []).append(command)
+    return out

@@ -1,0 +1,122 @@
+"""The spec's ``[[service]]`` tables for one experiment: their ports (``{NAME_port}``, given
+to every command), starting a scope's services, and the experiment- and variant-scope
+services now running (run-scope ones belong to their run, `RunExecution`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from perflab.run.services import ServiceRun, free_port
+from perflab.spec.schema import FREE_PORT
+from perflab.spec.template import render_shell, render_value
+
+if TYPE_CHECKING:
+    from perflab.run.command import StepOutput
+    from perflab.run.executor import Executor
+    from perflab.spec import Spec
+    from perflab.spec.schema import VariantSpec
+    from perflab.store import RunRow
+
+
+class ServiceContext(Protocol):
+    """What services need from the experiment around them (`perflab.run.runner.Runner`)."""
+
+    spec: Spec
+    variants: dict[str, VariantSpec]
+
+    @property
+    def executor(self) -> Executor: ...
+
+    def experiment_values(self) -> dict[str, Any]: ...
+
+    def step_env(self, run: RunRow | None, values: dict[str, Any] | None) -> dict[str, str]: ...
+
+    def step(
+        self, name: str, command: str, env: dict[str, str], run_dir: Path, timeout: float | None
+    ) -> StepOutput: ...
+
+
+def stop_services(services: dict[str, ServiceRun]) -> dict[str, bytes]:
+    """Stops them (last started first); returns their output as run artifacts."""
+    artifacts: dict[str, bytes] = {}
+    for name in reversed(list(services)):
+        out = services.pop(name).stop()
+        if out is not None:
+            for stream, data in (("stdout", out.stdout), ("stderr", out.stderr)):
+                if data:
+                    artifacts[f"{stream}:{out.name}"] = data
+    return artifacts
+
+
+class ServiceScopes:
+    def __init__(self, context: ServiceContext):
+        self.context = context
+        self.ports: dict[str, int] = {}
+        #: Services of scope "experiment" and "variant" now running.
+        self.running: dict[str, ServiceRun] = {}
+        self._variant: str | None = None  # the variant the running variant-scope ones are for
+
+    def start(
+        self,
+        scope: str,
+        values: dict[str, Any],
+        run_dir: Path,
+        into: dict[str, ServiceRun],
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """Starts the services of ``scope`` (ports first, so that each may name the others'),
+        adding them to ``into``; ServiceError if one fails (the caller stops ``into``).
+        env: the scope's environment (default: the experiment's)."""
+        c = self.context
+        specs = [s for s in c.spec.model.service if s.scope == scope]
+        for s in specs:
+            if s.port is not None:
+                self.ports[f"{s.name}_port"] = free_port() if s.port == FREE_PORT else s.port
+        values = {**values, **self.ports}
+        for s in specs:
+            own = {**values, "port": self.ports.get(f"{s.name}_port", "")}
+            service = ServiceRun(
+                s.name,
+                render_shell(s.command, own),
+                c.executor,
+                run_dir,
+                {**(env if env is not None else c.step_env(None, None)), **s.env},
+                s.shell,
+                c.spec.model.kill_grace,
+            )
+            into[s.name] = service
+            ready = None
+            if s.ready and s.ready.startswith("cmd:"):
+                ready = "cmd:" + render_shell(s.ready[4:], own)
+            elif s.ready:
+                ready = str(render_value(s.ready, own))
+            service.start(ready, s.ready_timeout, check=self._ready_check(service, run_dir))
+
+    def _ready_check(self, service: ServiceRun, run_dir: Path) -> Callable[[str], bool]:
+        def check(command: str) -> bool:
+            step = self.context.step(f"ready:{service.name}", command, service.env, run_dir, 10.0)
+            return step.ok
+
+        return check
+
+    def follow_variant(self, run: RunRow, scratch: Path) -> None:
+        """Variant-scope services follow the runs: restarted when the variant changes."""
+        c = self.context
+        if not any(s.scope == "variant" for s in c.spec.model.service):
+            return
+        if self._variant == run.variant:
+            return
+        stop_services({k: v for k, v in self.running.items() if self._is_variant(k)})
+        for name in [k for k in self.running if self._is_variant(k)]:
+            del self.running[name]
+        self._variant = run.variant
+        values = {**c.experiment_values(), **c.variants[run.variant].params}
+        values["variant"] = run.variant
+        env = {**c.step_env(None, None), **c.variants[run.variant].env}
+        env["PERFLAB_VARIANT"] = run.variant
+        self.start("variant", values, scratch, self.running, env)
+
+    def _is_variant(self, name: str) -> bool:
+        return any(s.name == name and s.scope == "variant" for s in self.context.spec.model.service)

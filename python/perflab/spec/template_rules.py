@@ -1,0 +1,49 @@
+"""Rules for command templates: every ``{name}`` is a parameter where the command runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from perflab.spec.name_rules import choices_hint
+from perflab.spec.param_names import BUILTIN_PARAMS, HOOKS, all_variant_params, service_ports
+from perflab.spec.template import placeholders
+
+if TYPE_CHECKING:
+    from perflab.spec.experiment_file import Spec
+    from perflab.spec.locate import Path as KeyPath
+
+
+def check_templates(spec: Spec) -> None:
+    m = spec.model
+    base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix) | set(service_ports(m))
+    common: list[tuple[KeyPath, str | None]] = [
+        ((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None
+    ]
+    common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
+    common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
+    for vi, v in enumerate(m.variant):
+        known = base | set(v.params)
+        own = [(("variant", vi, "setup"), v.setup), (("variant", vi, "teardown"), v.teardown)]
+        for loc, text in common + own:
+            if text is None:
+                continue
+            for name in placeholders(text):
+                if loc[0] in ("before_all", "after_all") and name in (
+                    "variant",
+                    "repetition",
+                    "run",
+                    "cell",
+                    "run_dir",
+                    "seed",
+                    "block",
+                    "cores_list",
+                ):
+                    raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
+                if name not in known:
+                    where = f" for variant '{v.name}'" if name in all_variant_params(m) else ""
+                    raise spec.error(
+                        loc,
+                        f"unknown parameter '{{{name}}}'{where}",
+                        hint=choices_hint(name, sorted(known))
+                        + " (write {{ }} for literal braces)",
+                    )
