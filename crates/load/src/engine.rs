@@ -9,6 +9,7 @@ use crate::stats::ThreadStats;
 use crate::worker::Worker;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Where a run is.
@@ -90,84 +91,131 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let fds = config.total_clients() + 16 * config.threads as u64 + 64;
     net::ensure_fd_limit(fds).map_err(|m| ConfigError::new("clients", m))?;
-    let seed = if config.randomize {
+    let plan = Plan::new(config, servers, run_seed(config));
+    let threads = config.threads as usize;
+    let shared = Shared::new(threads);
+    let planned = Planned { requests: plan.planned_requests(), seconds: config.test_time.map(|t| t + config.warmup) };
+
+    let (stats, start) = std::thread::scope(|scope| {
+        let handles = spawn_workers(scope, &plan, &shared, threads);
+        let start = supervise(&plan, &shared, &handles, opts, observer, &planned);
+        (join_workers(handles, &plan, &shared), start)
+    });
+    let fault = shared.fault.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let stopped = shared.stopped.load(Ordering::SeqCst);
+    let mstart = if start.go == 0 { 0 } else { start.go + plan.warmup_ns };
+    Ok(RunResult::assemble(&plan, stats, mstart, start.started_unix, fault, stopped))
+}
+
+/// The run's seed: the configured one, or one from the clock and pid with `randomize`.
+fn run_seed(config: &Config) -> u64 {
+    if config.randomize {
         let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
     } else {
         config.seed
-    };
-    let plan = Plan::new(config, servers, seed);
-    let threads = config.threads as usize;
-    let shared = Shared::new(threads);
-    let requests_planned = plan.planned_requests();
-    let planned_s = config.test_time.map(|t| t + config.warmup);
+    }
+}
 
-    let mut started_unix = 0.0;
-    let mut go = 0u64;
-    let stats: Vec<ThreadStats> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (plan, shared) = (&plan, &shared);
-                std::thread::Builder::new()
-                    .name(format!("perflab-load-{t}"))
-                    .spawn_scoped(scope, move || {
-                        let stats = match Worker::new(t, plan, shared) {
-                            Ok(w) => w.run(),
-                            Err(e) => {
-                                shared.set_fault(format!("cannot set up worker thread {t}: {e}"));
-                                shared.worker_ready();
-                                ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
-                            }
-                        };
-                        shared.worker_finished();
-                        stats
-                    })
-                    .expect("spawn worker thread")
-            })
-            .collect();
+/// What the run is planned to do, when known (for progress snapshots).
+struct Planned {
+    /// Measured requests the run will send.
+    requests: Option<u64>,
+    /// warmup + test_time, when the run is time-limited.
+    seconds: Option<f64>,
+}
 
-        let tick = opts.tick.as_nanos().max(1_000_000) as u64;
-        let mut next_tick = now_ns() + tick;
-        let mut window: VecDeque<(u64, u64)> = VecDeque::new();
-        loop {
-            if shared.finished.load(Ordering::SeqCst) == threads || handles.iter().all(|h| h.is_finished()) {
-                break;
-            }
-            let now = now_ns();
-            if go == 0 && shared.ready.load(Ordering::SeqCst) == threads && !shared.abort.load(Ordering::SeqCst) {
-                go = now;
-                started_unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
-                shared.go_ns.store(go, Ordering::Release);
-            }
-            if now >= next_tick {
-                next_tick = now + tick;
-                let p = snapshot(&plan, &shared, go, now, planned_s, requests_planned, &mut window);
-                if observer(&p) == Control::Stop {
-                    shared.stopped.store(true, Ordering::SeqCst);
-                    shared.abort.store(true, Ordering::SeqCst);
-                }
-            }
-            // workers unpark this thread when they become ready and when they end
-            let wait = next_tick.saturating_sub(now_ns());
-            if wait > 0 {
-                std::thread::park_timeout(Duration::from_nanos(wait));
+/// When the workers were let go: `now_ns` (0: never, e.g. a worker failed to set up) and
+/// the wall clock then.
+struct Start {
+    go: u64,
+    started_unix: f64,
+}
+
+/// One worker thread per `threads`; a worker that cannot be set up records the fault and
+/// returns empty statistics.
+fn spawn_workers<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    plan: &'env Plan,
+    shared: &'env Shared,
+    threads: usize,
+) -> Vec<ScopedJoinHandle<'scope, ThreadStats>> {
+    (0..threads)
+        .map(|t| {
+            std::thread::Builder::new()
+                .name(format!("perflab-load-{t}"))
+                .spawn_scoped(scope, move || {
+                    let stats = match Worker::new(t, plan, shared) {
+                        Ok(w) => w.run(),
+                        Err(e) => {
+                            shared.set_fault(format!("cannot set up worker thread {t}: {e}"));
+                            shared.worker_ready();
+                            ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
+                        }
+                    };
+                    shared.worker_finished();
+                    stats
+                })
+                .expect("spawn worker thread")
+        })
+        .collect()
+}
+
+/// From the calling thread until every worker has ended: give the workers a common start
+/// once all are ready, and hand the observer a progress snapshot every tick (stopping the
+/// run when it asks).
+fn supervise(
+    plan: &Plan,
+    shared: &Shared,
+    handles: &[ScopedJoinHandle<'_, ThreadStats>],
+    opts: &RunOptions,
+    observer: &mut dyn FnMut(&Progress) -> Control,
+    planned: &Planned,
+) -> Start {
+    let threads = handles.len();
+    let mut start = Start { go: 0, started_unix: 0.0 };
+    let tick = opts.tick.as_nanos().max(1_000_000) as u64;
+    let mut next_tick = now_ns() + tick;
+    let mut window: VecDeque<(u64, u64)> = VecDeque::new();
+    loop {
+        if shared.finished.load(Ordering::SeqCst) == threads || handles.iter().all(|h| h.is_finished()) {
+            break;
+        }
+        let now = now_ns();
+        if start.go == 0 && shared.ready.load(Ordering::SeqCst) == threads && !shared.abort.load(Ordering::SeqCst) {
+            start.go = now;
+            start.started_unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+            shared.go_ns.store(start.go, Ordering::Release);
+        }
+        if now >= next_tick {
+            next_tick = now + tick;
+            let p = snapshot(plan, shared, start.go, now, planned.seconds, planned.requests, &mut window);
+            if observer(&p) == Control::Stop {
+                shared.stopped.store(true, Ordering::SeqCst);
+                shared.abort.store(true, Ordering::SeqCst);
             }
         }
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(t, h)| {
-                h.join().unwrap_or_else(|_| {
-                    shared.set_fault(format!("internal error: worker thread {t} panicked"));
-                    ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
-                })
+        // workers unpark this thread when they become ready and when they end
+        let wait = next_tick.saturating_sub(now_ns());
+        if wait > 0 {
+            std::thread::park_timeout(Duration::from_nanos(wait));
+        }
+    }
+    start
+}
+
+/// Each worker's statistics; a worker that panicked records the fault and counts as empty.
+fn join_workers(handles: Vec<ScopedJoinHandle<'_, ThreadStats>>, plan: &Plan, shared: &Shared) -> Vec<ThreadStats> {
+    handles
+        .into_iter()
+        .enumerate()
+        .map(|(t, h)| {
+            h.join().unwrap_or_else(|_| {
+                shared.set_fault(format!("internal error: worker thread {t} panicked"));
+                ThreadStats::new(plan.open_loop_gap_ns.is_some(), plan.servers.len())
             })
-            .collect()
-    });
-    let fault = shared.fault.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let stopped = shared.stopped.load(Ordering::SeqCst);
-    let mstart = if go == 0 { 0 } else { go + plan.warmup_ns };
-    Ok(RunResult::assemble(&plan, stats, mstart, started_unix, fault, stopped))
+        })
+        .collect()
 }
 
 fn snapshot(
