@@ -30,10 +30,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "perflab"
 
 #: The layers of perflab, lowest first; each imports only layers before it. A tuple holds
 #: layers side by side: neither imports the other. A layer is a top-level module or
-#: package of perflab (``perflab`` itself is the package's ``__init__.py``: its version).
+#: package of perflab (``perflab`` itself is the package's ``__init__.py``: the public facade,
+#: ``perflab.open``/``perflab.run``, loaded from `api` on first use).
 LAYERS: list[str | tuple[str, ...]] = [
-    # user errors; durations ("30s"); the version; the Rust bindings (perflab._native)
-    ("errors", "durations", "perflab", "_native"),
+    # user errors; durations ("30s"); the version (perflab._version); the Rust bindings
+    ("errors", "durations", "_version", "_native"),
     "stats",  # pure statistics: no I/O, no other perflab code
     ("store", "model"),  # the SQLite store | the cross-platform model (pure)
     "workloads",  # load generator config/engine/results, probes, output parsers
@@ -42,7 +43,9 @@ LAYERS: list[str | tuple[str, ...]] = [
     "analysis",  # datasets read from the store, comparisons (calls stats)
     "platform",  # CPU topology, core picking, probe results read back from a store
     ("run", "csv_import", "report"),  # execute a plan | import CSVs | render results
-    "cli",  # parse, call one function, print
+    "api",  # the Python API: a store as DataFrames, typed comparisons, run(), export
+    # the two front doors: the command line | the package's facade (perflab.open, perflab.run)
+    ("cli", "perflab"),
     "__main__",  # python -m perflab
 ]
 

@@ -25,6 +25,7 @@ COMMANDS = [
     "compare",
     "report",
     "import_csv",
+    "export",
     "probe",
     "model",
     "cores",
@@ -64,7 +65,7 @@ class _Version(argparse.Action):
         values: str | Sequence[Any] | None,
         option_string: str | None = None,
     ) -> None:
-        from perflab import __version__
+        from perflab._version import __version__
 
         sys.stdout.write(f"perflab {__version__}\n")  # main() points sys.stdout at its writer
         parser.exit()

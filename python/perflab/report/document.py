@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perflab import __version__
+from perflab._version import __version__
 from perflab.analysis.compare import CompareResult, compare_dataset
 from perflab.analysis.cross import RunOrigin, compare_cross, cross_dataset, single_origin
 from perflab.analysis.dataset import load_dataset

@@ -14,7 +14,7 @@ import html
 import re
 from collections.abc import Callable
 
-from perflab import __version__
+from perflab._version import __version__
 from perflab.report import plots
 from perflab.report.blocks import Block, Bullets, Code, Details, Para, Plot, Section, Span, Table
 from perflab.report.document import Report

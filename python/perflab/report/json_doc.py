@@ -70,7 +70,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from perflab import __version__
+from perflab._version import __version__
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import Block, Details, Para, Plot, Section

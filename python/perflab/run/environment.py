@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import perflab
+from perflab import _version
 from perflab.run import host_facts
 from perflab.run.host_access import TOOL_TIMEOUT, HostAccess, command_output, read_line, read_text
 from perflab.run.host_text import (
@@ -156,7 +156,7 @@ def capture(
     info.update(host_facts.virtualization(host, cpuinfo, lscpu))
     info["loadavg"] = _loadavg(host)
     info["python_version"] = platform.python_version()
-    info["perflab_version"] = perflab.__version__
+    info["perflab_version"] = _version.__version__
     info["tools"] = {tool: tool_version(host, tool, timeout) for tool in dict.fromkeys(tools)}
     return Environment(info=info, artifacts=artifacts)
 

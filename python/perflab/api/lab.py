@@ -1,0 +1,184 @@
+"""`perflab.open(path)`: a store as Python objects — its experiments and an experiment's
+runs as pandas DataFrames, comparisons as typed results — and `Experiment`, one
+experiment of it.
+
+Every call opens the store read-only for as long as it reads (the CLI's reading commands do
+the same): nothing is created or changed, nothing stays open between calls, and an
+experiment still running is read as it is at that moment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from perflab.api.comparison import ComparisonResult
+    from perflab.store import ExperimentRow
+    from perflab.store import Store as DbStore
+
+#: An experiment: its id, its name (the latest of that name) or ``"last"``.
+Ref = str | int
+
+
+class Store:
+    """The results store at ``path`` (default: ``$PERFLAB_STORE``, else ``./perflab.db``).
+
+    Opening checks that it is there and is a perflab store (`perflab.errors.StoreError`,
+    one line, otherwise).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        from perflab.store.paths import default_store_path
+
+        self.path = Path(path) if path is not None else default_store_path()
+        with self._read():
+            pass
+
+    def _read(self) -> DbStore:
+        """A read-only connection (a context manager): creates and changes nothing."""
+        from perflab.store import Store as DbStore
+
+        return DbStore(self.path, write=False)
+
+    def __repr__(self) -> str:
+        return f"perflab.open({str(self.path)!r})"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Nothing to close: each call opens and closes its own connection."""
+
+    def experiments(self) -> pd.DataFrame:
+        """One row per experiment, newest first (as `perflab ls`): id, name, status, source,
+        started, finished, runs, ok, failed, pending, baseline, spec_path, description."""
+        from perflab.api.frames import experiments_frame
+
+        with self._read() as db:
+            return experiments_frame(db.experiments())
+
+    def experiment(self, id: Ref = "last") -> Experiment:
+        """Experiment ``id`` (a number, a name — its latest — or ``"last"``)."""
+        with self._read() as db:
+            row = db.experiment(id)
+            counts = db.status_counts(row.id)
+        return Experiment.of(self, row, counts)
+
+    def runs(self, id: Ref = "last") -> pd.DataFrame:
+        """The tidy table of experiment ``id``'s runs: one row per run × metric (see
+        `perflab.api.frames.runs_frame` for its columns)."""
+        from perflab.api.frames import runs_frame
+
+        with self._read() as db:
+            row = db.experiment(id)
+            return runs_frame(row, db.metric_defs(row.id), db.runs(row.id), db.metrics(row.id))
+
+    def compare(
+        self,
+        id: Ref = "last",
+        other: Ref | None = None,
+        *,
+        variants: Sequence[str | tuple[str, str]] | None = None,
+        metrics: Sequence[str] | None = None,
+        method: str = "auto",
+        confidence: float | None = None,
+        threshold: float | str = 0.0,
+        correction: str = "holm",
+        interval: str | None = None,
+        statistic: str | None = None,
+        resamples: int | None = None,
+        scale: str | None = None,
+        diagnostics: bool | None = None,
+    ) -> ComparisonResult:
+        """What `perflab compare id [other]` computes, with its options:
+
+        - ``other``: compare experiment ``other`` against ``id`` as the baseline, cell by
+          cell; ``variants`` then pairs variants (``"name"`` or ``("name_a", "name_b")``);
+          without ``other``, ``variants`` keeps only these candidates;
+        - ``metrics``: compare these metrics only (the correction's family is then theirs);
+        - ``method`` (``auto``, ``welch``, ``bootstrap``, ``mannwhitney``, ``paired``),
+          ``interval``, ``statistic``, ``resamples``, ``scale``, ``confidence`` (default:
+          the experiment's, 0.95), ``threshold`` (``0.01`` or ``"1%"``), ``correction``
+          (``holm``, ``bonferroni``, ``bh``, ``none``) as the command's options;
+        - ``diagnostics``: per-cell diagnostics on or off (default: on for small tables).
+        """
+        from perflab.api.comparison import compare_options, compare_store
+
+        options = compare_options(
+            method=method,
+            confidence=confidence,
+            threshold=threshold,
+            correction=correction,
+            interval=interval,
+            statistic=statistic,
+            resamples=resamples,
+            scale=scale,
+            diagnostics=diagnostics,
+        )
+        with self._read() as db:
+            return compare_store(db, id, other, variants=variants, metrics=metrics, options=options)
+
+    def export(self, id: Ref, path: str | os.PathLike[str], *, format: str | None = None) -> Path:
+        """Write `runs(id)` to ``path`` — ``.csv`` or ``.parquet``, or ``format`` — whole
+        (a temporary file, then renamed); the path is checked before the store is read."""
+        from perflab.api.files import check_table_path, write_table
+
+        kind = check_table_path(path, format)
+        return write_table(self.runs(id), path, kind)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One stored experiment as it was when read: ``status`` is ``complete``, ``running``,
+    ``interrupted``, ``aborted``…; ``counts`` its runs by status."""
+
+    store: Store = field(repr=False)
+    id: int
+    name: str
+    status: str
+    source: str
+    baseline: str
+    spec_path: str | None
+    counts: dict[str, int]
+
+    @classmethod
+    def of(cls, store: Store, row: ExperimentRow, counts: dict[str, int]) -> Experiment:
+        return cls(
+            store, row.id, row.name, row.status, row.source, row.baseline, row.spec_path, counts
+        )
+
+    @property
+    def ok(self) -> int:
+        """Runs that succeeded."""
+        return self.counts.get("ok", 0)
+
+    @property
+    def failed(self) -> int:
+        """Runs that failed or timed out."""
+        return self.counts.get("failed", 0) + self.counts.get("timeout", 0)
+
+    def runs(self) -> pd.DataFrame:
+        """`Store.runs` of this experiment."""
+        return self.store.runs(self.id)
+
+    def compare(self, other: Ref | None = None, **options: Any) -> ComparisonResult:
+        """`Store.compare` of this experiment (the same options)."""
+        return self.store.compare(self.id, other, **options)
+
+    def refresh(self) -> Experiment:
+        """This experiment as the store holds it now."""
+        return self.store.experiment(self.id)
+
+
+def open(path: str | os.PathLike[str] | None = None) -> Store:
+    """The store at ``path`` (default: ``$PERFLAB_STORE``, else ``./perflab.db``), read-only.
+
+    A missing file, or one that is not a perflab store: `perflab.errors.StoreError` (one
+    line)."""
+    return Store(path)
