@@ -2,7 +2,8 @@
 //! from them, warnings, and the versioned JSON document that carries all of it.
 //!
 //! JSON format "perflab-kv-result", version 1 (see `to_json`). Change log:
-//! - 1: first version. Added since, optional for readers: `errors` (failed requests by kind).
+//! - 1: first version. Added since, optional for readers: `errors` (failed requests by kind),
+//!   `errors.warmup_by_kind` (each kind's warmup share, so that results merge exactly).
 use crate::clock::{max_rss_kb, rss_kb};
 use crate::config::Config;
 use crate::hist::{LatencyHist, ENCODING, SIGFIG};
@@ -10,6 +11,8 @@ use crate::plan::Plan;
 use crate::stats::{ErrorKindCount, ErrorTally, OpStats, ThreadStats};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+
+mod merge;
 
 pub const FORMAT: &str = "perflab-kv-result";
 pub const VERSION: u32 = 1;
@@ -443,9 +446,11 @@ impl RunResult {
     /// binary-protocol error).
     fn errors_json(&self) -> Value {
         let mut by_kind = Map::new();
+        let mut warmup_by_kind = Map::new();
         let mut examples = Map::new();
         for k in &self.error_kinds {
             by_kind.insert(k.kind.clone(), json!(k.count));
+            warmup_by_kind.insert(k.kind.clone(), json!(k.warmup));
             if let Some(e) = &k.example {
                 examples.insert(k.kind.clone(), json!(e));
             }
@@ -457,6 +462,7 @@ impl RunResult {
             "warmup": total.saturating_sub(self.errors()),
             "attempted": self.attempted_requests(),
             "by_kind": Value::Object(by_kind),
+            "warmup_by_kind": Value::Object(warmup_by_kind),
             "examples": Value::Object(examples),
         })
     }

@@ -1,7 +1,7 @@
 //! Bindings for `perflab-load`: run a key-value load with the GIL released, calling
 //! back into Python at each progress tick (which is also where signals are handled
 //! and where the caller can ask the run to stop).
-use perflab_load::{run, Config, Control, Progress, RunOptions};
+use perflab_load::{run, Config, Control, Progress, RunOptions, RunResult};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -78,8 +78,26 @@ fn kv_check_config(config_json: &str) -> PyResult<()> {
     Config::from_json(config_json).map(|_| ()).map_err(|e| PyValueError::new_err((e.field, e.message)))
 }
 
+/// One result of several load processes that ran at the same time (their "perflab-kv-result"
+/// JSON documents): counts summed, histograms added, metrics derived anew. ValueError(message)
+/// for a document that is not a result or results that cannot be merged.
+#[pyfunction]
+fn kv_merge(results_json: Vec<String>) -> PyResult<String> {
+    let parts = results_json
+        .iter()
+        .map(|t| {
+            let doc: serde_json::Value = serde_json::from_str(t).map_err(|e| e.to_string())?;
+            RunResult::from_json(&doc)
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(PyValueError::new_err)?;
+    let merged = RunResult::merge(&parts).map_err(PyValueError::new_err)?;
+    Ok(merged.to_json().to_string())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kv_run, m)?)?;
+    m.add_function(wrap_pyfunction!(kv_merge, m)?)?;
     m.add_function(wrap_pyfunction!(kv_default_config, m)?)?;
     m.add_function(wrap_pyfunction!(kv_check_config, m)?)?;
     m.add("KV_RESULT_FORMAT", perflab_load::result::FORMAT)?;
