@@ -38,6 +38,10 @@ class Executor(Protocol):
 
     def host_access(self) -> HostAccess: ...
 
+    def stage(self, local: Path) -> str:
+        """The path, on this executor's host, of a copy of the local file ``local``."""
+        ...
+
 
 class PinningExecutor(Executor, Protocol):
     """An `Executor` that also picks the cores phases are pinned to (this machine's)."""
@@ -89,6 +93,10 @@ class LocalExecutor:
         from perflab.run.host_access import LocalHost
 
         return LocalHost()
+
+    @staticmethod
+    def stage(local: Path) -> str:
+        return str(local)
 
     @staticmethod
     def base_env() -> dict[str, str]:

@@ -46,7 +46,9 @@ def commands_by_host(model: ExperimentSpec) -> dict[str | None, list[str]]:
     hooks = (m.before_all, m.after_all, m.before_each, m.after_each)
     placed = [(h.on, h.command) for h in hooks if h]
     placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
-    placed += [(p.on, p.command) for p in m.phase if p.command]
+    placed += [(p.host, p.command) for p in m.phase if p.command]
     for on, command in placed:
         out.setdefault(None if on == "local" else on, []).append(command)
+    for host in (h for p in m.phase for h in p.load_hosts):  # a kv phase's load machines
+        out.setdefault(None if host == "local" else host, [])
     return out

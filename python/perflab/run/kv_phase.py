@@ -22,6 +22,7 @@ from perflab.run.metrics import PhaseOutput
 
 if TYPE_CHECKING:
     from perflab.spec.schema import PhaseSpec
+    from perflab.workloads.kv_result import KvResult
 
 
 @dataclass
@@ -61,6 +62,17 @@ def run_kv_phase(
         result = run_kv(table, stop=_StopWhen(stop, deadline))  # type: ignore[arg-type]
     except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
         return KvPhaseResult(None, "failed", e.one_line())
+    return kv_phase_result(phase, result, timeout=timeout, stop=stop)
+
+
+def kv_phase_result(
+    phase: PhaseSpec,
+    result: KvResult,
+    *,
+    timeout: float | None,
+    stop: threading.Event | None,
+) -> KvPhaseResult:
+    """A load's result as the phase's: its artifacts, and its metrics or why it failed."""
     warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
     artifacts = {
         f"kv:{phase.name}": json.dumps(result.to_json()).encode(),

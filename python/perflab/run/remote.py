@@ -54,6 +54,7 @@ class RemoteExecutor:
         self.host = conn.host.name
         self.workdir = workdir
         self._shim: str | None = None
+        self._home: str | None = None
 
     def prepare(self) -> None:
         """Connects and stages the shim (once per content); HostError when impossible."""
@@ -67,13 +68,20 @@ class RemoteExecutor:
         local = exec_shim()
         if local is None:
             raise HostError("perflab-exec is not built (run scripts/setup)")
-        data = Path(local).read_bytes()
-        home = self.conn.run('printf %s "$HOME"').stdout.decode()
-        remote = f"{home}/{STAGE_DIR}/perflab-exec-{hashlib.sha256(data).hexdigest()[:16]}"
+        self._shim = shlex.quote(self.stage(Path(local)))
+
+    def stage(self, local: Path) -> str:
+        """The host's copy of the local file ``local`` (a program, a script), uploaded once per
+        content to ``~/.cache/perflab/NAME-HASH`` and kept executable; its path there."""
+        data = local.read_bytes()
+        if self._home is None:
+            self._home = self.conn.run('printf %s "$HOME"').stdout.decode()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        remote = f"{self._home}/{STAGE_DIR}/{local.name}-{digest}"
         present = self.conn.run(f"test -x {shlex.quote(remote)} && echo yes", check=False).stdout
         if present.strip() != b"yes":
             self.conn.put(data, remote, mode="0755")
-        self._shim = shlex.quote(remote)
+        return remote
 
     def host_access(self) -> RemoteHost:
         return RemoteHost(self.conn)

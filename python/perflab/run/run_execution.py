@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import threading
 
     from perflab.run.executor import Executor
+    from perflab.run.hosts import Hosts
     from perflab.run.services import ServiceRun
     from perflab.spec import Spec
     from perflab.spec.schema import ExperimentSpec, HookSpec, PhaseSpec, VariantSpec
@@ -55,6 +56,8 @@ class RunContext(Protocol):
 
     @property
     def executor(self) -> Executor: ...
+
+    hosts: Hosts  # every machine of the experiment by its spec name
 
     def run_values(self, run: RunRow, run_dir: Path) -> dict[str, Any]: ...
 
@@ -183,7 +186,7 @@ class RunExecution:
         """Where a step runs: its phase's, the variant's (setup, teardown) or the hook's `on`."""
         m = self.model
         if phase is not None:
-            return phase.on
+            return phase.host
         if name in ("setup", "teardown"):
             return self.runner.variants[self.run.variant].on
         hook: HookSpec | None = getattr(m, name, None)
@@ -217,13 +220,26 @@ class RunExecution:
             self.outputs[phase.name] = PhaseOutput("", "", {}, named)
 
     def _kv_phase(self, name: str, phase: PhaseSpec) -> None:
-        """The built-in key-value load generator, in-process."""
+        """The built-in key-value load generator: in-process, or from the phase's hosts."""
+        from perflab.run.kv_hosts import run_kv_on_hosts
         from perflab.run.kv_phase import run_kv_phase
 
         timeout = self._budget(phase.timeout)
-        result = run_kv_phase(
-            phase, render_value(phase.kv, self.values), timeout=timeout, stop=self.runner.stop
-        )
+        table = render_value(phase.kv, self.values)
+        if phase.load_hosts:
+            executors = {h: self.runner.hosts[h] for h in phase.load_hosts}
+            result = run_kv_on_hosts(
+                phase,
+                table,
+                executors,
+                run_dir=self.run_dir,
+                timeout=timeout,
+                stop=self.runner.stop,
+                kill_grace=self.model.kill_grace,
+            )
+            self.hosts += [f"{name}@{h}\t{ex.host}" for h, ex in executors.items()]
+        else:
+            result = run_kv_phase(phase, table, timeout=timeout, stop=self.runner.stop)
         self.artifacts.update(result.artifacts)
         if result.failure:
             self.failure = (
@@ -276,7 +292,7 @@ class RunExecution:
                 run=run,
                 shell=phase.shell,
                 cpus=cpus,
-                host=phase.on,
+                host=phase.host,
             )
             self._keep_output(step)
             if not step.ok:

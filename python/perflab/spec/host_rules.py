@@ -22,7 +22,9 @@ def check_hosts(spec: Spec) -> None:
         ((name, "on"), getattr(m, name).on) for name in HOOKS if getattr(m, name)
     ]
     places += [(("variant", i, "on"), v.on) for i, v in enumerate(m.variant)]
-    places += [(("phase", i, "on"), p.on) for i, p in enumerate(m.phase)]
+    for i, p in enumerate(m.phase):
+        ons = p.on if isinstance(p.on, list) else [p.on]
+        places += [(("phase", i, "on"), on) for on in ons]
     for loc, on in places:
         if on is not None and on not in known:
             raise spec.error(
@@ -39,17 +41,39 @@ def check_hosts(spec: Spec) -> None:
             )
         if v.cmdline and not v.kernel:
             raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
-    for i, p in enumerate(m.phase):
-        if p.on in (None, "local"):
-            continue
-        if p.command is None:
+    for i in range(len(m.phase)):
+        _check_phase_place(spec, i)
+
+
+def _check_phase_place(spec: Spec, i: int) -> None:
+    """A command phase runs on one host; a kv phase's load comes from one process per host
+    listed (``processes`` each); probes run here."""
+    p = spec.model.phase[i]
+    if p.processes != 1 and p.kv is None:
+        raise spec.error(
+            ("phase", i, "processes"), "processes is for kv phases (load processes per host)"
+        )
+    if isinstance(p.on, list):
+        if p.kv is None:
             raise spec.error(
                 ("phase", i, "on"),
-                "on = places command phases; kv and probe phases run on this machine",
+                "a list of hosts is for kv phases (one load process on each); "
+                'a command phase runs on one host: on = "NAME"',
             )
-        if p.cores is not None:
+        if not p.on:
+            raise spec.error(("phase", i, "on"), "on = [] names no host: list the load's hosts")
+        if len(set(p.on)) != len(p.on):
             raise spec.error(
-                ("phase", i, "cores"),
-                f"cores are picked on this machine, and phase '{p.name}' runs on '{p.on}': "
-                "pin it there with taskset in its command",
+                ("phase", i, "on"),
+                "a host is listed twice: for several load processes on one host, set processes",
             )
+    if p.on in (None, "local"):
+        return
+    if p.probe is not None:
+        raise spec.error(("phase", i, "on"), "probe phases run on this machine")
+    if p.cores is not None:
+        raise spec.error(
+            ("phase", i, "cores"),
+            f"cores are picked on this machine, and phase '{p.name}' runs on {p.on!r}: "
+            + ("pin it there with taskset in its command" if p.command else "leave cores out"),
+        )

@@ -152,7 +152,23 @@ class PhaseSpec(_Strict):
     parser: Short | None = None  # named parser of stdout: memtier, hyperfine, ...
     timeout: Duration | None = None  # this phase's limit (the run's `timeout` also applies)
     env: Env = {}
-    on: Name | None = None  # the host a command phase runs on (default: this machine)
+    # the host a command phase runs on (default: this machine); a kv phase's load comes from
+    # one process on each host of a list (or from the one host named), merged
+    on: Name | list[Name] | None = None
+    processes: Annotated[int, Field(ge=1, le=256)] = 1  # a kv phase's load processes per host
+
+    @property
+    def host(self) -> str | None:
+        """The host a command phase runs on (None: this machine); lists are for kv phases."""
+        return self.on if isinstance(self.on, str) else None
+
+    @property
+    def load_hosts(self) -> list[str]:
+        """The hosts of a kv phase's load processes, each once; [] = in this process, here."""
+        hosts = [self.on] if isinstance(self.on, str) else list(self.on or [])
+        if hosts == ["local"] and self.processes == 1:
+            return []
+        return list(dict.fromkeys(hosts))
 
 
 FREE_PORT: Final = "{free_port}"

@@ -57,6 +57,14 @@ class KvConfig(BaseModel):
         le=65535,
         description="port for servers given without one; default 6379 for redis, 11211 for memcache",
     )
+    instances: int = Field(
+        1,
+        ge=1,
+        le=4096,
+        description="server processes behind each address, on consecutive ports from its port "
+        "(an instance sweep): host:11211 with instances = 3 is host:11211, host:11212 and "
+        "host:11213, and the connections are spread over all of them",
+    )
     protocol: Protocol = Field(
         "redis", description="memcache_text, memcache_binary or redis (RESP2)"
     )
@@ -262,7 +270,14 @@ class KvConfig(BaseModel):
         """Servers as "host:port", `port` (or the protocol's default) filled in."""
         items = [self.server] if isinstance(self.server, str) else list(self.server)
         port = self.port or DEFAULT_PORTS[self.protocol]
-        return [_with_port(s.strip(), port) for s in items]
+        given = [_with_port(s.strip(), port) for s in items]
+        if self.instances == 1:
+            return given
+        out = []
+        for s in given:
+            host, _, first = s.rpartition(":")
+            out += [f"{host}:{int(first) + i}" for i in range(self.instances)]
+        return out
 
     @property
     def data_size_range(self) -> tuple[int, int]:
