@@ -12,115 +12,126 @@ from __future__ import annotations
 import csv
 import io
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.analysis.scaling import ScalingResult
+from perflab.analysis.sweep import SweepRow
 from perflab.report.format import fmt_cost_change, tldr_text
+
+#: The columns after the matrix parameters' (one column each, first).
+COMPARE_COLUMNS = [
+    "cell",
+    "variant",
+    "baseline",
+    "metric",
+    "unit",
+    "better",
+    "method",
+    "confidence",
+    "n_baseline",
+    "n_variant",
+    "baseline_mean",
+    "variant_mean",
+    "change_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "p_value",
+    "verdict",
+    "tldr",
+    "cells",
+    "i_squared",
+    # a baseline within its noise of zero: the change in the metric's unit
+    "scale",
+    "p_raw",
+    "change",
+    "ci_low",
+    "ci_high",
+]
 
 
 def render_csv(result: CompareResult) -> str:
     data = result.dataset
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        list(data.params)
-        + [
-            "cell",
-            "variant",
-            "baseline",
-            "metric",
-            "unit",
-            "better",
-            "method",
-            "confidence",
-            "n_baseline",
-            "n_variant",
-            "baseline_mean",
-            "variant_mean",
-            "change_pct",
-            "ci_low_pct",
-            "ci_high_pct",
-            "p_value",
-            "verdict",
-            "tldr",
-            "cells",
-            "i_squared",
-            # a baseline within its noise of zero: the change in the metric's unit
-            "scale",
-            "p_raw",
-            "change",
-            "ci_low",
-            "ci_high",
-        ]
-    )
+    w.writerow(list(data.params) + COMPARE_COLUMNS)
     for c in result.comparisons:
-        k = c.comparison
-        pct = k is not None and k.scale != "absolute"
-        nums = (
-            [
-                k.n_baseline,
-                k.n_candidate,
-                k.baseline_location,
-                k.candidate_location,
-                *((k.estimate * 100, k.low * 100, k.high * 100) if pct else ("", "", "")),
-                k.p_value,
-            ]
-            if k
-            else [""] * 8
-        )
-        extra = (
-            [k.scale, k.p_raw, *((k.estimate, k.low, k.high) if not pct else ("", "", ""))]
-            if k
-            else [""] * 5
-        )
-        w.writerow(
-            [c.labels.get(p, "") for p in data.params]
-            + [
-                c.cell_key,
-                c.variant,
-                data.baseline,
-                c.metric.name,
-                c.metric.unit,
-                c.metric.better,
-                k.method if k is not None else result.method,
-                result.confidence,
-            ]
-            + nums
-            + [c.verdict.value, tldr_text(k, c.verdict, c.metric.unit), "", ""]
-            + extra
-        )
+        w.writerow(_comparison_row(result, c))
     for s in result.sweeps:
-        k = s.comparison
-        w.writerow(
-            [""] * len(data.params)
-            + [
-                s.label,
-                s.variant,
-                data.baseline,
-                s.metric.name,
-                s.metric.unit,
-                s.metric.better,
-                "sweep",
-                result.confidence,
-                k.n_baseline,
-                k.n_candidate,
-                "",
-                "",
-                k.estimate * 100,
-                k.low * 100,
-                k.high * 100,
-                k.p_value,
-                s.verdict.value,
-                tldr_text(k, s.verdict, s.metric.unit),
-                s.summary.cells,
-                s.summary.i_squared,
-                k.scale,
-                k.p_raw,
-                "",
-                "",
-                "",
-            ]
-        )
+        w.writerow(_sweep_row(result, s))
     return buf.getvalue()
+
+
+def _comparison_row(result: CompareResult, c: ComparedCell) -> list[object]:
+    """One cell × candidate × metric: relative columns in %, or the absolute ones when the
+    change is on the metric's own scale."""
+    data = result.dataset
+    k = c.comparison
+    pct = k is not None and k.scale != "absolute"
+    nums = (
+        [
+            k.n_baseline,
+            k.n_candidate,
+            k.baseline_location,
+            k.candidate_location,
+            *((k.estimate * 100, k.low * 100, k.high * 100) if pct else ("", "", "")),
+            k.p_value,
+        ]
+        if k
+        else [""] * 8
+    )
+    extra = (
+        [k.scale, k.p_raw, *((k.estimate, k.low, k.high) if not pct else ("", "", ""))]
+        if k
+        else [""] * 5
+    )
+    return (
+        [c.labels.get(p, "") for p in data.params]
+        + [
+            c.cell_key,
+            c.variant,
+            data.baseline,
+            c.metric.name,
+            c.metric.unit,
+            c.metric.better,
+            k.method if k is not None else result.method,
+            result.confidence,
+        ]
+        + nums
+        + [c.verdict.value, tldr_text(k, c.verdict, c.metric.unit), "", ""]
+        + extra
+    )
+
+
+def _sweep_row(result: CompareResult, s: SweepRow) -> list[object]:
+    """The geometric mean over the cells of one candidate × metric (module doc)."""
+    data = result.dataset
+    k = s.comparison
+    return [""] * len(data.params) + [
+        s.label,
+        s.variant,
+        data.baseline,
+        s.metric.name,
+        s.metric.unit,
+        s.metric.better,
+        "sweep",
+        result.confidence,
+        k.n_baseline,
+        k.n_candidate,
+        "",
+        "",
+        k.estimate * 100,
+        k.low * 100,
+        k.high * 100,
+        k.p_value,
+        s.verdict.value,
+        tldr_text(k, s.verdict, s.metric.unit),
+        s.summary.cells,
+        s.summary.i_squared,
+        k.scale,
+        k.p_raw,
+        "",
+        "",
+        "",
+    ]
 
 
 def render_scaling_csv(result: ScalingResult) -> str:

@@ -78,6 +78,8 @@ from perflab.report.format import fmt_cost_change, tldr_text
 
 if TYPE_CHECKING:  # the report model loads the plots (matplotlib): not for a comparison
     from perflab.report.document import Report
+    from perflab.report.rundata import EnvTable, FailedRunInfo, RunOutput, RunPoint, Spectrum
+    from perflab.store import ExperimentRow
 
 COMPARE_SCHEMA = "perflab.compare/1"
 SCALING_SCHEMA = "perflab.scaling/1"
@@ -278,7 +280,6 @@ def _plots(blocks: Iterable[Block]) -> list[dict[str, str]]:
 
 def report_document(r: Report) -> dict[str, Any]:
     """The ``perflab.report/1`` document (module doc)."""
-    env = r.runs.environment
     return {
         "schema": REPORT_SCHEMA,
         "perflab_version": __version__,
@@ -288,100 +289,109 @@ def report_document(r: Report) -> dict[str, Any]:
         "meta": list(r.meta),
         "verdict": [_text(p) for p in r.verdict],
         "comparison": compare_document(r.result),
-        "experiments": [
-            {
-                "id": e.id,
-                "name": e.name,
-                "description": e.description,
-                "source": e.source,
-                "status": e.status,
-                "created_at": e.created_at,
-                "finished_at": e.finished_at,
-                "spec_path": e.spec_path,
-                "spec_text": e.spec_text,
-                "settings": e.settings,
-            }
-            for e in r.experiments
-        ],
+        "experiments": [_experiment(e) for e in r.experiments],
         "colors": dict(r.colors),
-        "runs": [
-            {
-                "position": p.position,
-                "run": p.run,
-                "experiment": p.experiment_id,
-                "cell": p.cell_key,
-                "variant": p.variant,
-                "warmup": p.warmup,
-                "host": p.host,
-                "started_at": p.started_at,
-                "values": p.values,
-            }
-            for p in r.runs.runs
-        ],
-        "failed_runs": [
-            {
-                "run": f.run,
-                "experiment": f.experiment_id,
-                "cell": f.cell_key,
-                "variant": f.variant,
-                "repetition": f.repetition,
-                "status": f.status,
-                "reason": f.reason,
-            }
-            for f in r.runs.failed
-        ],
-        "latency_spectra": [
-            {
-                "phase": s.phase,
-                "cell": s.cell_key,
-                "variant": s.variant,
-                "runs": s.runs,
-                "requests": s.requests,
-                "nines": list(s.nines),
-                "percentiles": list(s.percentiles),
-                "merged_ms": list(s.merged),
-                "per_run_ms": [list(x) for x in s.per_run],
-            }
-            for s in r.runs.spectra
-        ],
+        "runs": [_run(p) for p in r.runs.runs],
+        "failed_runs": [_failed_run(f) for f in r.runs.failed],
+        "latency_spectra": [_spectrum(s) for s in r.runs.spectra],
         "numeric_params": r.runs.numeric_params,
-        "environment": None
-        if env is None
-        else {
-            "columns": [
-                {
-                    "label": c.label,
-                    "host": c.host,
-                    "experiment": c.experiment_id,
-                    "variants": list(c.variants),
-                    "info": c.info,
-                }
-                for c in env.columns
-            ],
-            "rows": [
-                {
-                    "label": label,
-                    "values": [env.value(i, j) for i in range(len(env.columns))],
-                    "differs": env.differs[j],
-                }
-                for j, label in enumerate(env.labels)
-            ],
-        },
-        "outputs": [
-            {
-                "variant": o.variant,
-                "run": o.run,
-                "experiment": o.experiment_id,
-                "cell": o.cell_key,
-                "name": o.name,
-                "text": o.text,
-                "truncated": o.truncated,
-            }
-            for o in r.runs.outputs
-        ],
+        "environment": _environment(r.runs.environment),
+        "outputs": [_output(o) for o in r.runs.outputs],
         "reproduce": [{"what": what, "command": cmd} for what, cmd in r.reproduce],
         "sections": [{"id": s.id, "title": s.title, "plots": _plots(s.blocks)} for s in r.sections],
         "scaling": scaling_document(r.scaling) if r.scaling is not None else None,
+    }
+
+
+def _experiment(e: ExperimentRow) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "name": e.name,
+        "description": e.description,
+        "source": e.source,
+        "status": e.status,
+        "created_at": e.created_at,
+        "finished_at": e.finished_at,
+        "spec_path": e.spec_path,
+        "spec_text": e.spec_text,
+        "settings": e.settings,
+    }
+
+
+def _run(p: RunPoint) -> dict[str, Any]:
+    return {
+        "position": p.position,
+        "run": p.run,
+        "experiment": p.experiment_id,
+        "cell": p.cell_key,
+        "variant": p.variant,
+        "warmup": p.warmup,
+        "host": p.host,
+        "started_at": p.started_at,
+        "values": p.values,
+    }
+
+
+def _failed_run(f: FailedRunInfo) -> dict[str, Any]:
+    return {
+        "run": f.run,
+        "experiment": f.experiment_id,
+        "cell": f.cell_key,
+        "variant": f.variant,
+        "repetition": f.repetition,
+        "status": f.status,
+        "reason": f.reason,
+    }
+
+
+def _spectrum(s: Spectrum) -> dict[str, Any]:
+    return {
+        "phase": s.phase,
+        "cell": s.cell_key,
+        "variant": s.variant,
+        "runs": s.runs,
+        "requests": s.requests,
+        "nines": list(s.nines),
+        "percentiles": list(s.percentiles),
+        "merged_ms": list(s.merged),
+        "per_run_ms": [list(x) for x in s.per_run],
+    }
+
+
+def _environment(env: EnvTable | None) -> dict[str, Any] | None:
+    if env is None:
+        return None
+    return {
+        "columns": [
+            {
+                "label": c.label,
+                "host": c.host,
+                "experiment": c.experiment_id,
+                "variants": list(c.variants),
+                "info": c.info,
+            }
+            for c in env.columns
+        ],
+        "rows": [
+            {
+                "label": label,
+                "values": [env.value(i, j) for i in range(len(env.columns))],
+                "differs": env.differs[j],
+            }
+            for j, label in enumerate(env.labels)
+        ],
+    }
+
+
+def _output(o: RunOutput) -> dict[str, Any]:
+    return {
+        "variant": o.variant,
+        "run": o.run,
+        "experiment": o.experiment_id,
+        "cell": o.cell_key,
+        "name": o.name,
+        "text": o.text,
+        "truncated": o.truncated,
     }
 
 

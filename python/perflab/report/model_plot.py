@@ -12,11 +12,16 @@ import io
 import math
 from collections.abc import Sequence
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from perflab.model import FitResult, Prediction
 
 FORMATS = ("svg", "png", "pdf")
+
+
+#: Width of one bar; a fitted platform has three side by side.
+_BAR = 0.26
 
 
 def render_model_plot(
@@ -34,65 +39,10 @@ def render_model_plot(
     names = [p.platform for p in fit.platforms] + [p.platform for p in predictions]
     fig = Figure(figsize=(max(6.0, 1.3 * len(names) + 2.5), 4.5), layout="constrained")
     ax = fig.add_subplot()
-    width = 0.26
     xs = list(range(len(names)))
-    n_fit = len(fit.platforms)
-
-    ax.bar(
-        [x - width for x in xs[:n_fit]],
-        [p.rate for p in fit.platforms],
-        width,
-        label="observed",
-        color="#4c72b0",
-    )
-    ax.bar(
-        xs[:n_fit],
-        [p.fitted_rate for p in fit.platforms],
-        width,
-        label="fitted (all platforms)",
-        color="#55a868",
-    )
-    loo = {x.platform: x for x in fit.loo}
-    lx: list[float] = []
-    ly: list[float] = []
-    lerr: list[list[float]] = [[], []]
-    for x, p in zip(xs, fit.platforms):
-        o = loo.get(p.platform)
-        if o and math.isfinite(o.predicted):
-            lx.append(x + width)
-            ly.append(o.predicted)
-            lo = o.low if math.isfinite(o.low) else o.predicted
-            hi = o.high if math.isfinite(o.high) else o.predicted
-            lerr[0].append(o.predicted - lo)
-            lerr[1].append(hi - o.predicted)
-    if lx:
-        ax.bar(
-            lx,
-            ly,
-            width,
-            yerr=lerr,
-            capsize=3,
-            label="predicted without it (leave-one-out)",
-            color="#dd8452",
-            ecolor="#333333",
-        )
+    _fitted_bars(ax, fit, xs)
     if predictions:
-        px = xs[n_fit:]
-        py = [p.rate for p in predictions]
-        perr = [
-            [p.rate - (p.low if math.isfinite(p.low) else p.rate) for p in predictions],
-            [(p.high if math.isfinite(p.high) else p.rate) - p.rate for p in predictions],
-        ]
-        ax.bar(
-            px,
-            py,
-            width,
-            yerr=perr,
-            capsize=3,
-            label="predicted (new platform)",
-            color="#c44e52",
-            ecolor="#333333",
-        )
+        _prediction_bars(ax, predictions, xs[len(fit.platforms) :])
     ax.set_yscale("log")
     ax.set_xticks(xs, names, rotation=20 if len(names) > 5 else 0)
     ax.set_ylabel(f"rate ({rate_unit})")
@@ -110,3 +60,66 @@ def render_model_plot(
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt)
     return buf.getvalue()
+
+
+def _fitted_bars(ax: Axes, fit: FitResult, xs: list[int]) -> None:
+    """Per fitted platform: observed, fitted with every platform, and predicted without it
+    (leave-one-out, with its prediction interval)."""
+    n_fit = len(fit.platforms)
+    ax.bar(
+        [x - _BAR for x in xs[:n_fit]],
+        [p.rate for p in fit.platforms],
+        _BAR,
+        label="observed",
+        color="#4c72b0",
+    )
+    ax.bar(
+        xs[:n_fit],
+        [p.fitted_rate for p in fit.platforms],
+        _BAR,
+        label="fitted (all platforms)",
+        color="#55a868",
+    )
+    loo = {x.platform: x for x in fit.loo}
+    lx: list[float] = []
+    ly: list[float] = []
+    lerr: list[list[float]] = [[], []]
+    for x, p in zip(xs, fit.platforms):
+        o = loo.get(p.platform)
+        if o and math.isfinite(o.predicted):
+            lx.append(x + _BAR)
+            ly.append(o.predicted)
+            lo = o.low if math.isfinite(o.low) else o.predicted
+            hi = o.high if math.isfinite(o.high) else o.predicted
+            lerr[0].append(o.predicted - lo)
+            lerr[1].append(hi - o.predicted)
+    if lx:
+        ax.bar(
+            lx,
+            ly,
+            _BAR,
+            yerr=lerr,
+            capsize=3,
+            label="predicted without it (leave-one-out)",
+            color="#dd8452",
+            ecolor="#333333",
+        )
+
+
+def _prediction_bars(ax: Axes, predictions: Sequence[Prediction], xs: list[int]) -> None:
+    """The new platforms' predicted rates with their prediction intervals."""
+    py = [p.rate for p in predictions]
+    perr = [
+        [p.rate - (p.low if math.isfinite(p.low) else p.rate) for p in predictions],
+        [(p.high if math.isfinite(p.high) else p.rate) - p.rate for p in predictions],
+    ]
+    ax.bar(
+        xs,
+        py,
+        _BAR,
+        yerr=perr,
+        capsize=3,
+        label="predicted (new platform)",
+        color="#c44e52",
+        ecolor="#333333",
+    )

@@ -144,27 +144,55 @@ def nines_to_percentile(nines: float) -> float:
 def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunData:
     """Everything per run for ``data``, the dataset made of ``origins`` (its metrics are
     kept; its matrix values give the numeric parameters)."""
-    metrics = [m.name for m in data.metrics]
-    runs: list[RunPoint] = []
-    failed: list[FailedRunInfo] = []
-    sides: list[tuple[int, str]] = []
-    kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
-    last_ok: dict[str, tuple[int, RunRow, str]] = {}  # variant → (experiment, run row, cell)
-    wanted = set(metrics)
-    offset = 0
-    env_cols: list[EnvColumn] = []
+    reader = _RunReader(store, {m.name for m in data.metrics})
     for origin in origins:
+        reader.read(origin)
+    outputs = []
+    for variant, (eid, r, cell) in reader.last_ok.items():
+        outputs += _outputs(store, eid, r, variant, cell)
+    spectra = [
+        _spectrum(phase, cell, variant, dists)
+        for (phase, cell, variant), dists in reader.kv.items()
+    ]
+    numeric = _numeric_params(data)
+    return RunData(
+        reader.runs,
+        reader.failed,
+        spectra,
+        _env_table(reader.env_cols),
+        outputs,
+        numeric,
+        reader.sides if len(origins) > 1 else [],
+    )
+
+
+class _RunReader:
+    """Reads the stored runs of each origin in turn, mapped into the compared dataset;
+    the origins' runs follow one another in execution order (``offset``)."""
+
+    def __init__(self, store: Store, metrics: set[str]) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.runs: list[RunPoint] = []
+        self.failed: list[FailedRunInfo] = []
+        self.sides: list[tuple[int, str]] = []
+        self.kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
+        self.last_ok: dict[str, tuple[int, RunRow, str]] = {}  # variant → (experiment, row, cell)
+        self.env_cols: list[EnvColumn] = []
+        self.offset = 0
+
+    def read(self, origin: RunOrigin) -> None:
         eid = origin.experiment_id
-        sides.append((offset + 1, origin.label))
+        self.sides.append((self.offset + 1, origin.label))
         values: dict[int, dict[str, float]] = {}
-        for run_id, name, value in store.metrics(eid):
-            if name in wanted:
+        for run_id, name, value in self.store.metrics(eid):
+            if name in self.metrics:
                 values.setdefault(run_id, {})[name] = value
-        exp = store.experiment(eid)
+        exp = self.store.experiment(eid)
         # Phases with measure = false (e.g. populate): their latencies are not results.
         unmeasured = set(exp.settings.get("unmeasured_phases", []))
-        rows = store.runs(eid)
-        hosts: dict[str, list[str]] = {}
+        rows = self.store.runs(eid)
+        hosts: dict[str, list[str]] = {}  # host → the variants that ran on it
         for r in rows:
             target = origin.mapping.get((r.cell_key, r.variant))
             if target is None:
@@ -174,64 +202,55 @@ def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunD
                 hosts.setdefault(r.host, [])
                 if variant not in hosts[r.host]:
                     hosts[r.host].append(variant)
-            if r.status in ("failed", "timeout"):
-                failed.append(
-                    FailedRunInfo(
-                        r.order_index + 1,
-                        eid,
-                        cell,
-                        variant,
-                        r.repetition,
-                        r.status,
-                        r.reason or "",
-                    )
-                )
-            if r.status != "ok":
-                continue
-            runs.append(
-                RunPoint(
-                    offset + r.order_index + 1,
-                    r.order_index + 1,
-                    eid,
-                    cell,
-                    variant,
-                    r.warmup,
-                    values.get(r.id, {}),
-                    r.host,
-                    r.started_at,
-                )
-            )
-            if r.warmup:
-                continue
-            last_ok[variant] = (eid, r, cell)
-            for name, _size in store.artifact_names(eid, r.id):
-                if not name.startswith("kv:") or name[3:] in unmeasured:
-                    continue
-                dist = _kv_distribution(store.artifact(eid, name, r.id))
-                if dist is not None:
-                    kv.setdefault((name[3:], cell, variant), []).append(dist)
-        offset += max((r.order_index + 1 for r in rows), default=0)
-        envs = store.environments(eid)
-        for host, info in envs.items():
+            self._add_run(eid, r, cell, variant, values.get(r.id, {}), unmeasured)
+        self.offset += max((r.order_index + 1 for r in rows), default=0)
+        for host, info in self.store.environments(eid).items():
             used = tuple(hosts.get(host, ()))
             label = host if not origin.label else f"{origin.label} · {host}"
-            env_cols.append(EnvColumn(label, host, eid, used, info, tuple(environment_rows(info))))
-    outputs = []
-    for variant, (eid, r, cell) in last_ok.items():
-        outputs += _outputs(store, eid, r, variant, cell)
-    spectra = [
-        _spectrum(phase, cell, variant, dists) for (phase, cell, variant), dists in kv.items()
-    ]
-    numeric = _numeric_params(data)
-    return RunData(
-        runs,
-        failed,
-        spectra,
-        _env_table(env_cols),
-        outputs,
-        numeric,
-        sides if len(origins) > 1 else [],
-    )
+            self.env_cols.append(
+                EnvColumn(label, host, eid, used, info, tuple(environment_rows(info)))
+            )
+
+    def _add_run(
+        self,
+        eid: int,
+        r: RunRow,
+        cell: str,
+        variant: str,
+        values: dict[str, float],
+        unmeasured: set[str],
+    ) -> None:
+        """One run: failed, or a point (and, measured, its latency histograms)."""
+        if r.status in ("failed", "timeout"):
+            self.failed.append(
+                FailedRunInfo(
+                    r.order_index + 1, eid, cell, variant, r.repetition, r.status, r.reason or ""
+                )
+            )
+        if r.status != "ok":
+            return
+        self.runs.append(
+            RunPoint(
+                self.offset + r.order_index + 1,
+                r.order_index + 1,
+                eid,
+                cell,
+                variant,
+                r.warmup,
+                values,
+                r.host,
+                r.started_at,
+            )
+        )
+        if r.warmup:
+            return
+        self.last_ok[variant] = (eid, r, cell)
+        for name, _size in self.store.artifact_names(eid, r.id):
+            if not name.startswith("kv:") or name[3:] in unmeasured:
+                continue
+            dist = _kv_distribution(self.store.artifact(eid, name, r.id))
+            if dist is not None:
+                self.kv.setdefault((name[3:], cell, variant), []).append(dist)
 
 
 def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:

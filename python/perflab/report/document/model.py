@@ -1,0 +1,48 @@
+"""`Report`: what a report shows, as data — the comparison, the runs, the header facts and
+the sections of blocks that every writer (HTML, Markdown, JSON) draws the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from perflab.analysis.compare import CompareResult
+from perflab.analysis.scaling import ScalingResult
+from perflab.report.blocks import Block, Details, Para, Plot, Section
+from perflab.report.rundata import RunData
+from perflab.store import ExperimentRow
+
+
+@dataclass(frozen=True)
+class Report:
+    result: CompareResult
+    runs: RunData
+    experiments: list[ExperimentRow]  # the experiment, or (A, B) for a two-experiment comparison
+    colors: dict[str, str]
+    title: str
+    description: str
+    meta: list[str]  # one-line facts under the title
+    verdict: list[Para]
+    reproduce: list[tuple[str, str]]  # (what it does, command line)
+    generated_at: str
+    sections: list[Section] = field(default_factory=list)
+    scaling: ScalingResult | None = None  # `--scaling PARAM`: the fits of cost = a + b·PARAM^k
+
+    @property
+    def cross(self) -> bool:
+        return len(self.experiments) > 1
+
+    def plots(self) -> list[Plot]:
+        """Every plot of the report, in reading order."""
+        out: list[Plot] = []
+
+        def walk(blocks: Iterable[Block]) -> None:
+            for b in blocks:
+                if isinstance(b, Plot):
+                    out.append(b)
+                elif isinstance(b, (Section, Details)):
+                    walk(b.blocks)
+
+        for s in self.sections:
+            walk(s.blocks)
+        return out
