@@ -5,6 +5,11 @@
         srv.port, srv.user, srv.identity      # log in as the current user with this key
         srv.host_table()                       # the spec's [hosts.NAME] keys for it
 
+With ``kernel=...`` the server is a host whose kernel can be switched: its sessions see a
+``uname -r`` and a boot id (``/proc/sys/kernel/random/boot_id``) of their own, and
+``srv.boot_command`` — the spec's ``boot`` for it — "boots" the kernel named by
+``{kernel}``: the host then answers with that kernel and a new boot id, as after a kexec.
+
 It runs as the current user on 127.0.0.1 (a non-root sshd can only log that user in),
 with a host key and an authorized key made for it in a temporary directory; host keys
 are accepted on first use into a known_hosts file of that directory, so nothing in
@@ -29,7 +34,7 @@ READY_TIMEOUT_S = 10.0
 
 
 class Sshd:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, kernel: str | None = None) -> None:
         self.workdir = workdir
         self.user = getpass.getuser()
         self.identity = workdir / "client_key"
@@ -54,11 +59,31 @@ class Sshd:
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
             "LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n"
         )
+        if kernel is not None:
+            config.write_text(config.read_text() + self._fake_kernel(kernel))
         self._log = open(workdir / "sshd.log", "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             [sshd, "-D", "-e", "-f", str(config)], stdout=self._log, stderr=subprocess.STDOUT
         )
         self._wait_ready()
+
+    def _fake_kernel(self, kernel: str) -> str:
+        """sshd_config lines giving sessions their own ``uname -r`` and boot id: programs of
+        that name first on PATH (set after the login shell's own start-up files)."""
+        fake, bin_dir = self.workdir / "fake", self.workdir / "fake" / "bin"
+        bin_dir.mkdir(parents=True)
+        (fake / "kernel").write_text(kernel + "\n")
+        (fake / "boot_id").write_text(Path("/proc/sys/kernel/random/uuid").read_text())
+        scripts = {
+            "uname": f'[ "$1" = -r ] && exec /bin/cat {fake}/kernel\nexec /usr/bin/uname "$@"\n',
+            "cat": f'[ "$*" = /proc/sys/kernel/random/boot_id ] && exec /bin/cat {fake}/boot_id\n'
+            'exec /bin/cat "$@"\n',
+        }
+        for name, body in scripts.items():
+            (bin_dir / name).write_text("#!/bin/sh\n" + body)
+            (bin_dir / name).chmod(0o755)
+        self.boot_command = f"echo {{kernel}} > {fake}/kernel && /bin/cat /proc/sys/kernel/random/uuid > {fake}/boot_id"
+        return f'ForceCommand PATH={bin_dir}:$PATH; eval "$SSH_ORIGINAL_COMMAND"\n'
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -107,5 +132,5 @@ class Sshd:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_sshd() -> Sshd:
-    return Sshd(Path(tempfile.mkdtemp(prefix="perflab-sshd-")))
+def start_sshd(kernel: str | None = None) -> Sshd:
+    return Sshd(Path(tempfile.mkdtemp(prefix="perflab-sshd-")), kernel)

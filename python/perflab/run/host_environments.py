@@ -47,8 +47,11 @@ def commands_by_host(model: ExperimentSpec) -> dict[str | None, list[str]]:
     placed = [(h.on, h.command) for h in hooks if h]
     placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
     placed += [(p.host, p.command) for p in m.phase if p.command]
+    placed += [(s.on, s.command) for s in m.service]
     for on, command in placed:
         out.setdefault(None if on == "local" else on, []).append(command)
-    for host in (h for p in m.phase for h in p.load_hosts):  # a kv phase's load machines
+    # hosts with no command of their own: a kv phase's load machines, a kernel variant's host
+    used = [h for p in m.phase for h in p.load_hosts] + [v.on for v in m.variant if v.on]
+    for host in used:
         out.setdefault(None if host == "local" else host, [])
     return out

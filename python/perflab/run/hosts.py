@@ -8,6 +8,7 @@ its end). Steps name their host with ``on = "NAME"``; without it they run here.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -45,6 +46,13 @@ class Hosts:
         if name is None or name == LOCAL:
             return self.local
         return self._remote[name]
+
+    def env_for(self, name: str | None, env: Mapping[str, str]) -> dict[str, str]:
+        """A step's environment as sent to host ``name``: everything here; to a remote host
+        only what perflab adds to this machine's (a host keeps its own login environment)."""
+        if self[name] is self.local:
+            return dict(env)
+        return {k: v for k, v in env.items() if os.environ.get(k) != v}
 
     def remote_executor(self, name: str) -> RemoteExecutor:
         return self._remote[name]

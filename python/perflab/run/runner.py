@@ -311,8 +311,7 @@ class Runner:
         """Run one command of the experiment on ``host`` (None: this machine); processes
         it leaves running are held until their scope ends (``_held``)."""
         executor = self.hosts[host]
-        if executor is not self.executor:  # a host keeps its own environment: send what we add
-            env = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        env = self.hosts.env_for(host, env)
 
         def on_start(pid: int) -> None:
             # A local pid, for crash recovery; a remote step's shim ends with its connection.

@@ -14,7 +14,7 @@ from perflab.spec.template import render_shell, render_value
 
 if TYPE_CHECKING:
     from perflab.run.command import StepOutput
-    from perflab.run.executor import Executor
+    from perflab.run.hosts import Hosts
     from perflab.spec import Spec
     from perflab.spec.schema import VariantSpec
     from perflab.store import RunRow
@@ -26,15 +26,21 @@ class ServiceContext(Protocol):
     spec: Spec
     variants: dict[str, VariantSpec]
 
-    @property
-    def executor(self) -> Executor: ...
+    hosts: Hosts  # every machine of the experiment by its spec name
 
     def experiment_values(self) -> dict[str, Any]: ...
 
     def step_env(self, run: RunRow | None, values: dict[str, Any] | None) -> dict[str, str]: ...
 
     def step(
-        self, name: str, command: str, env: dict[str, str], run_dir: Path, timeout: float | None
+        self,
+        name: str,
+        command: str,
+        env: dict[str, str],
+        run_dir: Path,
+        timeout: float | None,
+        *,
+        host: str | None = None,
     ) -> StepOutput: ...
 
 
@@ -77,12 +83,13 @@ class ServiceScopes:
         values = {**values, **self.ports}
         for s in specs:
             own = {**values, "port": self.ports.get(f"{s.name}_port", "")}
+            service_env = {**(env if env is not None else c.step_env(None, None)), **s.env}
             service = ServiceRun(
                 s.name,
                 render_shell(s.command, own),
-                c.executor,
+                c.hosts[s.on],
                 run_dir,
-                {**(env if env is not None else c.step_env(None, None)), **s.env},
+                c.hosts.env_for(s.on, service_env),
                 s.shell,
                 c.spec.model.kill_grace,
             )
@@ -92,11 +99,18 @@ class ServiceScopes:
                 ready = "cmd:" + render_shell(s.ready[4:], own)
             elif s.ready:
                 ready = str(render_value(s.ready, own))
-            service.start(ready, s.ready_timeout, check=self._ready_check(service, run_dir))
+            check = self._ready_check(service, run_dir, s.on)
+            service.start(ready, s.ready_timeout, check=check)
 
-    def _ready_check(self, service: ServiceRun, run_dir: Path) -> Callable[[str], bool]:
+    def _ready_check(
+        self, service: ServiceRun, run_dir: Path, host: str | None
+    ) -> Callable[[str], bool]:
+        """A ``cmd:`` readiness check: the command run on the service's host."""
+
         def check(command: str) -> bool:
-            step = self.context.step(f"ready:{service.name}", command, service.env, run_dir, 10.0)
+            step = self.context.step(
+                f"ready:{service.name}", command, service.env, run_dir, 10.0, host=host
+            )
             return step.ok
 
         return check

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from perflab.spec.name_rules import choices_hint
 from perflab.spec.param_names import HOOKS
+from perflab.spec.schema import FREE_PORT
 
 if TYPE_CHECKING:
     from perflab.spec.experiment_file import Spec
@@ -25,6 +26,7 @@ def check_hosts(spec: Spec) -> None:
     for i, p in enumerate(m.phase):
         ons = p.on if isinstance(p.on, list) else [p.on]
         places += [(("phase", i, "on"), on) for on in ons]
+    places += [(("service", i, "on"), s.on) for i, s in enumerate(m.service)]
     for loc, on in places:
         if on is not None and on not in known:
             raise spec.error(
@@ -43,6 +45,29 @@ def check_hosts(spec: Spec) -> None:
             raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
     for i in range(len(m.phase)):
         _check_phase_place(spec, i)
+    for i in range(len(m.service)):
+        _check_remote_service(spec, i)
+
+
+def _check_remote_service(spec: Spec, i: int) -> None:
+    """A service on another host: its port must be known, and it must be seen ready from
+    here (a TCP connection) or there (a command)."""
+    s = spec.model.service[i]
+    if s.on in (None, "local"):
+        return
+    if s.port == FREE_PORT:
+        raise spec.error(
+            ("service", i, "port"),
+            f"{{free_port}} finds a port free on this machine, and service '{s.name}' runs on "
+            f"'{s.on}': give the port it listens on there",
+        )
+    if s.ready and s.ready.startswith(("log:", "unix://")):
+        raise spec.error(
+            ("service", i, "ready"),
+            f"service '{s.name}' runs on '{s.on}', where its output and sockets are not seen "
+            "from here: use tcp://HOST:PORT (connected to from this machine) or cmd:COMMAND "
+            "(run on that host)",
+        )
 
 
 def _check_phase_place(spec: Spec, i: int) -> None:

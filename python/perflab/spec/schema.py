@@ -190,6 +190,7 @@ class ServiceSpec(_Strict):
     ready_timeout: Duration = 30.0
     env: Env = {}
     shell: Bool = True
+    on: Name | None = None  # the host it runs on (a server under test on a DUT); default here
 
 
 class MetricSpec(_Strict):
