@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
 from perflab.analysis.sweep import SweepRow, summarize_sweeps
+from perflab.analysis.system_conditions import system_warnings
 from perflab.errors import InputError
 from perflab.stats import (
     CORRECTIONS,
@@ -375,6 +376,7 @@ def _experiment_notes(data: Dataset, skipped_samples: int) -> list[Note]:
                 )
             )
         )
+    notes += [Note(w) for w in system_warnings(data.system)]
     return notes
 
 

@@ -46,6 +46,7 @@ class Dataset:
     status_counts: dict[str, int] = field(default_factory=dict)
     failed: list[FailedRun] = field(default_factory=list)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    system: list[dict[str, Any]] = field(default_factory=list)  # snapshots, oldest first
 
     @property
     def baseline(self) -> str:
@@ -142,4 +143,13 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
         counts,
         failed,
         values,
+        _system_snapshots(store, exp.id),
     )
+
+
+def _system_snapshots(store: Store, eid: int) -> list[dict[str, Any]]:
+    """The system snapshots recorded with the experiment (`analysis.system_conditions`)."""
+    from perflab.analysis.system_conditions import SNAPSHOT_PREFIX, parse_snapshots
+
+    names = [n for n, _ in store.artifact_names(eid) if n.startswith(SNAPSHOT_PREFIX)]
+    return parse_snapshots([b for n in names if (b := store.artifact(eid, n)) is not None])

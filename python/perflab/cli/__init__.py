@@ -29,6 +29,7 @@ COMMANDS = [
     "probe",
     "model",
     "cores",
+    "check",
     "load",
 ]
 

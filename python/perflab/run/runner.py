@@ -33,6 +33,7 @@ from perflab.run.service_scopes import ServiceScopes, stop_services
 from perflab.run.services import ServiceRun
 from perflab.run.ssh import HostError
 from perflab.run.stop_signals import install_stop_signals, restore_signals
+from perflab.run.system_snapshots import SystemSnapshots
 from perflab.run.variant_kernel import ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
@@ -128,6 +129,14 @@ class Runner:
         capture_environments(
             self.store, self.eid, self.spec.model, self.hosts, self.executor, self.core_choices
         )
+        self.snapshots = SystemSnapshots(
+            self.store,
+            self.eid,
+            self.executor,
+            self.spec.model.order,
+            message=self.observer.message,
+        )
+        self.snapshots.start()
         self._before_all(scratch)
         self.start_services("experiment", self.experiment_values(), scratch, self.services.running)
         status, message = self._execute_plan(scratch, pending, done, total)
@@ -196,6 +205,7 @@ class Runner:
                 self.observer.run_finished(run, outcome, done + i + 1, total)
                 if outcome.status == "interrupted":
                     return "interrupted", None
+                self.snapshots.after_run(run, pending[i + 1] if i + 1 < len(pending) else None)
                 if outcome.status != "ok" and m.on_failure == "abort":
                     return "aborted", (
                         f"stopped: run {run.order_index + 1} {outcome.status}: "

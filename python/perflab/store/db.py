@@ -394,6 +394,12 @@ class Store:
             )
         }
 
+    @writes("save artifact {name} of experiment {eid}")
+    def put_artifact(self, eid: int, name: str, data: bytes) -> None:
+        """An experiment-level artifact (no run, no host), e.g. a system snapshot."""
+        with self.transaction():
+            self._put_artifacts(eid, None, None, {name: data})
+
     def _put_artifacts(
         self, eid: int, run_id: int | None, host: str | None, artifacts: dict[str, bytes]
     ) -> None:

@@ -1,0 +1,589 @@
+"""The system's state as checks that say what to do: frequency governor, turbo, SMT, load
+average, the busiest other processes, memory and swap, thermal throttling, ASLR and
+perf_event_paranoid (`perflab check`, and the snapshots recorded with every experiment).
+
+Everything is read from ``/proc`` and ``/sys`` through a `SystemReader` (read a file, list
+a folder), so the same code reads this machine (`LocalReader`), a copied or made-up tree
+(`TreeReader`, for tests) or another host (`perflab.run.system_snapshots.HostReader` over
+`perflab.run.host_access.HostAccess`). What cannot be read — a container without
+``/sys/devices/system/cpu/cpu*/cpufreq``, a VM without thermal counters, a system that is
+not Linux — is a check of status ``unknown`` with the reason; nothing here raises.
+
+A state's JSON (``perflab.system/1``)::
+
+    {"format": "perflab.system/1",
+     "checks": [{"name": "governor", "status": "ok" | "warn" | "unknown",
+                 "value": "performance", "message": "what to do" | null,
+                 "data": {...numbers behind the value...}}, ...]}
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from perflab.platform.topology import parse_cpu_list
+
+FORMAT = "perflab.system/1"
+
+Status = Literal["ok", "warn", "unknown"]
+
+#: Seconds between the two samples of every process's CPU time.
+SAMPLE_INTERVAL = 0.25
+#: How many of the busiest other processes a state lists.
+TOP_PROCESSES = 3
+#: Other processes together using more than this share of one CPU make "processes" warn.
+BUSY_SHARE = 0.25
+#: Available memory below this fraction of RAM makes "memory" warn.
+LOW_MEMORY = 0.10
+#: Swap in use above this fraction of RAM makes "swap" warn.
+SWAP_IN_USE = 0.01
+
+#: Check name → its title in a table.
+TITLES = {
+    "governor": "CPU governor",
+    "turbo": "Turbo boost",
+    "smt": "SMT (hyper-threads)",
+    "load": "Load average",
+    "processes": "Busiest processes",
+    "memory": "Free memory",
+    "swap": "Swap in use",
+    "throttling": "Thermal throttling",
+    "aslr": "ASLR",
+    "perf_event_paranoid": "perf_event_paranoid",
+}
+
+_CPU = "/sys/devices/system/cpu"
+
+
+class SystemReader(Protocol):
+    """What the checks need from a system; each returns None instead of raising."""
+
+    def read_file(self, path: str) -> bytes | None:
+        """The file's bytes, or None when it is missing or unreadable."""
+
+    def list_dir(self, path: str) -> list[str] | None:
+        """The names in the folder, or None when it is missing or unreadable."""
+
+
+class LocalReader:
+    """`SystemReader` of this machine."""
+
+    def read_file(self, path: str) -> bytes | None:
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except (OSError, ValueError):
+            return None
+
+    def list_dir(self, path: str) -> list[str] | None:
+        try:
+            return os.listdir(path)
+        except (OSError, ValueError):
+            return None
+
+
+class TreeReader(LocalReader):
+    """`SystemReader` of a file tree laid out like ``/`` under ``root`` (``/proc/loadavg``
+    is ``root/proc/loadavg``)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def _at(self, path: str) -> str:
+        return str(self.root / path.lstrip("/"))
+
+    def read_file(self, path: str) -> bytes | None:
+        return super().read_file(self._at(path))
+
+    def list_dir(self, path: str) -> list[str] | None:
+        return super().list_dir(self._at(path))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: ``message`` says what to do (warn) or why it is unknown."""
+
+    name: str
+    status: Status
+    value: str
+    message: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return TITLES.get(self.name, self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "value": self.value,
+            "message": self.message,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True)
+class SystemState:
+    checks: list[Check]
+
+    @property
+    def warnings(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "warn"]
+
+    def check(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "checks": [c.to_json() for c in self.checks]}
+
+
+def read_system_state(
+    reader: SystemReader | None = None,
+    *,
+    interval: float = SAMPLE_INTERVAL,
+    own_pid: int | None = None,
+    wait: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    clock_ticks: int | None = None,
+) -> SystemState:
+    """Every check of the system ``reader`` reads (default: this machine).
+
+    The busiest processes are measured: every process's CPU time is read twice,
+    ``interval`` seconds apart (``wait`` and ``clock`` are injectable for tests); ``own_pid``
+    and its descendants are left out (default: this process, on this machine).
+    """
+    if reader is None:
+        reader = LocalReader()
+        own_pid = os.getpid() if own_pid is None else own_pid
+    cpus = _online_cpus(reader)
+    meminfo = _meminfo(reader)
+    return SystemState(
+        [
+            governor_check(reader, cpus),
+            turbo_check(reader),
+            smt_check(reader),
+            load_check(reader, len(cpus)),
+            processes_check(
+                reader,
+                interval=interval,
+                own_pid=own_pid,
+                wait=wait,
+                clock=clock,
+                clock_ticks=clock_ticks or _clock_ticks(),
+            ),
+            memory_check(meminfo),
+            swap_check(meminfo),
+            throttling_check(reader, cpus),
+            aslr_check(reader),
+            paranoid_check(reader),
+        ]
+    )
+
+
+# -- reading
+
+
+def _text(reader: SystemReader, path: str) -> str | None:
+    data = reader.read_file(path)
+    if data is None:
+        return None
+    text = data.decode("utf-8", errors="replace").strip()
+    return text or None
+
+
+def _int(reader: SystemReader, path: str) -> int | None:
+    text = _text(reader, path)
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _online_cpus(reader: SystemReader) -> list[int]:
+    """The online CPUs: sysfs's list, else its cpuN folders, else /proc/cpuinfo's count."""
+    text = _text(reader, f"{_CPU}/online")
+    if text:
+        try:
+            return sorted(parse_cpu_list(text))
+        except ValueError:
+            pass
+    names = reader.list_dir(_CPU) or []
+    found = sorted(int(n[3:]) for n in names if re.fullmatch(r"cpu\d+", n))
+    if found:
+        return found
+    cpuinfo = _text(reader, "/proc/cpuinfo") or ""
+    return list(range(len(re.findall(r"^processor\s*:", cpuinfo, re.M))))
+
+
+def _clock_ticks() -> int:
+    try:
+        return int(os.sysconf("SC_CLK_TCK")) or 100
+    except (ValueError, OSError, AttributeError):
+        return 100
+
+
+def _meminfo(reader: SystemReader) -> dict[str, int]:
+    """/proc/meminfo in bytes."""
+    out: dict[str, int] = {}
+    for line in (_text(reader, "/proc/meminfo") or "").splitlines():
+        m = re.match(r"(\w+):\s+(\d+)(?:\s+kB)?\s*$", line)
+        if m:
+            out[m.group(1)] = int(m.group(2)) * (1024 if line.rstrip().endswith("kB") else 1)
+    return out
+
+
+def _counted(values: Iterable[str]) -> str:
+    """'performance' when all agree, else 'powersave ×1, performance ×1'."""
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{v} ×{n}" for v, n in sorted(counts.items(), key=lambda x: -x[1]))
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+# -- the checks
+
+
+def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
+    governors = {
+        cpu: g
+        for cpu in cpus
+        if (g := _text(reader, f"{_CPU}/cpu{cpu}/cpufreq/scaling_governor")) is not None
+    }
+    if not governors:
+        return Check(
+            "governor",
+            "unknown",
+            "?",
+            "no cpufreq/scaling_governor in /sys (a VM, a container, or no frequency driver): "
+            "the host decides the frequency",
+        )
+    data = {"governors": {str(c): g for c, g in governors.items()}}
+    value = _counted(governors.values())
+    slow = [c for c, g in governors.items() if g != "performance"]
+    if not slow:
+        return Check("governor", "ok", value, data=data)
+    names = " or ".join(sorted({governors[c] for c in slow}))
+    return Check(
+        "governor",
+        "warn",
+        value,
+        f"CPU governor is {names} on {len(slow)} of {len(governors)} CPUs: set performance "
+        "(sudo cpupower frequency-set -g performance) for steadier runs",
+        data,
+    )
+
+
+def turbo_check(reader: SystemReader) -> Check:
+    no_turbo = _int(reader, f"{_CPU}/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        if no_turbo:
+            return Check("turbo", "ok", "off (intel_pstate)", data={"turbo": False})
+        return Check(
+            "turbo",
+            "warn",
+            "on (intel_pstate)",
+            "turbo boost is on: the clock follows temperature and the other cores' load; "
+            "turn it off for steadier runs (echo 1 | sudo tee "
+            f"{_CPU}/intel_pstate/no_turbo)",
+            {"turbo": True},
+        )
+    boost = _int(reader, f"{_CPU}/cpufreq/boost")
+    if boost is not None:
+        if not boost:
+            return Check("turbo", "ok", "off (cpufreq boost)", data={"turbo": False})
+        return Check(
+            "turbo",
+            "warn",
+            "on (cpufreq boost)",
+            "frequency boost is on: the clock follows temperature and the other cores' load; "
+            f"turn it off for steadier runs (echo 0 | sudo tee {_CPU}/cpufreq/boost)",
+            {"turbo": True},
+        )
+    return Check(
+        "turbo",
+        "unknown",
+        "?",
+        "neither intel_pstate/no_turbo nor cpufreq/boost in /sys (a VM, a container, "
+        "or no boost control)",
+    )
+
+
+def smt_check(reader: SystemReader) -> Check:
+    active = _int(reader, f"{_CPU}/smt/active")
+    if active is None:
+        return Check("smt", "unknown", "?", f"{_CPU}/smt/active cannot be read")
+    if not active:
+        return Check("smt", "ok", "off", data={"active": False})
+    return Check(
+        "smt",
+        "warn",
+        "on",
+        "SMT is on: two hyper-threads of a core share its caches and units; pin phases "
+        "with cores = N (perflab picks no two siblings) or turn it off "
+        f"(echo off | sudo tee {_CPU}/smt/control)",
+        {"active": True},
+    )
+
+
+def load_check(reader: SystemReader, cpus: int) -> Check:
+    text = _text(reader, "/proc/loadavg")
+    fields = text.split() if text else []
+    try:
+        load1, load5, load15 = (float(x) for x in fields[:3])
+    except ValueError:
+        return Check("load", "unknown", "?", "/proc/loadavg cannot be read (not Linux?)")
+    data: dict[str, Any] = {"load1": load1, "load5": load5, "load15": load15, "cpus": cpus}
+    value = f"{load1:.2f} {load5:.2f} {load15:.2f}"
+    if cpus and load1 > cpus / 2:
+        return Check(
+            "load",
+            "warn",
+            value,
+            f"load average {load1:.2f} is above half of the {cpus} CPUs: other work "
+            "competes with the runs; stop it (see the busiest processes) or use a quieter "
+            "machine",
+            data,
+        )
+    return Check("load", "ok", value, data=data)
+
+
+def _stat_times(reader: SystemReader) -> dict[int, tuple[str, int, int]] | None:
+    """pid → (name, parent pid, utime + stime in clock ticks); None when /proc cannot be listed."""
+    names = reader.list_dir("/proc")
+    if names is None:
+        return None
+    out: dict[int, tuple[str, int, int]] = {}
+    for name in names:
+        if not name.isdigit():
+            continue
+        text = _text(reader, f"/proc/{name}/stat")
+        if text is None:
+            continue  # ended between the listing and the read
+        head, paren, tail = text.rpartition(")")
+        rest = tail.split()
+        if not paren or len(rest) < 13 or "(" not in head:
+            continue
+        try:
+            out[int(name)] = (head.split("(", 1)[1], int(rest[1]), int(rest[11]) + int(rest[12]))
+        except ValueError:
+            continue
+    return out
+
+
+def _tree(pids: dict[int, tuple[str, int, int]], root: int | None) -> set[int]:
+    """``root`` and its descendants among ``pids``."""
+    if root is None:
+        return set()
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _) in pids.items():
+        children.setdefault(ppid, []).append(pid)
+    tree, todo = {root}, [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in tree:
+                tree.add(child)
+                todo.append(child)
+    return tree
+
+
+def sample_processes(
+    reader: SystemReader,
+    *,
+    interval: float = SAMPLE_INTERVAL,
+    own_pid: int | None = None,
+    wait: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    clock_ticks: int = 100,
+) -> tuple[list[dict[str, Any]], float] | None:
+    """Every process outside ``own_pid``'s tree that used CPU between two reads of its
+    times ``interval`` seconds apart, busiest first: [{"pid", "name", "cpu"}] (cpu: the
+    share of one CPU), and the seconds measured; None when /proc cannot be read."""
+    first = _stat_times(reader)
+    start = clock()
+    if not first:
+        return None
+    wait(interval)
+    second = _stat_times(reader)
+    elapsed = clock() - start
+    if not second or elapsed <= 0:
+        return None
+    own = _tree(second, own_pid) | _tree(first, own_pid)
+    shares: list[tuple[float, int, str]] = []
+    for pid, (name, _, ticks) in second.items():
+        if pid in own or pid not in first:
+            continue
+        delta = ticks - first[pid][2]
+        if delta > 0:
+            shares.append((delta / clock_ticks / elapsed, pid, name))
+    shares.sort(key=lambda x: (-x[0], x[1]))
+    return [{"pid": pid, "name": name, "cpu": cpu} for cpu, pid, name in shares], elapsed
+
+
+def processes_check(
+    reader: SystemReader,
+    *,
+    interval: float = SAMPLE_INTERVAL,
+    own_pid: int | None = None,
+    wait: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    clock_ticks: int = 100,
+) -> Check:
+    sampled = sample_processes(
+        reader,
+        interval=interval,
+        own_pid=own_pid,
+        wait=wait,
+        clock=clock,
+        clock_ticks=clock_ticks,
+    )
+    if sampled is None:
+        return Check("processes", "unknown", "?", "/proc cannot be listed (not Linux?)")
+    used, elapsed = sampled
+    top = [{**p, "cpu": round(p["cpu"], 4)} for p in used[:TOP_PROCESSES]]
+    total = sum(p["cpu"] for p in used)
+    data = {"top": top, "others_cpu": round(total, 4), "seconds": round(elapsed, 3)}
+    value = ", ".join(f"{p['name']} ({p['pid']}) {p['cpu']:.0%}" for p in top) or "none busy"
+    if total <= BUSY_SHARE:
+        return Check("processes", "ok", value, data=data)
+    busiest = top[0]
+    return Check(
+        "processes",
+        "warn",
+        value,
+        f"other processes used {total:.0%} of a CPU over {elapsed:.2f} s, most of all "
+        f"{busiest['name']} (pid {busiest['pid']}, {busiest['cpu']:.0%}): stop them, or pin "
+        "phases away from them with cores = N",
+        data,
+    )
+
+
+def memory_check(meminfo: dict[str, int]) -> Check:
+    total, available = meminfo.get("MemTotal"), meminfo.get("MemAvailable")
+    if not total or available is None:
+        return Check("memory", "unknown", "?", "/proc/meminfo has no MemTotal/MemAvailable")
+    data = {"total": total, "available": available}
+    value = f"{human_bytes(available)} of {human_bytes(total)}"
+    if available < LOW_MEMORY * total:
+        return Check(
+            "memory",
+            "warn",
+            value,
+            f"only {available / total:.0%} of memory is available: runs may lose the page "
+            "cache or be swapped out; stop what holds the memory",
+            data,
+        )
+    return Check("memory", "ok", value, data=data)
+
+
+def swap_check(meminfo: dict[str, int]) -> Check:
+    total, free = meminfo.get("SwapTotal"), meminfo.get("SwapFree")
+    ram = meminfo.get("MemTotal")
+    if total is None or free is None or not ram:
+        return Check("swap", "unknown", "?", "/proc/meminfo has no SwapTotal/SwapFree")
+    used = max(0, total - free)
+    data = {"total": total, "used": used}
+    if not total:
+        return Check("swap", "ok", "no swap", data=data)
+    value = f"{human_bytes(used)} of {human_bytes(total)}"
+    if used > SWAP_IN_USE * ram:
+        return Check(
+            "swap",
+            "warn",
+            value,
+            f"{human_bytes(used)} is swapped out: a run touching swapped memory waits for the "
+            "disk; free memory, then sudo swapoff -a && sudo swapon -a",
+            data,
+        )
+    return Check("swap", "ok", value, data=data)
+
+
+def throttling_check(reader: SystemReader, cpus: list[int]) -> Check:
+    core = package = 0
+    seen = False
+    for cpu in cpus:
+        base = f"{_CPU}/cpu{cpu}/thermal_throttle"
+        c, p = (
+            _int(reader, f"{base}/core_throttle_count"),
+            _int(reader, f"{base}/package_throttle_count"),
+        )
+        seen = seen or c is not None or p is not None
+        core += c or 0
+        package += p or 0
+    if not seen:
+        return Check(
+            "throttling",
+            "unknown",
+            "?",
+            "no thermal_throttle counters in /sys (a VM, a container, or not an x86 CPU)",
+        )
+    data = {"core": core, "package": package}
+    value = f"core {core}, package {package}"
+    if core or package:
+        return Check(
+            "throttling",
+            "warn",
+            value,
+            f"the CPUs were throttled for heat since boot ({value} events, summed over CPUs): "
+            "check the cooling; comparisons warn when the counts rise during an experiment",
+            data,
+        )
+    return Check("throttling", "ok", value, data=data)
+
+
+_ASLR = {0: "off", 1: "partial", 2: "full"}
+
+
+def aslr_check(reader: SystemReader) -> Check:
+    value = _int(reader, "/proc/sys/kernel/randomize_va_space")
+    if value is None:
+        return Check("aslr", "unknown", "?", "/proc/sys/kernel/randomize_va_space cannot be read")
+    text = _ASLR.get(value, str(value))
+    if value == 2:
+        return Check("aslr", "ok", text, data={"randomize_va_space": value})
+    return Check(
+        "aslr",
+        "warn",
+        text,
+        "ASLR is not full: every run gets the same memory layout, so a layout's luck looks "
+        "like the variant's effect; sudo sysctl kernel.randomize_va_space=2",
+        {"randomize_va_space": value},
+    )
+
+
+def paranoid_check(reader: SystemReader) -> Check:
+    value = _int(reader, "/proc/sys/kernel/perf_event_paranoid")
+    if value is None:
+        return Check(
+            "perf_event_paranoid",
+            "unknown",
+            "?",
+            "/proc/sys/kernel/perf_event_paranoid cannot be read (no perf events?)",
+        )
+    data = {"perf_event_paranoid": value}
+    if value <= 2:
+        return Check("perf_event_paranoid", "ok", str(value), data=data)
+    return Check(
+        "perf_event_paranoid",
+        "warn",
+        str(value),
+        f"perf_event_paranoid is {value}: perf cannot count a step's events without root; "
+        "sudo sysctl kernel.perf_event_paranoid=2",
+        data,
+    )
