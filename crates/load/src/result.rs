@@ -120,10 +120,26 @@ impl RunResult {
         fault: Option<String>,
         stopped: bool,
     ) -> RunResult {
+        let mut r = RunResult::empty(plan, started_unix_s, fault, stopped);
+        let mut last_reply = 0;
+        let mut kinds = ErrorTally::default();
+        for t in &stats {
+            kinds.merge(&t.error_kinds);
+            last_reply = last_reply.max(t.last_reply_ns);
+            r.add_thread(t);
+        }
+        r.error_kinds = kinds.sorted();
+        if mstart > 0 && last_reply > mstart {
+            r.duration_s = (last_reply - mstart) as f64 / 1e9;
+        }
+        r.warnings = r.compute_warnings();
+        r
+    }
+
+    /// A result with nothing counted yet: the plan's configuration and servers, how it ended.
+    fn empty(plan: &Plan, started_unix_s: f64, fault: Option<String>, stopped: bool) -> RunResult {
         let open = plan.open_loop_gap_ns.is_some();
-        let mut sets = OpStats::new(open);
-        let mut gets = OpStats::new(open);
-        let mut servers: Vec<ServerSummary> = plan
+        let servers = plan
             .server_names
             .iter()
             .zip(&plan.servers)
@@ -135,7 +151,7 @@ impl RunResult {
                 errors: 0,
             })
             .collect();
-        let mut r = RunResult {
+        RunResult {
             config: plan.config.clone(),
             seed: plan.seed,
             status: if fault.is_some() {
@@ -149,8 +165,8 @@ impl RunResult {
             started_unix_s,
             warmup_s: plan.config.warmup,
             duration_s: 0.0,
-            sets: OpStats::default(),
-            gets: OpStats::default(),
+            sets: OpStats::new(open),
+            gets: OpStats::new(open),
             late_requests: 0,
             unsent_requests: 0,
             unfinished_requests: 0,
@@ -164,53 +180,42 @@ impl RunResult {
             threads: Vec::new(),
             max_rss_kb: max_rss_kb(),
             rss_kb: rss_kb(),
-            servers: Vec::new(),
+            servers,
             warnings: Vec::new(),
             reads: 0,
             writes: 0,
             polls: 0,
-        };
-        let mut last_reply = 0;
-        let mut kinds = ErrorTally::default();
-        for t in &stats {
-            kinds.merge(&t.error_kinds);
-            r.warmup_lost += t.warmup_lost;
-            sets.merge(&t.sets);
-            gets.merge(&t.gets);
-            r.late_requests += t.late;
-            r.unsent_requests += t.unsent;
-            r.unfinished_requests += t.unfinished;
-            r.verify_failures += t.verify_failures;
-            r.warmup_requests += t.warmup_requests;
-            r.connections += t.connections;
-            r.connection_failures += t.connection_failures;
-            if r.error_reply_sample.is_none() {
-                r.error_reply_sample = t.error_reply_sample.clone();
-            }
-            last_reply = last_reply.max(t.last_reply_ns);
-            r.reads += t.reads;
-            r.writes += t.writes;
-            r.polls += t.polls;
-            r.threads.push(ThreadCpu {
-                user_s: t.cpu_user_ns as f64 / 1e9,
-                system_s: t.cpu_sys_ns as f64 / 1e9,
-                wall_s: t.wall_ns as f64 / 1e9,
-            });
-            for (s, ps) in servers.iter_mut().zip(&t.per_server) {
-                s.connections += ps.connections;
-                s.requests += ps.requests;
-                s.errors += ps.errors;
-            }
         }
-        r.sets = sets;
-        r.gets = gets;
-        r.servers = servers;
-        r.error_kinds = kinds.sorted();
-        if mstart > 0 && last_reply > mstart {
-            r.duration_s = (last_reply - mstart) as f64 / 1e9;
+    }
+
+    /// Add one worker thread's counters (its error kinds are merged by the caller).
+    fn add_thread(&mut self, t: &ThreadStats) {
+        self.warmup_lost += t.warmup_lost;
+        self.sets.merge(&t.sets);
+        self.gets.merge(&t.gets);
+        self.late_requests += t.late;
+        self.unsent_requests += t.unsent;
+        self.unfinished_requests += t.unfinished;
+        self.verify_failures += t.verify_failures;
+        self.warmup_requests += t.warmup_requests;
+        self.connections += t.connections;
+        self.connection_failures += t.connection_failures;
+        if self.error_reply_sample.is_none() {
+            self.error_reply_sample.clone_from(&t.error_reply_sample);
         }
-        r.warnings = r.compute_warnings();
-        r
+        self.reads += t.reads;
+        self.writes += t.writes;
+        self.polls += t.polls;
+        self.threads.push(ThreadCpu {
+            user_s: t.cpu_user_ns as f64 / 1e9,
+            system_s: t.cpu_sys_ns as f64 / 1e9,
+            wall_s: t.wall_ns as f64 / 1e9,
+        });
+        for (s, ps) in self.servers.iter_mut().zip(&t.per_server) {
+            s.connections += ps.connections;
+            s.requests += ps.requests;
+            s.errors += ps.errors;
+        }
     }
 
     pub fn is_open_loop(&self) -> bool {
