@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if args.dry_run:
         if spec is None:
             raise InputError("--dry-run needs an experiment file")
-        _print_plan(spec, io)
+        _print_plan(spec, io, args.store)
         return 0
     with open_store(args, write=True, create=args.resume is None) as store:
         opened = open_experiment(store, spec, resume=args.resume, new=args.new)
@@ -113,9 +113,14 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         return 0
 
 
-def _print_plan(spec: Spec, io: CliIO) -> None:
+def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
+    """The plan, run by run, then its design, order and expected duration; runs nothing and
+    writes nothing (the store, if there is one, is only read)."""
+    from perflab.analysis.plan_estimate import estimate_from_path
     from perflab.durations import format_duration
     from perflab.plan import boots, make_plan
+    from perflab.spec.matrix import expand_matrix
+    from perflab.store.paths import default_store_path
 
     m = spec.model
     plan = make_plan(m)
@@ -144,3 +149,61 @@ def _print_plan(spec: Spec, io: CliIO) -> None:
             f"{r.order_index + 1:>{width}}  block {r.block + 1}  {cell}{r.variant} "
             f"#{r.repetition}{' (warm-up)' if r.warmup else ''}"
         )
+    io.print()
+    cells, variants = len(expand_matrix(m.matrix)), len(m.variant)
+    reps = m.initial_repetitions
+    io.print(
+        f"{_n(cells, 'cell')} × {_n(variants, 'variant')} × ({_n(reps, 'repetition')}"
+        f"{' planned' if m.adaptive else ''} + {m.warmup} warm-up) = {_n(len(plan), 'run')}"
+    )
+    io.print(_order_line(spec))
+    path = store_path or default_store_path()
+    estimate = estimate_from_path(path, spec, plan)
+    if estimate is None:
+        io.print(f"no earlier runs of this spec in the store ({path}): no estimate")
+        return
+    medians = ", ".join(
+        f"{v.variant} {format_duration(v.median_seconds)} × {v.planned}"
+        + ("" if v.measured_runs else " (never ran: median of all variants)")
+        for v in estimate.variants
+    )
+    io.print(
+        f"estimated duration: {format_duration(estimate.total_seconds)} "
+        f"({format_duration(estimate.runs_seconds)} of runs: {medians}; "
+        f"{format_duration(estimate.overhead_seconds)} around them: "
+        f"{format_duration(estimate.between_runs_seconds)} between runs, "
+        f"{format_duration(estimate.start_seconds)} to start, "
+        f"{format_duration(estimate.end_seconds)} to finish)"
+    )
+    if estimate.max_total_seconds is not None:
+        io.print(
+            f"  if every adaptive repetition runs ({_n(estimate.max_runs or 0, 'run')}): "
+            f"up to {format_duration(estimate.max_total_seconds)}"
+        )
+    ids = ", ".join(f"#{i}" for i in estimate.experiments)
+    io.print(
+        f"  from the median run time of each variant in {_n(len(estimate.experiments), 'earlier experiment')} "
+        f"with {'the same spec text' if estimate.matched_by == 'spec text' else 'the same name'} "
+        f"({ids}) in {path}"
+    )
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _order_line(spec: Spec) -> str:
+    """How the runs are ordered, in words (no "block": callers count the plan's lines by it)."""
+    m = spec.model
+    if m.order == "sequential":
+        return (
+            "order sequential: cell by cell, variant by variant, repetitions back to back "
+            "(warm-ups first; the seed is not used)"
+        )
+    kernels = any(v.kernel or v.cmdline for v in m.variant)
+    return (
+        f"order interleaved (seed {m.seed}): each repetition runs every cell × variant once, "
+        f"shuffled by (seed, repetition)"
+        + (", a variant's runs of a repetition together (fewer boots)" if kernels else "")
+        + "; warm-ups first"
+    )
