@@ -78,6 +78,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
                     json.dumps(
                         {
                             **_run_dict(run_row, metrics_by_run),
+                            "commands": _commands(arts),
                             "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()},
                         },
                         indent=2,
@@ -329,7 +330,12 @@ def _show_run(
                     f"  {m.name} = {fmt_number(metrics[m.name])} {m.unit}".rstrip(), one_line=True
                 )
             )
+    commands = _commands(arts)
+    if commands is not None:
+        _show_commands(io, commands)
     for name, data in arts.items():
+        if name == COMMANDS and commands is not None:
+            continue  # shown above; raw with --artifact commands
         c.print()
         c.print(safe_text(f"── {name} ({len(data)} bytes)", "bold", one_line=True))
         # program output: shown, never obeyed (escape sequences written visibly, [markup] literal)
@@ -339,3 +345,50 @@ def _show_run(
             overflow="ignore",
             crop=False,
         )
+
+
+#: The run artifact of what each command step ran (absent from runs stored before it).
+COMMANDS = "commands"
+
+
+def _commands(arts: dict[str, bytes]) -> list[dict[str, Any]] | None:
+    """The run's ``commands`` artifact: one entry per command step (step, host, command, env);
+    None for a run stored without it (or one it cannot read)."""
+    data = arts.get(COMMANDS)
+    if data is None:
+        return None
+    try:
+        entries = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(entries, list) or not all(isinstance(x, dict) for x in entries):
+        return None
+    return entries
+
+
+def _show_commands(io: CliIO, commands: list[dict[str, Any]]) -> None:
+    """Each step's command as run ({param}s substituted), its host and the variables perflab
+    added to its environment; all of it shown, never obeyed (`terminal_safe`)."""
+    c = io.console
+    c.print()
+    n = len(commands)
+    c.print(safe_text(f"── commands ({n} step{'' if n == 1 else 's'})", "bold", one_line=True))
+    for entry in commands:
+        c.print(safe_text(f"{entry.get('step', '?')} on {entry.get('host') or '–'}", one_line=True))
+        lines = str(entry.get("command", "")).split("\n")
+        for k, line in enumerate(lines):
+            c.print(
+                safe_text(("  $ " if k == 0 else "    ") + line, one_line=True),
+                no_wrap=True,
+                overflow="ignore",
+                crop=False,
+            )
+        env = entry.get("env") or {}
+        if isinstance(env, dict):
+            for name, value in env.items():
+                c.print(
+                    safe_text(f"  env {name}={value}", one_line=True),
+                    no_wrap=True,
+                    overflow="ignore",
+                    crop=False,
+                )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,17 @@ class StepOutput:
     stderr: bytes
     error: str | None = None  # why it could not be started (or its host was lost)
     host: str = ""  # the host it ran on (its executor's name)
+    command: str = ""  # the command as run (templates rendered)
+    env_added: dict[str, str] = field(default_factory=dict)  # what perflab set beyond its own env
+
+    def record(self) -> dict[str, object]:
+        """What ran, as the run's ``commands`` artifact keeps it (one entry per step)."""
+        return {
+            "step": self.name,
+            "host": self.host,
+            "command": self.command,
+            "env": self.env_added,
+        }
 
     @property
     def ok(self) -> bool:
@@ -67,6 +79,7 @@ def run_command(
     cpus: tuple[int, ...] | None = None,
     kill_grace: float = TERM_GRACE_S,
 ) -> StepOutput:
+    added = added_env(env)
     safe = name.replace("/", "_").replace(" ", "_")
     out_path, err_path = run_dir / f"{safe}.stdout", run_dir / f"{safe}.stderr"
     try:
@@ -85,12 +98,35 @@ def run_command(
         )
     except (FileNotFoundError, PermissionError, ValueError) as e:
         error = str(e) if str(e) else type(e).__name__
-        return StepOutput(name, None, b"", b"", error=error, host=executor.host)
+        return StepOutput(
+            name, None, b"", b"", error, executor.host, command=command, env_added=added
+        )
     except HostError as e:  # the connection was lost: the run fails, the experiment goes on
         return StepOutput(
-            name, None, _read_kept(out_path), _read_kept(err_path), str(e), executor.host
+            name,
+            None,
+            _read_kept(out_path),
+            _read_kept(err_path),
+            str(e),
+            executor.host,
+            command=command,
+            env_added=added,
         )
-    return StepOutput(name, result, _read_kept(out_path), _read_kept(err_path), host=executor.host)
+    return StepOutput(
+        name,
+        result,
+        _read_kept(out_path),
+        _read_kept(err_path),
+        host=executor.host,
+        command=command,
+        env_added=added,
+    )
+
+
+def added_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that perflab's own environment lacks or holds otherwise
+    (the spec's, the variant's and phase's ``env``, ``PERFLAB_*``), sorted by name."""
+    return {k: env[k] for k in sorted(env) if os.environ.get(k) != env[k]}
 
 
 def _read_kept(path: Path) -> bytes:

@@ -11,6 +11,7 @@ experiment around it (signals, cores, the held processes, the store's lock) and 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ class RunExecution:
         self.deadline: float | None = None
         self.values: dict[str, Any] = {}
         self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
+        self.commands: list[dict[str, object]] = []  # what each command step ran, in order
 
     def execute(self) -> RunOutcome:
         """Run the steps, clean up, extract the metrics and commit the run."""
@@ -154,6 +156,8 @@ class RunExecution:
             self.artifacts["leftovers"] = ("\n".join(left) + "\n").encode()
         if self.hosts:  # which host each step ran on
             self.artifacts["hosts"] = ("\n".join(self.hosts) + "\n").encode()
+        if self.commands:  # each command step as run: rendered command, host, env added
+            self.artifacts["commands"] = (json.dumps(self.commands, indent=1) + "\n").encode()
         metrics = self._metrics() if self.failure is None else {}
         seconds = time.monotonic() - self.t0
         shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -199,6 +203,7 @@ class RunExecution:
 
     def _keep_output(self, step: StepOutput) -> None:
         self.hosts.append(f"{step.name}\t{step.host}")
+        self.commands.append(step.record())
         if step.stdout:
             self.artifacts[f"stdout:{step.name}"] = step.stdout
         if step.stderr:
