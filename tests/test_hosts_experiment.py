@@ -197,3 +197,33 @@ def test_a_kernel_on_this_machine_is_bad_input(tmp_path):
     )
     r = perflab("run", str(spec), "--dry-run")
     assert r.code == 2 and "cannot reboot under itself" in r.err
+
+
+def test_a_connection_lost_mid_run_fails_that_run_and_the_experiment_goes_on(sshd, tmp_path):
+    # The first run's phase kills the sshd process that carries its host's connection (the
+    # first sshd among its ancestors): that step is lost with its connection. perflab
+    # reconnects for the next steps; no other run is lost, none is run twice.
+    kill_own_connection = (
+        "p=$$; while [ $p -gt 1 ]; do case $(cat /proc/$p/comm) in sshd*) kill -9 $p; exit 0;; "
+        "esac; p=$(cut -d' ' -f4 /proc/$p/stat); done"
+    )
+    text = _spec(tmp_path, sshd.host_table()).replace(
+        'command = "echo v=',
+        f'command = "[ {{run}} = 1 ] && {{ {kill_own_connection}; }}; echo v=',
+    )
+    (tmp_path / "remote-marker.id").write_text("the-dut\n")
+    spec = write_spec(tmp_path, text)
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 1, r.err  # a failed run: exit 1
+    assert "Traceback" not in r.err
+    with Store(db) as s:
+        runs = sorted(s.runs(1), key=lambda x: x.order_index)
+        assert [x.status for x in runs] == ["failed", "ok", "ok", "ok"]
+        assert "phase:p" in runs[0].reason and "lost" in runs[0].reason, runs[0].reason
+        assert "\n" not in runs[0].reason
+        assert [x.attempts for x in runs] == [1, 1, 1, 1]  # none repeated
+        measured = {run_id for run_id, _, _ in s.metrics(1)}
+        assert measured == {x.id for x in runs[1:]}
+    # The hook ran before each of the 4 runs, over the connection re-opened after the loss.
+    assert (tmp_path / "remote-marker.hook").read_text().count("reset") == 4
