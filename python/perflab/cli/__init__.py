@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
@@ -37,6 +39,9 @@ EXIT_OK = 0
 EXIT_FAILED_CHECK = 1  # e.g. --fail-if-worse found a regression
 EXIT_USAGE = 2  # bad input: spec, arguments, files
 EXIT_INTERRUPTED = 130
+#: The reader of stdout went away (`perflab compare 1 | head -1`): the status of a program
+#: SIGPIPE ended, as a shell reports it (128 + 13), so `set -o pipefail` still sees the cut.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 class UsageError(Exception):
@@ -88,6 +93,26 @@ def main(
     argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     io = CliIO(stdout or sys.stdout, stderr or sys.stderr)
+    try:
+        code = _main(argv, io)
+        io.out.flush()  # what is still buffered fails here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:  # e.g. `perflab compare 1 | head -1`: end quietly
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _drop_stdout() -> None:
+    """Point the process's stdout at /dev/null, as Python's documentation advises after a
+    BrokenPipeError: the interpreter flushes stdout on exit, and what is still buffered
+    would otherwise fail again ("Exception ignored … BrokenPipeError")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _main(argv: list[str] | None, io: CliIO) -> int:
     parser = build_parser()
     try:
         # argparse prints --help and --version itself: send them to our writers
@@ -119,8 +144,6 @@ def main(
     except KeyboardInterrupt:
         io.error("interrupted")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # e.g. `perflab compare 1 | head`
-        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
 from typing import TYPE_CHECKING, TextIO
 
@@ -33,10 +35,8 @@ class CliIO:
     def _console(self, which: str) -> Console:
         """Made on first use: rich costs ~30 ms to import, which `--help` need not pay."""
         if which not in self._consoles:
-            from rich.console import Console
-
             stream = self.out if which == "out" else self.err
-            self._consoles[which] = Console(
+            self._consoles[which] = _console_class()(
                 file=stream,
                 no_color=bool(os.environ.get("NO_COLOR")),
                 highlight=False,
@@ -57,6 +57,20 @@ class CliIO:
     def warn(self, text: str) -> None:
         self.err.write(f"perflab: warning: {terminal_safe(text, one_line=True)}\n")
         self.err.flush()
+
+
+@functools.cache
+def _console_class() -> type[Console]:
+    """rich's Console, but a closed pipe is a BrokenPipeError for `perflab.cli.main` to end
+    on (rich's own handling exits with status 1, perflab's "a check failed")."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True  # nothing more to write
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return PipeConsole
 
 
 def _width(stream: TextIO) -> int | None:

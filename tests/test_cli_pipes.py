@@ -1,0 +1,149 @@
+"""A reader that goes away (`perflab compare ID | head -1`): perflab ends quietly — no
+traceback, no "BrokenPipeError", nothing on stderr — with the status of a program SIGPIPE
+ended (141), through real pipes and the real `perflab` process."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from cli_helpers import perflab
+from perflab.cli import EXIT_BROKEN_PIPE
+from testdata import MGLRU_RUNS, mglru_import
+
+#: Commands that print to stdout; {db} is the store.
+COMMANDS = [
+    ["compare", "1"],
+    ["compare", "1", "--json"],
+    ["compare", "1", "--format", "markdown"],
+    ["ls"],
+    ["show", "1"],
+    ["show", "1", "--runs"],
+    ["show", "1", "--run", "1"],
+    ["report", "1", "--json"],
+    ["report", "1", "-o", "-"],
+    ["export", "1"],
+]
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory):
+    """An import large enough that every command's output overflows a pipe's buffer (64 KiB):
+    400 cells × 2 variants × 3 runs."""
+    folder = tmp_path_factory.mktemp("pipes")
+    rng = random.Random(1)
+    lines = ["variant,cell,ops_per_sec,p99_latency_ms"]
+    for cell in range(400):
+        for variant, scale in (("baseline", 1.0), ("mglru", 1.1)):
+            for _ in range(3):
+                ops = 50000 * scale * rng.uniform(0.98, 1.02)
+                lines.append(f"{variant},{cell},{ops:.2f},{rng.uniform(2, 3):.4f}")
+    csv = folder / "big.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    db = folder / "big.db"
+    r = perflab(
+        "import",
+        str(csv),
+        "--store",
+        str(db),
+        "--variant",
+        "variant",
+        "--param",
+        "cell",
+        "--metric",
+        "ops_per_sec:higher",
+        "--metric",
+        "p99_latency_ms:lower",
+        "--baseline",
+        "baseline",
+    )
+    assert r.code == 0, r.err
+    return db
+
+
+@pytest.fixture(scope="module")
+def mglru_store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("mglru") / "m.db"
+    metrics = ("ops_per_sec:higher", "p99_latency_ms:lower")
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
+    assert r.code == 0, r.err
+    return db
+
+
+def _env() -> dict[str, str]:
+    # stdout buffered, as for anyone who runs perflab: with PYTHONUNBUFFERED, a write the
+    # closing pipe cuts short returns its partial count and Python drops the rest silently
+    # (exit 0, also quiet, but not the status under test)
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+def _spawn(argv: list[str], db, stdout) -> subprocess.Popen:
+    env = _env()
+    return subprocess.Popen(
+        [sys.executable, "-m", "perflab", *argv, "--store", str(db)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)
+def test_reading_one_line_then_closing_the_pipe(argv, big_store):
+    p = _spawn(argv, big_store, subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    first = p.stdout.readline()
+    p.stdout.close()  # as `head -1` does
+    err = p.stderr.read()
+    code = p.wait(timeout=120)
+    assert first.strip()
+    assert err == b"", err.decode(errors="replace")
+    # every output here is larger than the pipe's buffer, except ls's: that one may finish first
+    assert code == EXIT_BROKEN_PIPE or (argv == ["ls"] and code == 0), code
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)
+def test_a_reader_gone_before_the_first_write(argv, mglru_store):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read: the very first write fails
+    try:
+        p = _spawn(argv, mglru_store, write_end)
+    finally:
+        os.close(write_end)
+    assert p.stderr is not None
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == EXIT_BROKEN_PIPE
+    assert err == b"", err.decode(errors="replace")
+
+
+def test_help_into_a_closed_pipe():
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "perflab", "compare", "--help"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+    finally:
+        os.close(write_end)
+    assert p.stderr is not None
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == EXIT_BROKEN_PIPE
+    assert err == b"", err.decode(errors="replace")
+
+
+def test_fail_if_worse_is_not_read_as_a_pass_when_the_pipe_closes(mglru_store):
+    """A cut output is not success: under `set -o pipefail` the check stays failed."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        p = _spawn(["compare", "1", "--fail-if-worse", "5"], mglru_store, write_end)
+    finally:
+        os.close(write_end)
+    assert p.wait(timeout=120) != 0
