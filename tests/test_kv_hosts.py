@@ -116,6 +116,15 @@ def test_load_from_two_hosts_is_merged_exactly(clients, memcached, tmp_path):
             total += int(m["requests"]) + merged.to_json()["warmup_requests"]
     # the server answered at least every request the merges counted (warmup included)
     assert _server_requests(memcached) - before >= total
+    # the report shows each process's share, and no process as a phase of its own
+    out = tmp_path / "report.md"
+    rep = perflab("report", "1", "--store", str(db), "-o", str(out))
+    assert rep.code == 0, rep.err
+    text = out.read_text()
+    section = text.split("Load processes", 1)[1]
+    for process in ("c1#1", "c2#1"):
+        assert process in section
+    assert "load@c1" not in text and "load@c2" not in text
 
 
 def test_several_processes_per_host(clients, memcached, tmp_path):

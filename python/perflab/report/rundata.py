@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,22 @@ class RunOutput:
 
 
 @dataclass(frozen=True)
+class LoadProcessRow:
+    """One load process of a kv phase spread over hosts (``PHASE@HOST#N``), over the
+    measured runs of a cell × variant: medians of its own throughput and p99, and of its
+    share of the merged throughput."""
+
+    phase: str
+    cell: str
+    variant: str
+    process: str  # "client1#1"
+    runs: int
+    ops_per_sec: float
+    p99_latency_ms: float
+    share: float  # of the phase's merged ops/s, 0..1
+
+
+@dataclass(frozen=True)
 class RunData:
     runs: list[RunPoint] = field(default_factory=list)
     failed: list[FailedRunInfo] = field(default_factory=list)
@@ -133,6 +150,7 @@ class RunData:
     numeric_params: dict[str, dict[str, float]] = field(default_factory=dict)
     #: x where each origin's runs begin (two experiments: B's first position), with its label.
     sides: list[tuple[int, str]] = field(default_factory=list)
+    load_processes: list[LoadProcessRow] = field(default_factory=list)
 
 
 def nines_to_percentile(nines: float) -> float:
@@ -163,6 +181,7 @@ def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunD
         outputs,
         numeric,
         reader.sides if len(origins) > 1 else [],
+        _load_process_rows(reader.processes),
     )
 
 
@@ -179,6 +198,8 @@ class _RunReader:
         self.kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
         self.last_ok: dict[str, tuple[int, RunRow, str]] = {}  # variant → (experiment, row, cell)
         self.env_cols: list[EnvColumn] = []
+        #: (phase, cell, variant, process) → per run (ops/s, p99 ms, share of the merged ops/s)
+        self.processes: dict[tuple[str, str, str, str], list[tuple[float, float, float]]] = {}
         self.offset = 0
 
     def read(self, origin: RunOrigin) -> None:
@@ -245,12 +266,46 @@ class _RunReader:
         if r.warmup:
             return
         self.last_ok[variant] = (eid, r, cell)
+        merged_ops: dict[str, float] = {}
+        per_process: list[tuple[str, str, dict[str, float]]] = []
         for name, _size in self.store.artifact_names(eid, r.id):
-            if not name.startswith("kv:") or name[3:] in unmeasured:
+            phase, _, process = name[3:].partition("@")
+            if not name.startswith("kv:") or phase in unmeasured:
                 continue
-            dist = _kv_distribution(self.store.artifact(eid, name, r.id))
+            blob = self.store.artifact(eid, name, r.id)
+            if process:  # one load process of a phase run from several: its own figures
+                per_process.append((phase, process, _kv_metrics(blob)))
+                continue
+            merged_ops[phase] = _kv_metrics(blob).get("ops_per_sec", 0.0)
+            dist = _kv_distribution(blob)
             if dist is not None:
-                self.kv.setdefault((name[3:], cell, variant), []).append(dist)
+                self.kv.setdefault((phase, cell, variant), []).append(dist)
+        for phase, process, m in per_process:
+            ops, total = m.get("ops_per_sec", 0.0), merged_ops.get(phase, 0.0)
+            self.processes.setdefault((phase, cell, variant, process), []).append(
+                (ops, m.get("p99_latency_ms", 0.0), ops / total if total > 0 else 0.0)
+            )
+
+
+def _kv_metrics(blob: bytes | None) -> dict[str, float]:
+    """The flat metrics of a stored kv result ({} when unreadable)."""
+    try:
+        metrics = json.loads(blob or b"{}").get("metrics") or {}
+        return {k: float(v) for k, v in metrics.items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def _load_process_rows(
+    processes: dict[tuple[str, str, str, str], list[tuple[float, float, float]]],
+) -> list[LoadProcessRow]:
+    """Medians per process over its runs (the data's own description, not a statistic
+    compared)."""
+    rows = []
+    for (phase, cell, variant, process), per_run in processes.items():
+        ops, p99, share = (statistics.median(col) for col in zip(*per_run, strict=True))
+        rows.append(LoadProcessRow(phase, cell, variant, process, len(per_run), ops, p99, share))
+    return rows
 
 
 def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:

@@ -1,6 +1,7 @@
 """The report's sections of text and tables after the verdict and the plots: the variants
-table (part of the verdict), the scaling fit, warnings and failed runs, the environment,
-run output and the experiment's spec."""
+table (part of the verdict), the scaling fit, the load processes of loads run from several
+machines, warnings and failed runs, the environment, run output and the experiment's
+spec."""
 
 from __future__ import annotations
 
@@ -149,6 +150,47 @@ def environment_section(r: Report) -> Section:
         )
     )
     return Section("environment", "Environment", tuple(blocks))
+
+
+def load_processes_section(r: Report) -> Section:
+    """Each load process of a kv phase run from several hosts, per cell and variant."""
+    rows = tuple(
+        (
+            Cell(p.phase),
+            Cell(p.cell),
+            Cell(p.variant, color=r.colors.get(p.variant)),
+            Cell(p.process),
+            Cell(str(p.runs)),
+            Cell(f"{p.ops_per_sec:,.0f}"),
+            Cell(f"{p.p99_latency_ms:.3f}"),
+            Cell(f"{100 * p.share:.1f}%"),
+        )
+        for p in sorted(
+            r.runs.load_processes, key=lambda p: (p.phase, p.cell, p.variant, p.process)
+        )
+    )
+    table = Table(
+        "Load processes (medians over the measured runs)",
+        ("phase", "cell", "variant", "process", "runs", "ops/s", "p99 (ms)", "share"),
+        rows,
+        (False, False, False, False, True, True, True, True),
+        css_class="load-processes",
+    )
+    return Section(
+        "load-processes",
+        "Load processes",
+        (
+            Para.of(
+                "Phases whose load came from several processes (",
+                Span("on = [hosts]", code=True),
+                "): each process's own throughput and p99, and its share of the merged "
+                "throughput. The results above are the merged ones: requests summed, "
+                "latency percentiles from the pooled histograms. A process far below its "
+                "share, or far slower, points at its host or its path to the server.",
+            ),
+            table,
+        ),
+    )
 
 
 def output_section(r: Report) -> Section:

@@ -10,6 +10,7 @@ from perflab._version import __version__
 from perflab.report.blocks import Code, Para, Section, Span
 from perflab.report.document.detail_sections import (
     environment_section,
+    load_processes_section,
     output_section,
     scaling_fit_section,
     spec_section,
@@ -41,6 +42,7 @@ def with_sections(r: Report) -> Report:
         latency_section(r, numbering),
         params_section(r, numbering),
         scaling_fit_section(r) if r.scaling is not None else None,
+        load_processes_section(r) if r.runs.load_processes else None,
         warnings_section(r),
         environment_section(r) if r.runs.environment is not None else None,
         output_section(r) if r.runs.outputs else None,
