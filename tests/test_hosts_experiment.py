@@ -227,3 +227,65 @@ def test_a_connection_lost_mid_run_fails_that_run_and_the_experiment_goes_on(ssh
         assert measured == {x.id for x in runs[1:]}
     # The hook ran before each of the 4 runs, over the connection re-opened after the loss.
     assert (tmp_path / "remote-marker.hook").read_text().count("reset") == 4
+
+
+def _files_spec(tmp_path, host_table: str, fetch: str) -> str:
+    return f"""\
+name = "files"
+baseline = "a"
+repetitions = 1
+[hosts.dut]
+{host_table}workdir = "{tmp_path / "dut-home"}"
+files = ["tools/emit.sh"]
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[phase]]
+name = "p"
+on = "dut"
+command = "sh emit.sh {{variant}} > result-{{variant}}.json && echo v=1"
+fetch = [{fetch}]
+[[metric]]
+name = "v"
+better = "higher"
+regex = 'v=(?P<value>[0-9]+)'
+"""
+
+
+def test_files_are_staged_to_a_host_and_a_phase_s_files_fetched_back(sshd, tmp_path):
+    (tmp_path / "dut-home").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "emit.sh").write_text('printf \'{"variant": "%s"}\\n\' "$1"\n')
+    spec = write_spec(tmp_path, _files_spec(tmp_path, sshd.host_table(), '"result-{variant}.json"'))
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    assert (tmp_path / "dut-home" / "emit.sh").read_text().startswith("printf")  # staged there
+    with Store(db) as s:
+        for run in s.runs(1):
+            name = f"file:p:result-{run.variant}.json"
+            assert s.artifact(1, name, run.id) == f'{{"variant": "{run.variant}"}}\n'.encode()
+
+
+def test_a_file_to_fetch_that_is_missing_fails_the_run(sshd, tmp_path):
+    (tmp_path / "dut-home").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "emit.sh").write_text("true\n")
+    spec = write_spec(tmp_path, _files_spec(tmp_path, sshd.host_table(), '"nowhere.json"'))
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 1
+    with Store(db) as s:
+        for run in s.runs(1):
+            assert run.status == "failed"
+            assert run.reason == "phase:p: fetch nowhere.json: no such file on host 'dut'"
+        assert not list(s.metrics(1))  # no value from a run that failed
+
+
+def test_a_host_file_that_does_not_exist_is_bad_input_at_its_line(tmp_path):
+    text = _files_spec(tmp_path, 'ssh = "root@127.0.0.1:22"\n', '"x"')
+    spec = write_spec(tmp_path, text)
+    r = perflab("run", str(spec), "--dry-run")
+    line = text.splitlines().index('files = ["tools/emit.sh"]') + 1
+    assert r.code == 2 and f":{line}:" in r.err and "no such file" in r.err, r.err

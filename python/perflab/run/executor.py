@@ -42,6 +42,11 @@ class Executor(Protocol):
         """The path, on this executor's host, of a copy of the local file ``local``."""
         ...
 
+    def fetch(self, path: str, cwd: Path, limit: int) -> bytes:
+        """The file ``path`` on this executor's host (relative to where its commands start;
+        ``cwd`` here); FileNotFoundError when it cannot be read or is over ``limit`` bytes."""
+        ...
+
 
 class PinningExecutor(Executor, Protocol):
     """An `Executor` that also picks the cores phases are pinned to (this machine's)."""
@@ -97,6 +102,16 @@ class LocalExecutor:
     @staticmethod
     def stage(local: Path) -> str:
         return str(local)
+
+    @staticmethod
+    def fetch(path: str, cwd: Path, limit: int) -> bytes:
+        target = cwd / path
+        try:
+            if target.stat().st_size > limit:
+                raise FileNotFoundError(f"{path}: larger than {limit:,} bytes")
+            return target.read_bytes()
+        except (IsADirectoryError, PermissionError) as e:
+            raise FileNotFoundError(f"{path}: {e.strerror}") from None
 
     @staticmethod
     def base_env() -> dict[str, str]:

@@ -31,6 +31,7 @@ class Hosts:
         self.local = local or LocalExecutor()
         self._remote: dict[str, RemoteExecutor] = {}
         self._control_dir: Path | None = None
+        self._files = {name: list(h.files) for name, h in (specs or {}).items()}
         for name, h in (specs or {}).items():
             if self._control_dir is None:
                 self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
@@ -60,11 +61,14 @@ class Hosts:
     def remote(self) -> Iterable[RemoteExecutor]:
         return self._remote.values()
 
-    def prepare(self) -> None:
-        """Connects to every remote host and stages what steps need there; HostError (one
+    def prepare(self, base: Path | None = None) -> None:
+        """Connects to every remote host, stages what steps need there and copies each
+        host's ``files`` (relative to ``base``) into its working directory; HostError (one
         line naming the host) for the first that cannot be used."""
-        for ex in self._remote.values():
+        for name, ex in self._remote.items():
             ex.prepare()
+            for f in self._files.get(name, []):
+                ex.put_file((base or Path.cwd()) / f)
 
     def close(self) -> None:
         for ex in self._remote.values():

@@ -74,14 +74,39 @@ class RemoteExecutor:
         """The host's copy of the local file ``local`` (a program, a script), uploaded once per
         content to ``~/.cache/perflab/NAME-HASH`` and kept executable; its path there."""
         data = local.read_bytes()
-        if self._home is None:
-            self._home = self.conn.run('printf %s "$HOME"').stdout.decode()
         digest = hashlib.sha256(data).hexdigest()[:16]
-        remote = f"{self._home}/{STAGE_DIR}/{local.name}-{digest}"
+        remote = f"{self._home_dir()}/{STAGE_DIR}/{local.name}-{digest}"
         present = self.conn.run(f"test -x {shlex.quote(remote)} && echo yes", check=False).stdout
         if present.strip() != b"yes":
             self.conn.put(data, remote, mode="0755")
         return remote
+
+    def _home_dir(self) -> str:
+        if self._home is None:
+            self._home = self.conn.run('printf %s "$HOME"').stdout.decode()
+        return self._home
+
+    def put_file(self, local: Path) -> str:
+        """Copies the local file into the host's working directory (its login directory
+        without one) under its own name, executable if it is here; its path there."""
+        base = self.workdir or self._home_dir()
+        remote = f"{base}/{local.name}"
+        self.conn.put(
+            local.read_bytes(), remote, mode="0755" if os.access(local, os.X_OK) else "0644"
+        )
+        return remote
+
+    def fetch(self, path: str, cwd: Path, limit: int) -> bytes:
+        """The file ``path`` on the host (relative to its working directory); ``cwd`` is a
+        local path and not used."""
+        cd = f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
+        q = shlex.quote(path)
+        done = self.conn.run(f"{cd}test -f {q} && head -c {limit + 1} -- {q}", check=False)
+        if done.returncode != 0:
+            raise FileNotFoundError(f"{path}: no such file on host '{self.host}'")
+        if len(done.stdout) > limit:
+            raise FileNotFoundError(f"{path}: larger than {limit:,} bytes")
+        return done.stdout
 
     def host_access(self) -> RemoteHost:
         return RemoteHost(self.conn)

@@ -22,6 +22,7 @@ from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput
 from perflab.run.failure_policy import Failure
 from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
+from perflab.run.ssh import HostError
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow
@@ -278,9 +279,29 @@ class RunExecution:
         self._keep_output(step)
         if not step.ok:
             self.failure = (_status_of(step), _failure_of(step))
-        elif phase is not None and phase.measure:
+            return
+        if phase is not None and phase.fetch:
+            self._fetch_files(phase, phase_values)
+        if phase is not None and phase.measure and self.failure is None:
             self.outputs[phase.name] = phase_output(phase, step)
             self._overheads(phase, phase_values, cpus)
+
+    def _fetch_files(self, phase: PhaseSpec, values: dict[str, Any]) -> None:
+        """The files the phase left on its host, kept as ``file:PHASE:PATH``; one that cannot
+        be read fails the run."""
+        from perflab.run.command import MAX_KEPT_OUTPUT
+
+        executor = self.runner.hosts[phase.host]
+        for template in phase.fetch:
+            path = str(render_value(template, values))
+            try:
+                data = executor.fetch(path, self.runner.spec.workdir, MAX_KEPT_OUTPUT)
+            except (FileNotFoundError, HostError) as e:
+                why = e.one_line() if isinstance(e, HostError) else str(e)
+                name = f"phase:{phase.name}"
+                self.failure = ("failed", Failure(name, "fetch", f"{name}: fetch {why}"))
+                return
+            self.artifacts[f"file:{phase.name}:{path}"] = data
 
     def _overheads(
         self, phase: PhaseSpec, phase_values: dict[str, Any], cpus: tuple[int, ...] | None

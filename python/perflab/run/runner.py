@@ -98,7 +98,7 @@ class Runner:
         scratch = make_scratch()
         try:
             try:  # an unreachable host stops the experiment before any run
-                self.hosts.prepare()
+                self.hosts.prepare(self.spec.workdir)
             except HostError as e:
                 raise HostError(
                     e.message, hint=f"no run started; resume with `perflab run --resume {self.eid}`"

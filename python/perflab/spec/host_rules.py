@@ -45,8 +45,27 @@ def check_hosts(spec: Spec) -> None:
             raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
     for i in range(len(m.phase)):
         _check_phase_place(spec, i)
+        if m.phase[i].fetch and m.phase[i].command is None:
+            raise spec.error(("phase", i, "fetch"), "fetch keeps files a command phase leaves")
+    for name, h in m.hosts.items():
+        _check_host_files(spec, name, h.files)
     for i in range(len(m.service)):
         _check_remote_service(spec, i)
+
+
+def _check_host_files(spec: Spec, host: str, files: list[str]) -> None:
+    """A host's ``files`` exist here (relative to the spec's workdir), once per name."""
+    seen: dict[str, str] = {}
+    for f in files:
+        path = spec.workdir / f
+        if not path.is_file():
+            raise spec.error(("hosts", host, "files"), f"no such file: {path}")
+        if path.name in seen:
+            raise spec.error(
+                ("hosts", host, "files"),
+                f"'{f}' and '{seen[path.name]}' would both be {path.name} on '{host}'",
+            )
+        seen[path.name] = f
 
 
 def _check_remote_service(spec: Spec, i: int) -> None:

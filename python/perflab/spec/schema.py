@@ -98,6 +98,9 @@ class HostSpec(_Strict):
     jump: Short | None = None
     options: Annotated[list[Short], Field(max_length=100)] = []
     workdir: Short | None = None
+    # local files (relative to the spec's workdir) copied to the host's workdir under their
+    # own names before the first run: a script, a program's source, a config
+    files: Annotated[list[Short], Field(max_length=100)] = []
     # how to boot it into a variant's kernel: a reboot or kexec command, run on the host
     # (`{kernel}` is the kernel wanted); default: "reboot"
     boot: Command | None = None
@@ -155,6 +158,9 @@ class PhaseSpec(_Strict):
     # the host a command phase runs on (default: this machine); a kv phase's load comes from
     # one process on each host of a list (or from the one host named), merged
     on: Name | list[Name] | None = None
+    # files a command phase leaves (relative to its working directory on its host), kept with
+    # the run as artifacts `file:PHASE:PATH`; one missing fails the run
+    fetch: Annotated[list[Short], Field(max_length=100)] = []
     processes: Annotated[int, Field(ge=1, le=256)] = 1  # a kv phase's load processes per host
 
     @property
