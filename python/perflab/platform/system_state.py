@@ -20,18 +20,41 @@ A state's JSON (``perflab.system/1``)::
 from __future__ import annotations
 
 import os
-import re
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from perflab.platform.topology import parse_cpu_list
+from perflab.platform.system_reading import (
+    CPU_DIR,
+    TITLES,
+    Check,
+    LocalReader,
+    Status,
+    SystemReader,
+    TreeReader,
+    counted,
+    human_bytes,
+    online_cpus,
+    read_int,
+    read_meminfo,
+    read_text,
+    system_clock_ticks,
+)
+
+__all__ = [
+    "FORMAT",
+    "TITLES",
+    "Check",
+    "LocalReader",
+    "Status",
+    "SystemReader",
+    "SystemState",
+    "TreeReader",
+    "read_system_state",
+]
 
 FORMAT = "perflab.system/1"
-
-Status = Literal["ok", "warn", "unknown"]
 
 #: Seconds between the two samples of every process's CPU time.
 SAMPLE_INTERVAL = 0.25
@@ -43,90 +66,6 @@ BUSY_SHARE = 0.25
 LOW_MEMORY = 0.10
 #: Swap in use above this fraction of RAM makes "swap" warn.
 SWAP_IN_USE = 0.01
-
-#: Check name → its title in a table.
-TITLES = {
-    "governor": "CPU governor",
-    "turbo": "Turbo boost",
-    "smt": "SMT (hyper-threads)",
-    "load": "Load average",
-    "processes": "Busiest processes",
-    "memory": "Free memory",
-    "swap": "Swap in use",
-    "throttling": "Thermal throttling",
-    "aslr": "ASLR",
-    "perf_event_paranoid": "perf_event_paranoid",
-}
-
-_CPU = "/sys/devices/system/cpu"
-
-
-class SystemReader(Protocol):
-    """What the checks need from a system; each returns None instead of raising."""
-
-    def read_file(self, path: str) -> bytes | None:
-        """The file's bytes, or None when it is missing or unreadable."""
-
-    def list_dir(self, path: str) -> list[str] | None:
-        """The names in the folder, or None when it is missing or unreadable."""
-
-
-class LocalReader:
-    """`SystemReader` of this machine."""
-
-    def read_file(self, path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as f:
-                return f.read()
-        except (OSError, ValueError):
-            return None
-
-    def list_dir(self, path: str) -> list[str] | None:
-        try:
-            return os.listdir(path)
-        except (OSError, ValueError):
-            return None
-
-
-class TreeReader(LocalReader):
-    """`SystemReader` of a file tree laid out like ``/`` under ``root`` (``/proc/loadavg``
-    is ``root/proc/loadavg``)."""
-
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
-
-    def _at(self, path: str) -> str:
-        return str(self.root / path.lstrip("/"))
-
-    def read_file(self, path: str) -> bytes | None:
-        return super().read_file(self._at(path))
-
-    def list_dir(self, path: str) -> list[str] | None:
-        return super().list_dir(self._at(path))
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check: ``message`` says what to do (warn) or why it is unknown."""
-
-    name: str
-    status: Status
-    value: str
-    message: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def title(self) -> str:
-        return TITLES.get(self.name, self.name)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "value": self.value,
-            "message": self.message,
-            "data": self.data,
-        }
 
 
 @dataclass(frozen=True)
@@ -162,8 +101,8 @@ def read_system_state(
     if reader is None:
         reader = LocalReader()
         own_pid = os.getpid() if own_pid is None else own_pid
-    cpus = _online_cpus(reader)
-    meminfo = _meminfo(reader)
+    cpus = online_cpus(reader)
+    meminfo = read_meminfo(reader)
     return SystemState(
         [
             governor_check(reader, cpus),
@@ -176,7 +115,7 @@ def read_system_state(
                 own_pid=own_pid,
                 wait=wait,
                 clock=clock,
-                clock_ticks=clock_ticks or _clock_ticks(),
+                clock_ticks=clock_ticks or system_clock_ticks(),
             ),
             memory_check(meminfo),
             swap_check(meminfo),
@@ -187,76 +126,6 @@ def read_system_state(
     )
 
 
-# -- reading
-
-
-def _text(reader: SystemReader, path: str) -> str | None:
-    data = reader.read_file(path)
-    if data is None:
-        return None
-    text = data.decode("utf-8", errors="replace").strip()
-    return text or None
-
-
-def _int(reader: SystemReader, path: str) -> int | None:
-    text = _text(reader, path)
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _online_cpus(reader: SystemReader) -> list[int]:
-    """The online CPUs: sysfs's list, else its cpuN folders, else /proc/cpuinfo's count."""
-    text = _text(reader, f"{_CPU}/online")
-    if text:
-        try:
-            return sorted(parse_cpu_list(text))
-        except ValueError:
-            pass
-    names = reader.list_dir(_CPU) or []
-    found = sorted(int(n[3:]) for n in names if re.fullmatch(r"cpu\d+", n))
-    if found:
-        return found
-    cpuinfo = _text(reader, "/proc/cpuinfo") or ""
-    return list(range(len(re.findall(r"^processor\s*:", cpuinfo, re.M))))
-
-
-def _clock_ticks() -> int:
-    try:
-        return int(os.sysconf("SC_CLK_TCK")) or 100
-    except (ValueError, OSError, AttributeError):
-        return 100
-
-
-def _meminfo(reader: SystemReader) -> dict[str, int]:
-    """/proc/meminfo in bytes."""
-    out: dict[str, int] = {}
-    for line in (_text(reader, "/proc/meminfo") or "").splitlines():
-        m = re.match(r"(\w+):\s+(\d+)(?:\s+kB)?\s*$", line)
-        if m:
-            out[m.group(1)] = int(m.group(2)) * (1024 if line.rstrip().endswith("kB") else 1)
-    return out
-
-
-def _counted(values: Iterable[str]) -> str:
-    """'performance' when all agree, else 'powersave ×1, performance ×1'."""
-    counts: dict[str, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    if len(counts) == 1:
-        return next(iter(counts))
-    return ", ".join(f"{v} ×{n}" for v, n in sorted(counts.items(), key=lambda x: -x[1]))
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover
-
-
 # -- the checks
 
 
@@ -264,7 +133,7 @@ def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
     governors = {
         cpu: g
         for cpu in cpus
-        if (g := _text(reader, f"{_CPU}/cpu{cpu}/cpufreq/scaling_governor")) is not None
+        if (g := read_text(reader, f"{CPU_DIR}/cpu{cpu}/cpufreq/scaling_governor")) is not None
     }
     if not governors:
         return Check(
@@ -275,7 +144,7 @@ def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
             "the host decides the frequency",
         )
     data = {"governors": {str(c): g for c, g in governors.items()}}
-    value = _counted(governors.values())
+    value = counted(governors.values())
     slow = [c for c, g in governors.items() if g != "performance"]
     if not slow:
         return Check("governor", "ok", value, data=data)
@@ -291,7 +160,7 @@ def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
 
 
 def turbo_check(reader: SystemReader) -> Check:
-    no_turbo = _int(reader, f"{_CPU}/intel_pstate/no_turbo")
+    no_turbo = read_int(reader, f"{CPU_DIR}/intel_pstate/no_turbo")
     if no_turbo is not None:
         if no_turbo:
             return Check("turbo", "ok", "off (intel_pstate)", data={"turbo": False})
@@ -301,10 +170,10 @@ def turbo_check(reader: SystemReader) -> Check:
             "on (intel_pstate)",
             "turbo boost is on: the clock follows temperature and the other cores' load; "
             "turn it off for steadier runs (echo 1 | sudo tee "
-            f"{_CPU}/intel_pstate/no_turbo)",
+            f"{CPU_DIR}/intel_pstate/no_turbo)",
             {"turbo": True},
         )
-    boost = _int(reader, f"{_CPU}/cpufreq/boost")
+    boost = read_int(reader, f"{CPU_DIR}/cpufreq/boost")
     if boost is not None:
         if not boost:
             return Check("turbo", "ok", "off (cpufreq boost)", data={"turbo": False})
@@ -313,7 +182,7 @@ def turbo_check(reader: SystemReader) -> Check:
             "warn",
             "on (cpufreq boost)",
             "frequency boost is on: the clock follows temperature and the other cores' load; "
-            f"turn it off for steadier runs (echo 0 | sudo tee {_CPU}/cpufreq/boost)",
+            f"turn it off for steadier runs (echo 0 | sudo tee {CPU_DIR}/cpufreq/boost)",
             {"turbo": True},
         )
     return Check(
@@ -326,9 +195,9 @@ def turbo_check(reader: SystemReader) -> Check:
 
 
 def smt_check(reader: SystemReader) -> Check:
-    active = _int(reader, f"{_CPU}/smt/active")
+    active = read_int(reader, f"{CPU_DIR}/smt/active")
     if active is None:
-        return Check("smt", "unknown", "?", f"{_CPU}/smt/active cannot be read")
+        return Check("smt", "unknown", "?", f"{CPU_DIR}/smt/active cannot be read")
     if not active:
         return Check("smt", "ok", "off", data={"active": False})
     return Check(
@@ -337,13 +206,13 @@ def smt_check(reader: SystemReader) -> Check:
         "on",
         "SMT is on: two hyper-threads of a core share its caches and units; pin phases "
         "with cores = N (perflab picks no two siblings) or turn it off "
-        f"(echo off | sudo tee {_CPU}/smt/control)",
+        f"(echo off | sudo tee {CPU_DIR}/smt/control)",
         {"active": True},
     )
 
 
 def load_check(reader: SystemReader, cpus: int) -> Check:
-    text = _text(reader, "/proc/loadavg")
+    text = read_text(reader, "/proc/loadavg")
     fields = text.split() if text else []
     try:
         load1, load5, load15 = (float(x) for x in fields[:3])
@@ -373,7 +242,7 @@ def _stat_times(reader: SystemReader) -> dict[int, tuple[str, int, int]] | None:
     for name in names:
         if not name.isdigit():
             continue
-        text = _text(reader, f"/proc/{name}/stat")
+        text = read_text(reader, f"/proc/{name}/stat")
         if text is None:
             continue  # ended between the listing and the read
         head, paren, tail = text.rpartition(")")
@@ -518,10 +387,10 @@ def throttling_check(reader: SystemReader, cpus: list[int]) -> Check:
     core = package = 0
     seen = False
     for cpu in cpus:
-        base = f"{_CPU}/cpu{cpu}/thermal_throttle"
+        base = f"{CPU_DIR}/cpu{cpu}/thermal_throttle"
         c, p = (
-            _int(reader, f"{base}/core_throttle_count"),
-            _int(reader, f"{base}/package_throttle_count"),
+            read_int(reader, f"{base}/core_throttle_count"),
+            read_int(reader, f"{base}/package_throttle_count"),
         )
         seen = seen or c is not None or p is not None
         core += c or 0
@@ -551,7 +420,7 @@ _ASLR = {0: "off", 1: "partial", 2: "full"}
 
 
 def aslr_check(reader: SystemReader) -> Check:
-    value = _int(reader, "/proc/sys/kernel/randomize_va_space")
+    value = read_int(reader, "/proc/sys/kernel/randomize_va_space")
     if value is None:
         return Check("aslr", "unknown", "?", "/proc/sys/kernel/randomize_va_space cannot be read")
     text = _ASLR.get(value, str(value))
@@ -568,7 +437,7 @@ def aslr_check(reader: SystemReader) -> Check:
 
 
 def paranoid_check(reader: SystemReader) -> Check:
-    value = _int(reader, "/proc/sys/kernel/perf_event_paranoid")
+    value = read_int(reader, "/proc/sys/kernel/perf_event_paranoid")
     if value is None:
         return Check(
             "perf_event_paranoid",
