@@ -6,6 +6,8 @@ CSV, JSON, HTML); reporters never recompute statistics.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -185,8 +187,12 @@ def compare_dataset(
     threshold: float = 0.0,
     correction: str = "holm",
     diagnostics: bool | None = None,
+    metrics: Sequence[str] = (),
 ) -> CompareResult:
     """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
+
+    metrics: only these (by name, in this order; empty: every metric) — the table, the
+    summaries, the correction's family and everything drawn from the result.
 
     method: ``auto`` (default: Welch, or Mann–Whitney where a cell's runs are outlying or
     skewed — `perflab.stats.auto`), or any method by name. correction: ``holm`` (default),
@@ -200,6 +206,8 @@ def compare_dataset(
     DIAGNOSE_MAX_SAMPLES samples (they cost ~10 ms each, and thousands of per-cell
     warnings would not be read anyway).
     """
+    if metrics:
+        data = select_metrics(data, metrics)
     if confidence is None:
         confidence = float(data.experiment.settings.get("confidence", 0.95))
     if correction not in CORRECTIONS:
@@ -251,6 +259,17 @@ def compare_dataset(
         dedupe_notes(notes),
         sweeps.rows,
     )
+
+
+def select_metrics(data: Dataset, names: Sequence[str]) -> Dataset:
+    """``data`` limited to the metrics ``names`` (in that order, repeats dropped); InputError,
+    one line naming the metrics there are, for a name it does not have."""
+    by_name = {m.name: m for m in data.metrics}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        known = ", ".join(by_name) or "none"
+        raise InputError(f"no metric '{unknown[0]}' (metrics: {known})")
+    return dataclasses.replace(data, metrics=[by_name[n] for n in dict.fromkeys(names)])
 
 
 def _summaries(

@@ -131,6 +131,14 @@ def _statistics_options(g: Arguments) -> None:
         "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
         "discovery rate; none: each comparison on its own)",
     )
+    g.add_argument(
+        "--metric",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only this metric in the table, summaries, report and scaling fits "
+        "(repeatable; default: every metric)",
+    )
 
 
 def _scaling_options(s: Arguments) -> None:
@@ -154,13 +162,6 @@ def _scaling_options(s: Arguments) -> None:
         default=None,
         metavar="N",
         help="with --scaling: per-unit costs at PARAM = N, e.g. 10M (default: the largest value)",
-    )
-    s.add_argument(
-        "--metric",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="with --scaling: fit this metric only (repeatable; default: every metric)",
     )
 
 
@@ -186,19 +187,20 @@ def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
         "confidence": args.confidence,
         "threshold": args.threshold / 100,
         "correction": args.correction,
+        "metrics": tuple(args.metric or ()),
         "scaling": scaling_options(args),
     }
 
 
 def scaling_options(args: argparse.Namespace) -> ScalingOptions | None:
-    """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None."""
+    """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None
+    (--metric alone limits the comparison: `analysis_options`)."""
     if args.scaling is None:
         given = [
             o
             for o, v in (
                 ("--exponent", args.exponent),
                 ("--at", args.at),
-                ("--metric", args.metric),
             )
             if v is not None
         ]
