@@ -483,3 +483,46 @@ def test_the_checks_report_a_cycle_an_upward_import_and_impure_stats(tmp_path):
         "fake.stats:1: imports os (I/O)",
         "fake.stats:4: calls open() (I/O)",
     ]
+
+
+#: A module longer than this holds more than one concern; a function longer than this
+#: says why in its docstring ("long because …").
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+
+
+def too_long(package: Path) -> list[str]:
+    """Modules over MAX_MODULE_LINES and functions over MAX_FUNCTION_LINES (without a
+    docstring saying why) under ``package``, as "path:line: what"."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        source = path.read_text()
+        where = path.relative_to(package.parent)
+        lines = len(source.splitlines())
+        if lines > MAX_MODULE_LINES:
+            out.append(f"{where}: {lines} lines (at most {MAX_MODULE_LINES}: split it by concern)")
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            doc = ast.get_docstring(node) or ""
+            if length > MAX_FUNCTION_LINES and "long because" not in doc:
+                out.append(f"{where}:{node.lineno}: {node.name} is {length} lines")
+    return out
+
+
+def test_modules_and_functions_stay_short():
+    assert too_long(PACKAGE) == []
+
+
+def test_the_length_check_reports_a_long_module_and_function(tmp_path):
+    pkg = tmp_path / "fake"
+    pkg.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (pkg / "long.py").write_text(f"def f():\n{body}\n" + "\n" * MAX_MODULE_LINES)
+    (pkg / "said.py").write_text(f'def g():\n    """long because: a table."""\n{body}\n')
+    lines = MAX_FUNCTION_LINES + 1 + MAX_MODULE_LINES
+    assert too_long(pkg) == [
+        f"fake/long.py: {lines} lines (at most {MAX_MODULE_LINES}: split it by concern)",
+        f"fake/long.py:1: f is {MAX_FUNCTION_LINES + 1} lines",
+    ]
