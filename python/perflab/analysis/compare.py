@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
-from perflab.analysis.sweep import SweepRow, summarize_sweeps
+from perflab.analysis.sweep import SweepRow, Sweeps, summarize_sweeps
 from perflab.analysis.system_conditions import system_warnings
 from perflab.errors import InputError
 from perflab.stats import (
@@ -235,16 +235,7 @@ def compare_dataset(
         for k, lab, v, m, c in pending
     ]
     notes += _experiment_notes(data, n_samples if skipped_diagnostics else 0)
-    sweeps = summarize_sweeps(
-        data,
-        {
-            (x.cell_key, x.variant, x.metric.name): x.summary
-            for x in summaries
-            if x.summary is not None
-        },
-        confidence,
-        threshold,
-    )
+    sweeps = _sweeps(data, summaries, confidence, threshold)
     notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
     notes = [_fit_advice(n, data.experiment.settings, engine.choices) for n in notes]
     return CompareResult(
@@ -259,6 +250,18 @@ def compare_dataset(
         dedupe_notes(notes),
         sweeps.rows,
     )
+
+
+def _sweeps(
+    data: Dataset, summaries: list[SummarizedCell], confidence: float, threshold: float
+) -> Sweeps:
+    """The geometric mean across the cells, per candidate and metric."""
+    by_sample = {
+        (x.cell_key, x.variant, x.metric.name): x.summary
+        for x in summaries
+        if x.summary is not None
+    }
+    return summarize_sweeps(data, by_sample, confidence, threshold)
 
 
 def select_metrics(data: Dataset, names: Sequence[str]) -> Dataset:
