@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.run.command import StepOutput, run_command
 from perflab.run.kv_phase import KvPhaseResult, kv_phase_result
-from perflab.run.process import TERM_GRACE_S
+from perflab.run.process import TERM_GRACE_S, installed_program
 from perflab.run.ssh import HostError
 
 if TYPE_CHECKING:
@@ -44,12 +44,6 @@ CLOCK_READINGS = 9
 #: Seconds between the common start and the moment it is announced, beyond the slowest
 #: host's round trip: time for every process to be spawned and waiting.
 START_MARGIN_S = 0.5
-
-
-def load_program() -> Path | None:
-    """The ``perflab-load`` program installed by scripts/setup, if present."""
-    path = Path(__file__).resolve().parent.parent / "_bin" / "perflab-load"
-    return path if path.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -153,7 +147,7 @@ def run_kv_on_hosts(
     from perflab.errors import InputError
     from perflab.workloads.kv import as_config
 
-    local = load_program()
+    local = installed_program("perflab-load")
     if local is None:
         return KvPhaseResult(None, "failed", "perflab-load is not built (run scripts/setup)")
     try:

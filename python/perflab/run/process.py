@@ -89,10 +89,16 @@ def spawn_argv(command: str, shell: bool) -> list[str]:
     return argv
 
 
+def installed_program(name: str) -> Path | None:
+    """A program scripts/setup builds into the package (``perflab/_bin/NAME``), if there."""
+    path = Path(__file__).resolve().parent.parent / "_bin" / name
+    return path if os.access(path, os.X_OK) else None
+
+
 def exec_shim() -> str | None:
     """Path of the perflab-exec measurement shim installed by scripts/setup, if present."""
-    path = Path(__file__).resolve().parent.parent / "_bin" / "perflab-exec"
-    return str(path) if os.access(path, os.X_OK) else None
+    path = installed_program("perflab-exec")
+    return None if path is None else str(path)
 
 
 def run_process(
