@@ -56,6 +56,19 @@ def register(sub: Subparsers) -> None:
         help="exit 1 when a metric is significantly worse by more than PCT percent",
     )
     p.add_argument("--no-summary", action="store_true", help="only the TLDR table")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every warning in full, one per line (default: one line per kind, with a count)",
+    )
+    p.add_argument(
+        "--across",
+        metavar="PARAM=VALUE",
+        default=None,
+        help="compare every cell with the cell where PARAM=VALUE (and the same other "
+        "parameters), within each variant, instead of each variant with the baseline",
+    )
     p.set_defaults(handler=run)
 
 
@@ -71,10 +84,19 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     opts = analysis_options(args)
     scaling = opts.pop("scaling")
     pairs = experiment_pairs(args)
+    across = _across_option(args)
     if scaling is not None:
         return run_scaling(args, io, opts, scaling, pairs)
+    to_json = render_compare_json
     with open_store(args) as store:
-        if args.other is None:
+        if across is not None:
+            from perflab.analysis.across import across_dataset, compare_across
+
+            result = compare_across(
+                across_dataset(load_dataset(store, args.experiment), *across), **opts
+            )
+            to_json = _across_json
+        elif args.other is None:
             data = load_dataset(store, args.experiment)
             result = compare_dataset(data, **opts)
         else:
@@ -86,10 +108,12 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         args,
         io,
         result,
-        render_compare_json,
+        to_json,
         render_compare_markdown,
         render_csv,
-        lambda r, console: render_terminal(r, console, summaries=not args.no_summary),
+        lambda r, console: render_terminal(
+            r, console, summaries=not args.no_summary, verbose=args.verbose, more=_more(args)
+        ),
     )
     if args.fail_if_worse is not None:
         bad = regressions(result, args.fail_if_worse)
@@ -101,6 +125,44 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             )
         return 1 if bad else 0
     return 0
+
+
+def _across_option(args: argparse.Namespace) -> tuple[str, str] | None:
+    """--across PARAM=VALUE as (PARAM, VALUE), checked against the other arguments."""
+    if args.across is None:
+        return None
+    from perflab.analysis.across import parse_across
+    from perflab.errors import InputError
+
+    if args.other is not None:
+        raise InputError(
+            f"--across compares the cells of one experiment with each other: drop the second "
+            f"experiment ({args.other}), or compare the two experiments without --across"
+        )
+    if args.scaling is not None:
+        raise InputError(
+            "--across and --scaling answer different questions: use one (--across PARAM=VALUE "
+            "compares cells with a reference cell; --scaling PARAM fits cost against PARAM)"
+        )
+    return parse_across(args.across)
+
+
+def _across_json(result: Any) -> str:
+    """The ``perflab.compare/1`` document with ``across`` (what was compared with what)."""
+    import json
+
+    from perflab.analysis.across import across_fields
+    from perflab.report.json_doc import render_compare_json
+
+    doc = json.loads(render_compare_json(result))
+    doc["across"] = across_fields(result)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _more(args: argparse.Namespace) -> str:
+    """How to see every warning in full, for the line under the grouped ones."""
+    also = f", or perflab show {args.experiment} --warnings" if args.other is None else ""
+    return f"add --verbose{also}"
 
 
 def run_scaling(
