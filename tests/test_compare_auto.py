@@ -46,7 +46,7 @@ def test_auto_takes_ranks_for_the_throttled_metric_and_says_why(tmp_path):
     db = _store(tmp_path)
     r = perflab("compare", "1", "--store", str(db))
     assert r.code == 0, r.err
-    assert "auto: Welch in 1, Mann–Whitney in 1 (outlying runs)" in r.out
+    assert "auto: Welch in 1, Mann–Whitney in 1 (outlying runs)" in _text(r)  # wrapped at 80
     assert "-[0.5, 4.5]% better" in r.out  # the 3% latency gain, seen through the throttled runs
     assert "the comparison is Mann–Whitney's (chosen for them)" in _text(r)
     doc = json.loads(perflab("compare", "1", "--store", str(db), "--format", "json").out)

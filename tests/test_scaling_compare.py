@@ -10,10 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -77,7 +79,8 @@ def synthetic(tmp_path_factory):
     return _import(tmp_path_factory.mktemp("scaling"), _runs)
 
 
-def test_recovers_a_known_cost_model_and_says_degradation(synthetic):
+def test_recovers_a_known_cost_model_and_says_degradation(synthetic, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the table on one line per row (80: test_terminal_width)
     db, eid = synthetic
     doc = json.loads(perflab("compare", eid, "--store", db, "--scaling", "keys", "--json").out)
     assert (
@@ -315,5 +318,7 @@ json = "seconds"
     assert g["size_labels"] == ["10K", "100K", "300K", "1M"] and g["sizes"] == [1e4, 1e5, 3e5, 1e6]
     for fit in g["fits"]:
         assert 1e-10 < fit["per_unit"]["value"] < 1e-6  # 0.1 ns … 1 µs per lookup
-    out = perflab("compare", "1", "--store", db, "--scaling", "lookups", "--exponent", "1").out
+    wide = {**os.environ, "COLUMNS": "200"}  # headers on one line (80: test_terminal_width)
+    with mock.patch.dict(os.environ, wide):
+        out = perflab("compare", "1", "--store", db, "--scaling", "lookups", "--exponent", "1").out
     assert "per-unit cost at 1M (ns per lookup)" in " ".join(out.split())

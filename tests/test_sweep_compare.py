@@ -119,8 +119,9 @@ def test_sweep_numbers_match_stats_in_json_csv_terminal_and_markdown(tmp_path):
     assert all(r["cells"] == r["i_squared"] == "" for r in rows if r["method"] != "sweep")
 
 
-def test_a_trend_across_the_sweep_is_named_and_ns_when_it_averages_out(tmp_path):
+def test_a_trend_across_the_sweep_is_named_and_ns_when_it_averages_out(tmp_path, monkeypatch):
     """Gains from −20% to +25%, symmetric on the log scale: the average is NS and hides a trend."""
+    monkeypatch.setenv("COLUMNS", "200")  # each row on one line (80: test_terminal_width)
     db, eid, _ = _import(tmp_path, [0.8, 0.9, 1.0, 1.0, 1 / 0.9, 1.25])
     r = perflab("compare", eid, "--store", db, "--no-summary")
     assert r.code == 0, r.err

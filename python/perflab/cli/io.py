@@ -73,11 +73,20 @@ def _console_class() -> type[Console]:
     return PipeConsole
 
 
+#: The width for a pipe or a file when COLUMNS does not say: what fits a classic terminal.
+PIPE_WIDTH = 80
+
+
 def _width(stream: TextIO) -> int | None:
-    """Terminal width for a tty; a fixed wide width otherwise so files/pipes don't wrap."""
+    """The width output is laid out to: a terminal's own (None: rich asks it, and COLUMNS,
+    when set, wins); for a pipe or a file, COLUMNS when set (``COLUMNS=200 perflab compare 1
+    > out.txt``), else 80 — the tables shrink to fit rather than cut anything."""
     try:
         if stream.isatty():
             return None
     except (AttributeError, ValueError):
         pass
-    return 160
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return PIPE_WIDTH

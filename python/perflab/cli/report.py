@@ -68,7 +68,17 @@ def register(sub: Subparsers) -> None:
         help="also load the HTML report in headless Chromium, check it loads cleanly and save "
         "a screenshot of its top",
     )
+    _add_verbose(p)
     p.set_defaults(handler=run)
+
+
+def _add_verbose(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print every warning in full, one per line, after writing the report",
+    )
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
@@ -118,6 +128,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     n = len(report.plots())
     extra = f" and {len(files) - 1} images in {files[0].parent}/" if len(files) > 1 else ""
     io.print(f"wrote {path}{extra} ({n} plots" + (", data only" if kind == "json" else "") + ")")
+    if args.verbose:
+        from perflab.report.warning_groups import print_warnings
+
+        print_warnings(io.console, report.result.notes)
     if args.screenshot:
         from perflab.report.browser import screenshot_file
 

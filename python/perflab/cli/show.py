@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
-    from perflab.store import ExperimentRow, MetricDef, RunRow
+    from perflab.store import ExperimentRow, MetricDef, RunRow, Store
 
 
 def register(sub: Subparsers) -> None:
@@ -35,6 +35,11 @@ def register(sub: Subparsers) -> None:
         "control characters are shown escaped",
     )
     p.add_argument("--spec", action="store_true", help="print the experiment file as it was run")
+    p.add_argument(
+        "--warnings",
+        action="store_true",
+        help="every warning of the comparison (perflab compare's defaults) in full, one per line",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
@@ -43,6 +48,9 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     with open_store(args) as store:
         e = store.experiment(args.experiment)
         runs = store.runs(e.id)
+        if args.warnings:
+            _show_warnings(io, store, e.id)
+            return 0
         if args.spec:
             text = e.spec_text or f"experiment {e.id} was imported; it has no spec\n"
             io.out.write(terminal_safe(text) if _is_tty(io.out) else text)  # exact for a file
@@ -149,6 +157,15 @@ def _write_artifact(out: TextIO, data: bytes) -> None:
         out.buffer.flush()
     else:
         out.write(data.decode("utf-8", "replace"))
+
+
+def _show_warnings(io: CliIO, store: Store, experiment_id: int) -> None:
+    """`perflab show ID --warnings`: what `perflab compare ID --verbose` lists under its tables."""
+    from perflab.analysis.compare import compare_dataset
+    from perflab.analysis.dataset import load_dataset
+    from perflab.report.warning_groups import print_warnings
+
+    print_warnings(io.console, compare_dataset(load_dataset(store, experiment_id)).notes)
 
 
 def _is_tty(stream: TextIO) -> bool:

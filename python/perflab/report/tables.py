@@ -5,7 +5,7 @@ strings + verdicts), built from a CompareResult, and the whole comparison as one
 
 from __future__ import annotations
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
 from perflab.report.format import fmt_number, method_words, metric_header, tldr_text
 
@@ -36,6 +36,7 @@ def tldr_table(result: CompareResult) -> Table:
     columns = _param_headers(result) + (["variant"] if many else [])
     columns += [metric_header(m.name, m.unit, m.better) for m in data.metrics]
     by_key = {(c.cell_key, c.variant, c.metric.name): c for c in result.comparisons}
+    marks = Footnotes()
     rows = []
     for cell_key, labels in data.cells:
         for variant in result.candidates:
@@ -44,11 +45,10 @@ def tldr_table(result: CompareResult) -> Table:
                 row.append(Cell(variant))
             for m in data.metrics:
                 c = by_key.get((cell_key, variant, m.name))
-                row.append(
-                    Cell(tldr_text(c.comparison, c.verdict, c.metric.unit), c.verdict)
-                    if c
-                    else Cell("n/a")
-                )
+                text = tldr_text(c.comparison, c.verdict, c.metric.unit) if c else "n/a"
+                if text == "n/a":
+                    text += marks.mark(_na_reason(result, c, cell_key, variant, m.name))
+                row.append(Cell(text, c.verdict if c else None))
             rows.append(tuple(row))
     nparams = len(columns) - len(data.metrics)
     sweeps = {(s.variant, s.metric.name): s for s in result.sweeps}
@@ -63,7 +63,7 @@ def tldr_table(result: CompareResult) -> Table:
             row.append(Cell(variant))
         for s in found:
             if s is None:
-                row.append(Cell("n/a"))
+                row.append(Cell("n/a" + marks.mark(_na_sweep_reason(result, variant, m.name))))
                 continue
             text = tldr_text(s.comparison, s.verdict, s.metric.unit)
             if s.summary.cells != first.summary.cells:
@@ -94,8 +94,68 @@ def tldr_table(result: CompareResult) -> Table:
         tuple(rows),
         (False,) * nparams + (True,) * len(data.metrics),
         css_class="tldr",
+        note="\n".join(marks.lines()),
         footer=tuple(footer),
     )
+
+
+_MARKS = "¹²³⁴⁵⁶⁷⁸⁹"
+
+
+class Footnotes:
+    """Footnote marks for the reasons of `n/a` cells: one mark per distinct reason."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, str] = {}
+
+    def mark(self, reason: str) -> str:
+        if reason not in self.reasons:
+            i = len(self.reasons)
+            self.reasons[reason] = _MARKS[i] if i < len(_MARKS) else f"({i + 1})"
+        return self.reasons[reason]
+
+    def lines(self) -> list[str]:
+        """``¹ n/a: only 1 run of new here: need ≥ 2 runs per variant …``, one per reason."""
+        return [f"{m} n/a: {reason}" for reason, m in self.reasons.items()]
+
+
+def na_footnotes(table: Table) -> list[str]:
+    """The TLDR table's footnotes (its `Table.note`, one line per reason for its `n/a` cells)."""
+    return table.note.splitlines()
+
+
+def _runs_of(result: CompareResult, cell_key: str, variant: str, metric: str) -> int:
+    s = next(
+        (
+            s
+            for s in result.summaries
+            if (s.cell_key, s.variant, s.metric.name) == (cell_key, variant, metric)
+        ),
+        None,
+    )
+    return s.summary.n if s is not None and s.summary is not None else 0
+
+
+def _na_reason(
+    result: CompareResult, c: ComparedCell | None, cell_key: str, variant: str, metric: str
+) -> str:
+    """Why a TLDR cell has no interval, in words: the runs each side has, and the
+    comparison's own warning (e.g. too few runs)."""
+    base = result.dataset.baseline
+    nb, nv = (_runs_of(result, cell_key, v, metric) for v in (base, variant))
+    runs = f"{nb} run{'s' * (nb != 1)} of {base}, {nv} of {variant}"
+    if c is None or c.comparison is None:
+        return f"no successful run on a side ({runs})"
+    said = "; ".join(dict.fromkeys(w.message for w in c.comparison.warnings))
+    return f"{said} ({runs})" if said else f"the interval is undefined ({runs})"
+
+
+def _na_sweep_reason(result: CompareResult, variant: str, metric: str) -> str:
+    """Why a geometric-mean cell is empty: the analysis's note on it, if any."""
+    for n in result.notes:
+        if n.warning.code == "sweep_not_computed" and (n.variant, n.metric) == (variant, metric):
+            return f"no geometric mean: {n.warning.message}"
+    return "no geometric mean across the cells for this metric (fewer than 2 cells compared)"
 
 
 SUMMARY_COLUMNS = ("n", "mean", "median", "stddev", "min", "max", "± MoE")

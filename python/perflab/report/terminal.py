@@ -1,12 +1,13 @@
 """The terminal view of a comparison: the table blocks of `tables.py` and
-`scaling_table.py` (`blocks.Table`) drawn as rich tables, green = better, red = worse.
+`scaling_table.py` (`blocks.Table`) drawn as rich tables, green = better, red = worse,
+fitted to the console's width (`terminal_layout.py`), the warnings grouped by kind
+(`warning_groups.py`).
 
 Every string (names, labels, notes) goes through `safe_text`: shown, never read as rich
 markup or obeyed as a terminal control sequence."""
 
 from __future__ import annotations
 
-from rich import table as rich_table
 from rich.console import Console
 from rich.text import Text
 
@@ -15,53 +16,68 @@ from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text
 from perflab.report.scaling_table import method_line, scaling_tables
-from perflab.report.tables import note_lines, summary_tables, tldr_table
-from perflab.stats import Verdict
-
-_STYLE: dict[Verdict | None, str] = {
-    Verdict.BETTER: "bold green",
-    Verdict.WORSE: "bold red",
-    Verdict.WITHIN_NOISE: "yellow",
-}
-_WORD = {Verdict.BETTER: " better", Verdict.WORSE: " worse"}
+from perflab.report.tables import na_footnotes, summary_tables, tldr_table
+from perflab.report.terminal_layout import OPTIONAL_SUMMARY_COLUMNS, dropped_line, lay_out
+from perflab.report.warning_groups import full_lines, grouped_lines
 
 
-def _rich(table: Table, words: bool) -> rich_table.Table:
-    """The footer rows under a rule; ``words``: "better"/"worse" after a verdict's text."""
-    t = rich_table.Table(header_style="bold")
-    for name, numeric in zip(table.columns, table.numeric):
-        t.add_column(
-            safe_text(name, one_line=True), justify="right" if numeric else "left", no_wrap=True
-        )
-    for i, row in enumerate(table.rows + table.footer):
-        cells = []
-        for c in row:
-            text = c.text + (_WORD.get(c.verdict, "") if words and c.verdict else "")
-            cells.append(safe_text(text, _STYLE.get(c.verdict, ""), one_line=True))
-        t.add_row(*cells, end_section=i == len(table.rows) - 1 and bool(table.footer))
-    return t
-
-
-def _print(console: Console, table: Table, words: bool) -> None:
+def _print(
+    console: Console,
+    table: Table,
+    *,
+    words: bool = False,
+    lead: int = 1,
+    drop: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """The table's title (wrapped at words) and the table, laid out to fit the console
+    (`terminal_layout.lay_out`); returns the columns it left out."""
     console.print()
     console.print(safe_text(table.title, "bold", one_line=True))
-    console.print(_rich(table, words))
+    laid = lay_out(console, table, words=words, lead=lead, drop=drop)
+    for t in laid.tables:
+        console.print(t)
+    return laid.dropped
 
 
-def render_terminal(result: CompareResult, console: Console, *, summaries: bool = True) -> None:
+def _warn(console: Console, line: str) -> None:
+    console.print(Text("warning: ", style="yellow") + safe_text(line))
+
+
+def render_terminal(
+    result: CompareResult,
+    console: Console,
+    *,
+    summaries: bool = True,
+    verbose: bool = False,
+    more: str = "",
+) -> None:
+    """The comparison for a terminal, every line within ``console.width``: the TLDR (its
+    `n/a` cells footnoted), the correction, the summaries (``summaries``), and the warnings
+    — one line per kind, or with ``verbose`` every one in full. ``more``: how to see every
+    warning in full (said when the grouped lines leave one out)."""
     e = result.dataset.experiment
     console.print(
         safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
         + safe_text(f" — {e.description}" if e.description else "")
     )
-    _print(console, tldr_table(result), words=True)
+    tldr = tldr_table(result)
+    lead = len(result.dataset.params or ["cell"]) + (len(result.candidates) > 1)
+    _print(console, tldr, words=True, lead=lead)
+    for line in na_footnotes(tldr):
+        console.print(safe_text(line, "dim"))
     if result.correction_statement:
         console.print(safe_text(result.correction_statement, "dim"))
     if summaries:
+        dropped: tuple[str, ...] = ()
         for table in summary_tables(result):
-            _print(console, table, words=False)
-    for line in note_lines(result):
-        console.print(Text("warning: ", style="yellow") + safe_text(line))
+            lead = len(result.dataset.params or ["cell"]) + 2  # the cell, the variant, n
+            dropped = _print(console, table, lead=lead, drop=OPTIONAL_SUMMARY_COLUMNS) or dropped
+        if dropped:
+            console.print(safe_text(dropped_line(dropped, console.width), "dim"))
+    more = more or f"perflab compare {e.id} --verbose"
+    lines = full_lines(result.notes) if verbose else grouped_lines(result.notes, more)
+    for line in lines:
+        _warn(console, line)
 
 
 def render_scaling_terminal(result: ScalingResult, console: Console) -> None:
@@ -73,10 +89,10 @@ def render_scaling_terminal(result: ScalingResult, console: Console) -> None:
         + safe_text(f" — scaling with {result.param}", one_line=True)
     )
     for table in scaling_tables(result):
-        _print(console, table.table, words=False)
+        _print(console, table.table)
         for line in table.notes:
-            console.print(Text("warning: ", style="yellow") + safe_text(line))
+            _warn(console, line)
     console.print(safe_text(method_line(result), "dim"))
     for n in result.notes:
         if not n.metric:
-            console.print(Text("warning: ", style="yellow") + safe_text(n.warning.message))
+            _warn(console, n.warning.message)

@@ -1,0 +1,181 @@
+"""A `blocks.Table` laid out to fit the terminal's width, losing nothing silently.
+
+Tried in order, each only if the table is still too wide: long headers wrapped to the
+width of their column's cells (at spaces, else after ``_``); long cells on two lines
+(before `` [``, `` (`` or the verdict's word; the leading columns first, the footer's
+label as wide as the cells above it); optional columns left out (``drop``: the summaries' median, min and
+max — one line says so and how to see them); the value columns split over several tables,
+the leading columns repeated in each; and last, cells folded by rich (every character
+kept). Every string is passed through `safe_text` first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from rich import table as rich_table
+from rich.console import Console
+from rich.text import Text
+
+from perflab.report.blocks import Table
+from perflab.report.safe_text import safe_text, terminal_safe
+from perflab.stats import Verdict
+
+STYLE: dict[Verdict | None, str] = {
+    Verdict.BETTER: "bold green",
+    Verdict.WORSE: "bold red",
+    Verdict.WITHIN_NOISE: "yellow",
+}
+WORD = {Verdict.BETTER: " better", Verdict.WORSE: " worse"}
+
+#: The columns a narrow terminal leaves out of the summaries, in this order.
+OPTIONAL_SUMMARY_COLUMNS = ("median", "min", "max")
+
+
+@dataclass(frozen=True)
+class Layout:
+    columns: tuple[int, ...]  # the indices of the table's columns shown
+    wrap_headers: bool = False  # long headers on lines as wide as the column's cells
+    cell_lines: int = 1  # 2: long cells on two lines (``lead_only``: the leading columns')
+    lead_only: int = 0  # > 0: only cells in the first ``lead_only`` columns are broken
+    fold: bool = False  # rich folds cells to fit (the last resort)
+
+
+@dataclass(frozen=True)
+class Laid:
+    """What `lay_out` makes: rich tables to print in order, and the columns it left out."""
+
+    tables: list[rich_table.Table]
+    dropped: tuple[str, ...] = ()
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` on lines of at most ``width`` (or its longest piece), broken after a space
+    or an ``_`` — never inside a word."""
+    if "\n" in text:
+        return "\n".join(_wrap(line, width) for line in text.split("\n"))
+    if len(text) <= width:
+        return text
+    pieces = re.findall(r"[^ _]*[ _]*", text)
+    width = max(width, *(len(p.rstrip()) for p in pieces))
+    lines = [""]
+    for piece in filter(None, pieces):
+        if lines[-1] and len((lines[-1] + piece).rstrip()) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell_break(text: str) -> str:
+    """A cell on two lines before its verdict's word, its interval or its parenthesis."""
+    for word in (" better", " worse", " (within noise)"):
+        if text.endswith(word) and len(text) > len(word) + 1:
+            return text[: -len(word)] + "\n" + word.strip()
+    cuts = [i for i in (text.find(" ["), text.find(" (")) if i > 0]
+    if not cuts:
+        return text
+    cut = min(cuts, key=lambda i: max(i, len(text) - i))
+    return text[:cut] + "\n" + text[cut + 1 :]
+
+
+def _rich(table: Table, layout: Layout, words: bool) -> rich_table.Table:
+    rows = table.rows + table.footer
+    texts: dict[tuple[int, int], str] = {}
+    for i, row in enumerate(rows):
+        for j in layout.columns:
+            c = row[j]
+            text = c.text + (WORD.get(c.verdict, "") if words and c.verdict else "")
+            text = terminal_safe(text, one_line=True)
+            if layout.cell_lines > 1 and (not layout.lead_only or j < layout.lead_only):
+                text = _cell_break(text)
+            texts[i, j] = text
+    width = {
+        j: max(
+            [len(line) for i in range(len(table.rows)) for line in texts[i, j].split("\n")] + [4]
+        )
+        for j in layout.columns
+    }
+    t = rich_table.Table(header_style="bold")
+    for j in layout.columns:
+        name = terminal_safe(table.columns[j], one_line=True)
+        t.add_column(
+            Text(_wrap(name, width[j]) if layout.wrap_headers else name),
+            justify="right" if table.numeric[j] else "left",
+            no_wrap=not layout.fold,
+            overflow="fold",
+        )
+    for i, row in enumerate(rows):
+        cells = []
+        for j in layout.columns:
+            text = texts[i, j]
+            if i >= len(table.rows) and layout.cell_lines > 1 and not table.numeric[j]:
+                text = _wrap(text, max(width[j], 12))  # the footer's label: as the cells above
+            cells.append(safe_text(text, STYLE.get(row[j].verdict, "")))
+        t.add_row(*cells, end_section=i == len(table.rows) - 1 and bool(table.footer))
+    return t
+
+
+def width_of(console: Console, t: rich_table.Table) -> int:
+    return console.measure(t, options=console.options.update_width(100_000)).maximum
+
+
+def _chunks(
+    console: Console, table: Table, layout: Layout, lead: int, words: bool, width: int
+) -> list[Layout] | None:
+    """The value columns split over tables that each fit (the ``lead`` columns in every
+    one), or None when one value column does not fit beside them."""
+    head, rest = layout.columns[:lead], layout.columns[lead:]
+    out: list[list[int]] = []
+    for j in rest:
+        trial = replace(layout, columns=head + tuple((out[-1] if out else []) + [j]))
+        if out and width_of(console, _rich(table, trial, words)) <= width:
+            out[-1].append(j)
+            continue
+        alone = replace(layout, columns=head + (j,))
+        if width_of(console, _rich(table, alone, words)) > width:
+            return None
+        out.append([j])
+    return [replace(layout, columns=head + tuple(c)) for c in out]
+
+
+def lay_out(
+    console: Console,
+    table: Table,
+    *,
+    words: bool = False,
+    lead: int = 1,
+    drop: tuple[str, ...] = (),
+) -> Laid:
+    """``table`` as rich tables no wider than the console (see the module's docstring);
+    ``lead``: how many leading columns (the cell, the variant) every split table repeats;
+    ``drop``: the names of columns that may be left out."""
+    width = console.width
+    layout = Layout(tuple(range(len(table.columns))))
+    two = replace(layout, wrap_headers=True, cell_lines=2)
+    steps = [layout, replace(layout, wrap_headers=True), replace(two, lead_only=lead), two]
+    for step in steps:
+        t = _rich(table, step, words)
+        if width_of(console, t) <= width:
+            return Laid([t])
+    layout = steps[-1]
+    dropped: tuple[str, ...] = ()
+    if drop:
+        keep = tuple(j for j in layout.columns if table.columns[j] not in drop)
+        dropped = tuple(table.columns[j] for j in layout.columns if j not in keep)
+        layout = replace(layout, columns=keep)
+        t = _rich(table, layout, words)
+        if width_of(console, t) <= width:
+            return Laid([t], dropped)
+    chunks = _chunks(console, table, layout, lead, words, width)
+    if chunks is not None and len(chunks) > 1:
+        return Laid([_rich(table, c, words) for c in chunks], dropped)
+    return Laid([_rich(table, replace(layout, fold=True), words)], dropped)
+
+
+def dropped_line(dropped: tuple[str, ...], width: int) -> str:
+    """The one line saying which columns a narrow terminal left out, and how to see them."""
+    names = ", ".join(dropped[:-1]) + (" and " if len(dropped) > 1 else "") + dropped[-1]
+    return (
+        f"{names} left out to fit {width} columns: see them with a wider terminal "
+        f"(COLUMNS=120) or --format markdown"
+    )
