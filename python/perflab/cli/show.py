@@ -49,8 +49,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         e = store.experiment(args.experiment)
         runs = store.runs(e.id)
         if args.warnings:
-            _show_warnings(io, store, e.id)
-            return 0
+            return _show_warnings(io, store, e.id)
         if args.spec:
             text = e.spec_text or f"experiment {e.id} was imported; it has no spec\n"
             io.out.write(terminal_safe(text) if _is_tty(io.out) else text)  # exact for a file
@@ -159,13 +158,14 @@ def _write_artifact(out: TextIO, data: bytes) -> None:
         out.write(data.decode("utf-8", "replace"))
 
 
-def _show_warnings(io: CliIO, store: Store, experiment_id: int) -> None:
+def _show_warnings(io: CliIO, store: Store, experiment_id: int) -> int:
     """`perflab show ID --warnings`: what `perflab compare ID --verbose` lists under its tables."""
     from perflab.analysis.compare import compare_dataset
     from perflab.analysis.dataset import load_dataset
     from perflab.report.warning_groups import print_warnings
 
     print_warnings(io.console, compare_dataset(load_dataset(store, experiment_id)).notes)
+    return 0
 
 
 def _is_tty(stream: TextIO) -> bool:

@@ -89,23 +89,51 @@ _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9, "ps": 
 _TIME_STEPS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
 
 
+#: Units an SI prefix may go before (values of other units keep theirs, in `fmt_sig`).
+_SI_UNITS = frozenset(
+    {"B", "bit", "Hz", "W", "J", "/s", "B/s", "bit/s", "ops/s", "op/s", "req/s", "ops", "cycles"}
+)
+_SI_STEPS = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
+_SI_SMALL = (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12))
+
+
 def readable_unit(unit: str, magnitude: float) -> tuple[str, float]:
-    """(unit to print, factor to multiply values by) so that a time of ``magnitude`` (in
-    ``unit``) reads ≥ 1: 3.4e-8 s → ("ns", 1e9). Other units are kept (factor 1)."""
-    if unit not in _TIME_UNITS or not (math.isfinite(magnitude) and magnitude > 0):
+    """(unit to print, factor to multiply values by) so that a value of ``magnitude`` (in
+    ``unit``) reads between 1 and 1000: 3.4e-8 s → ("ns", 1e9), 2.5e9 B → ("GB", 1e-9).
+    Times step among s … ps; a unit of `_SI_UNITS` takes an SI prefix; others are kept
+    (factor 1: `fmt_sig` writes their extremes in scientific notation)."""
+    if not (math.isfinite(magnitude) and magnitude > 0):
         return unit, 1.0
-    seconds = magnitude * _TIME_UNITS[unit]
-    for name, size in _TIME_STEPS:
-        if seconds >= size:
-            return name, _TIME_UNITS[unit] / size
-    return "ps", _TIME_UNITS[unit] / 1e-12
+    if unit in _TIME_UNITS:
+        seconds = magnitude * _TIME_UNITS[unit]
+        for name, size in _TIME_STEPS:
+            if seconds >= size:
+                return name, _TIME_UNITS[unit] / size
+        return "ps", _TIME_UNITS[unit] / 1e-12
+    if unit in _SI_UNITS:
+        small = () if unit in ("ops", "cycles") else _SI_SMALL  # no milli-operations
+        for prefix, size in _SI_STEPS + small:
+            if magnitude >= size:
+                return prefix + unit, 1 / size
+        return (small[-1][0] + unit, 1 / small[-1][1]) if small else (unit, 1.0)
+    return unit, 1.0
+
+
+def fmt_sig(x: float | None, digits: int = 4) -> str:
+    """`fmt_number` between 0.001 and 1,000,000; beyond, scientific notation with ``digits``
+    significant digits (``1.235e12``, ``4.560e-9``): readable at any magnitude."""
+    if x is None or not math.isfinite(x) or x == 0 or 1e-3 <= abs(x) < 1e6:
+        return fmt_number(x, digits) if x is None or not math.isinf(x) else ("∞" if x > 0 else "-∞")
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def fmt_estimate(value: float, low: float, high: float, factor: float = 1.0) -> str:
-    """``34.00 [33.24, 34.79]`` (values × ``factor``); the value alone when the interval is undefined."""
+    """``34.00 [33.24, 34.79]`` (values × ``factor``, `fmt_sig`); the value alone when the
+    interval is undefined."""
     if math.isnan(low) or math.isnan(high):
-        return fmt_number(value * factor)
-    return f"{fmt_number(value * factor)} [{fmt_number(low * factor)}, {fmt_number(high * factor)}]"
+        return fmt_sig(value * factor)
+    return f"{fmt_sig(value * factor)} [{fmt_sig(low * factor)}, {fmt_sig(high * factor)}]"
 
 
 def fmt_cost_change(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from perflab.analysis.scaling import ScalingGroup, ScalingResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
-from perflab.report.format import fmt_cost_change, fmt_estimate, readable_unit
+from perflab.report.format import fmt_cost_change, fmt_estimate, fmt_sig, readable_unit
 from perflab.report.tables import BASELINE_MARK, variant_cell, warning_blocks
 
 
@@ -101,7 +101,7 @@ def scaling_table(
                 Cell(fmt_estimate(fit.a.value, fit.a.low, fit.a.high, a_factor)),
                 Cell("–" if undefined else fmt_estimate(pu.value, pu.low, pu.high, pu_factor)),
                 Cell(k),
-                Cell(f"{fit.reduced_chi2:.2f}"),
+                Cell(fmt_sig(fit.reduced_chi2, 3)),
                 vs,
             )
         )
