@@ -91,6 +91,29 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// The I/O loop of the worker threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoBackend {
+    /// io_uring where the kernel allows it (probed at the start), else epoll.
+    Auto,
+    /// io_uring: batched submission, multishot receive into a provided buffer ring; a
+    /// configuration error where the kernel (or a seccomp filter) does not allow it.
+    Uring,
+    /// A mio/epoll event loop with read() and write() per connection.
+    Epoll,
+}
+
+impl IoBackend {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoBackend::Auto => "auto",
+            IoBackend::Uring => "uring",
+            IoBackend::Epoll => "epoll",
+        }
+    }
+}
+
 /// A whole run. Build it with `Config::default()` and field updates, or `from_json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -147,6 +170,8 @@ pub struct Config {
     /// Check that every GET hit returns the value this generator writes for that key
     /// (content, whatever its length).
     pub verify: bool,
+    /// I/O loop of the worker threads: auto (io_uring where available, else epoll), uring, epoll.
+    pub io: IoBackend,
 }
 
 impl Default for Config {
@@ -181,6 +206,7 @@ impl Default for Config {
             late_threshold: 0.001,
             source_addresses: Vec::new(),
             verify: false,
+            io: IoBackend::Auto,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `run`: start the workers, give them a common start, report progress to the
 //! caller's observer from the calling thread, and assemble the result.
 use crate::clock::now_ns;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, IoBackend};
 use crate::net;
 use crate::plan::{Plan, Shared};
 use crate::result::RunResult;
@@ -91,7 +91,8 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let fds = config.total_clients() + 16 * config.threads as u64 + 64;
     net::ensure_fd_limit(fds).map_err(|m| ConfigError::new("clients", m))?;
-    let plan = Plan::new(config, servers, run_seed(config));
+    let mut plan = Plan::new(config, servers, run_seed(config));
+    plan.uring = use_uring(config.io)?;
     let threads = config.threads as usize;
     let shared = Shared::new(threads);
     let planned = Planned { requests: plan.planned_requests(), seconds: config.test_time.map(|t| t + config.warmup) };
@@ -105,6 +106,18 @@ pub fn run(
     let stopped = shared.stopped.load(Ordering::SeqCst);
     let mstart = if start.go == 0 { 0 } else { start.go + plan.warmup_ns };
     Ok(RunResult::assemble(&plan, stats, mstart, start.started_unix, fault, stopped))
+}
+
+/// Whether the workers run the io_uring backend: `auto` where the kernel allows it;
+/// `uring` where it does not is a configuration error saying why.
+fn use_uring(io: IoBackend) -> Result<bool, ConfigError> {
+    match io {
+        IoBackend::Epoll => Ok(false),
+        IoBackend::Auto => Ok(crate::uring::available().is_ok()),
+        IoBackend::Uring => crate::uring::available().map(|()| true).map_err(|why| {
+            ConfigError::new("io", format!("io_uring is not available here ({why}); use \"auto\" or \"epoll\""))
+        }),
+    }
 }
 
 /// The run's seed: the configured one, or one from the clock and pid with `randomize`.

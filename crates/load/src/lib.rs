@@ -4,8 +4,9 @@
 //! memtier_benchmark's options and key patterns, in closed loop (a fixed number of
 //! requests in flight per connection) or open loop (a target rate, with latency
 //! measured from each request's intended send time as well as its actual one).
-//! Each worker thread runs one mio event loop over its connections and keeps its
-//! own HDR histograms; they are merged when the run ends.
+//! Each worker thread runs one event loop over its connections (io_uring where the
+//! kernel allows it, else mio/epoll: `Config::io`) and keeps its own HDR histograms;
+//! they are merged when the run ends.
 //!
 //! ```no_run
 //! use perflab_load::{run, Config, Control, RunOptions};
@@ -24,11 +25,12 @@ pub mod protocol;
 pub mod result;
 pub mod schedule;
 pub mod stats;
+pub mod uring;
 pub mod value;
 mod worker;
 pub mod zipf;
 
-pub use config::{Arrivals, Config, ConfigError, KeyPattern, Protocol, Requests, SizePattern};
+pub use config::{Arrivals, Config, ConfigError, IoBackend, KeyPattern, Protocol, Requests, SizePattern};
 pub use engine::{run, Control, Phase, Progress, RunOptions};
 pub use hist::LatencyHist;
 pub use result::{RunResult, Status, Warning};

@@ -21,6 +21,8 @@ pub(crate) struct Plan {
     pub connect_timeout_ns: u64,
     pub response_timeout_ns: u64,
     pub late_ns: u64,
+    /// The workers run the io_uring backend (else epoll); decided by `engine::run`.
+    pub uring: bool,
 }
 
 fn ns(secs: f64) -> u64 {
@@ -45,6 +47,7 @@ impl Plan {
             connect_timeout_ns: ns(config.connect_timeout),
             response_timeout_ns: ns(config.response_timeout),
             late_ns: ns(config.late_threshold),
+            uring: false,
         }
     }
 

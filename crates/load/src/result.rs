@@ -3,7 +3,9 @@
 //!
 //! JSON format "perflab-kv-result", version 1 (see `to_json`). Change log:
 //! - 1: first version. Added since, optional for readers: `errors` (failed requests by kind),
-//!   `errors.warmup_by_kind` (each kind's warmup share, so that results merge exactly).
+//!   `errors.warmup_by_kind` (each kind's warmup share, so that results merge exactly),
+//!   `io` (the workers' I/O loop that ran: "uring" or "epoll"; "mixed" in a merge of both;
+//!   absent: "epoll", the only one before).
 use crate::clock::{max_rss_kb, rss_kb};
 use crate::config::Config;
 use crate::hist::{LatencyHist, ENCODING, SIGFIG};
@@ -78,6 +80,8 @@ pub struct ServerSummary {
 pub struct RunResult {
     pub config: Config,
     pub seed: u64,
+    /// The workers' I/O loop: "uring" or "epoll" ("mixed" when merged results differ).
+    pub io: String,
     pub status: Status,
     pub error: Option<String>,
     /// Wall-clock time of the common start (Unix seconds; 0 if it never started).
@@ -154,6 +158,7 @@ impl RunResult {
         RunResult {
             config: plan.config.clone(),
             seed: plan.seed,
+            io: if plan.uring { "uring" } else { "epoll" }.to_string(),
             status: if fault.is_some() {
                 Status::Failed
             } else if stopped {
@@ -492,6 +497,7 @@ impl RunResult {
             "version": VERSION,
             "status": self.status.name(),
             "error": self.error,
+            "io": self.io,
             "mode": if self.is_open_loop() { "open" } else { "closed" },
             "config": config,
             "started_unix_s": self.started_unix_s,

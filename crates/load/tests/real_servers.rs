@@ -1,14 +1,46 @@
-//! End-to-end runs against real servers started on loopback.
+//! End-to-end runs against real servers started on loopback, each with both I/O backends
+//! (`both!` makes `name::epoll` and `name::uring` of a test `name(io)`).
 mod servers;
 
-use perflab_load::{run, Config, Control, KeyPattern, Protocol, Requests, RunOptions, Status};
+use perflab_load::{run, Config, Control, IoBackend, KeyPattern, Protocol, Requests, RunOptions, Status};
 use std::time::Instant;
 
 fn quiet(cfg: &Config) -> perflab_load::RunResult {
-    run(cfg, &RunOptions::default(), &mut |_| Control::Continue).expect("valid config")
+    let r = run(cfg, &RunOptions::default(), &mut |_| Control::Continue).expect("valid config");
+    assert_eq!(r.io, cfg.io.name(), "the backend asked for ran");
+    r
 }
 
-fn populate_then_read(proto: Protocol, addr: String) {
+/// `name::epoll` and `name::uring` running `name(io)`; the io_uring one only where the
+/// kernel allows io_uring (it says so on stderr where not).
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn epoll() {
+                super::$name(perflab_load::IoBackend::Epoll);
+            }
+            #[test]
+            fn uring() {
+                match perflab_load::uring::available() {
+                    Ok(()) => super::$name(perflab_load::IoBackend::Uring),
+                    Err(why) => eprintln!("io_uring not available here, not tested: {why}"),
+                }
+            }
+        }
+    )*};
+}
+
+both!(
+    memcache_text_roundtrip,
+    memcache_binary_roundtrip,
+    redis_roundtrip,
+    refused_connection_fails_fast_with_a_message,
+    time_limited_run_with_warmup_and_stop,
+    error_replies_are_counted_by_kind_and_misses_are_not_errors,
+);
+
+fn populate_then_read(proto: Protocol, addr: String, io: IoBackend) {
     let base = Config {
         servers: vec![addr],
         protocol: proto,
@@ -19,6 +51,7 @@ fn populate_then_read(proto: Protocol, addr: String) {
         key_max: 5000,
         data_size_min: 100,
         data_size_max: 100,
+        io,
         ..Config::default()
     };
     let populate = Config {
@@ -50,34 +83,31 @@ fn populate_then_read(proto: Protocol, addr: String) {
     assert!(m["kb_per_sec"] > 0.0);
 }
 
-#[test]
-fn memcache_text_roundtrip() {
+fn memcache_text_roundtrip(io: IoBackend) {
     let s = servers::memcached(64);
-    populate_then_read(Protocol::MemcacheText, s.addr());
+    populate_then_read(Protocol::MemcacheText, s.addr(), io);
     assert_eq!(servers::memcached_stat(s.port, "curr_items"), 5000);
 }
 
-#[test]
-fn memcache_binary_roundtrip() {
+fn memcache_binary_roundtrip(io: IoBackend) {
     let s = servers::memcached(64);
-    populate_then_read(Protocol::MemcacheBinary, s.addr());
+    populate_then_read(Protocol::MemcacheBinary, s.addr(), io);
     assert_eq!(servers::memcached_stat(s.port, "curr_items"), 5000);
 }
 
-#[test]
-fn redis_roundtrip() {
+fn redis_roundtrip(io: IoBackend) {
     let s = servers::redis();
-    populate_then_read(Protocol::Redis, s.addr());
+    populate_then_read(Protocol::Redis, s.addr(), io);
 }
 
-#[test]
-fn refused_connection_fails_fast_with_a_message() {
+fn refused_connection_fails_fast_with_a_message(io: IoBackend) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let cfg = Config {
         servers: vec![format!("127.0.0.1:{port}")],
         protocol: Protocol::MemcacheText,
         threads: 1,
         clients: 2,
+        io,
         ..Config::default()
     };
     let t0 = Instant::now();
@@ -89,8 +119,7 @@ fn refused_connection_fails_fast_with_a_message() {
     assert_eq!(r.requests(), 0);
 }
 
-#[test]
-fn time_limited_run_with_warmup_and_stop() {
+fn time_limited_run_with_warmup_and_stop(io: IoBackend) {
     let s = servers::memcached(64);
     let cfg = Config {
         servers: vec![s.addr()],
@@ -100,6 +129,7 @@ fn time_limited_run_with_warmup_and_stop() {
         test_time: Some(0.6),
         warmup: 0.2,
         key_max: 1000,
+        io,
         ..Config::default()
     };
     let t0 = Instant::now();
@@ -126,8 +156,7 @@ fn time_limited_run_with_warmup_and_stop() {
     assert!(r.requests() > 0);
 }
 
-#[test]
-fn error_replies_are_counted_by_kind_and_misses_are_not_errors() {
+fn error_replies_are_counted_by_kind_and_misses_are_not_errors(io: IoBackend) {
     let s = servers::memcached(64);
     for (proto, kind) in [
         (Protocol::MemcacheText, "SERVER_ERROR object too large for cache"),
@@ -145,6 +174,7 @@ fn error_replies_are_counted_by_kind_and_misses_are_not_errors() {
             key_max: 1000,
             data_size_min: 2_000_000,
             data_size_max: 2_000_000,
+            io,
             ..Config::default()
         };
         let r = quiet(&cfg);

@@ -56,6 +56,7 @@ FLAGS = {
     "late_threshold": "--late-threshold",
     "source_addresses": "--source-address",
     "verify": "--verify",
+    "io": "--io",
 }
 
 
@@ -105,6 +106,11 @@ def _connection_options(g: Arguments) -> None:
         action="append",
         metavar="IP",
         help="bind connections to these local addresses, round-robin (repeatable)",
+    )
+    g.add_argument(
+        "--io",
+        choices=["auto", "uring", "epoll"],
+        help="I/O loop: io_uring where the kernel allows it, else epoll (default auto)",
     )
     g.add_argument("--connect-timeout", metavar="DURATION", help="per connection (default 5s)")
     g.add_argument(
@@ -229,6 +235,7 @@ def config_from_args(args: argparse.Namespace) -> KvConfig:
         "distinct_client_seed": args.distinct_client_seed,
         "seed": args.seed,
         "verify": args.verify,
+        "io": args.io,
         "rate": args.rate,
         "arrivals": args.arrivals,
         "late_threshold": args.late_threshold,

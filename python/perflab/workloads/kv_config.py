@@ -146,6 +146,12 @@ class KvConfig(BaseModel):
         description="check that each GET hit returns the value perflab writes for its "
         "key: key, ':', then 'x' up to the value's length",
     )
+    io: Literal["auto", "uring", "epoll"] = Field(
+        "auto",
+        description="the load generator's I/O loop: auto (io_uring where the kernel allows it, "
+        "else epoll), uring (io_uring: batched submission, multishot receive into provided "
+        "buffers; an error where unavailable) or epoll; the result says which ran",
+    )
 
     # ----- single fields -------------------------------------------------------------
 
@@ -326,6 +332,7 @@ class KvConfig(BaseModel):
             "late_threshold": self.late_threshold,
             "source_addresses": self.source_addresses,
             "verify": self.verify,
+            "io": self.io,
         }
 
     def describe(self) -> str:

@@ -296,6 +296,12 @@ class KvResult:
         return status
 
     @property
+    def io(self) -> str:
+        """The I/O loop that ran: "uring" or "epoll" ("mixed" in a merge of both)."""
+        io: str = self._doc.get("io", "epoll")
+        return io
+
+    @property
     def ok(self) -> bool:
         """Ran to its end and no request failed (see `errors`)."""
         return self.status == "complete" and self.errors.total == 0
@@ -432,7 +438,8 @@ class KvResult:
             + (f"   verify failures: {int(m['verify_failures'])}" if cfg.get("verify") else ""),
             (
                 f"client CPU: {m['client_cpu_us_per_request']:.2f} µs/request, busiest thread "
-                f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core"
+                f"{100 * m['client_cpu_max_thread_utilization']:.0f}% of a core, "
+                f"{'io_uring' if self.io == 'uring' else self.io}"
             ),
         ]
         if d["mode"] == "open":

@@ -125,6 +125,7 @@ impl RunResult {
         let mut r = RunResult {
             seed: config.seed,
             config,
+            io: text(doc, "io").unwrap_or_else(|| "epoll".to_string()),
             status: status(field(doc, "status")?.as_str().unwrap_or(""))?,
             error: text(doc, "error"),
             started_unix_s: float(doc, "started_unix_s")?,
@@ -199,6 +200,9 @@ impl RunResult {
             if p.status == Status::Failed || (p.status == Status::Stopped && m.status == Status::Complete) {
                 m.status = p.status;
             }
+            if p.io != m.io {
+                m.io = "mixed".to_string();
+            }
             if m.error.is_none() {
                 m.error.clone_from(&p.error);
             }
@@ -249,6 +253,7 @@ mod tests {
         RunResult {
             config: Config::default(),
             seed: 1,
+            io: "epoll".to_string(),
             status: Status::Complete,
             error: None,
             started_unix_s: 100.0,

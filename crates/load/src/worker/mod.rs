@@ -8,20 +8,28 @@
 //! its own send time (the write that finished sending it) and reply time (the read
 //! that delivered the end of its reply).
 //!
+//! Two I/O loops drive the same connection logic: `epoll` (a mio event loop, read() and
+//! write() per connection) and `uring` (io_uring: every send of a round and the wait in
+//! one system call, multishot receives into a provided buffer ring). Both hand the bytes
+//! they receive to `receive` and report the bytes they send to `send`, so the request and
+//! reply state machine exists once.
+//!
 //! Concerns by module: `conn` (connection states, connecting, faults), `send` (request
-//! scheduling and writing), `receive` (reading and parsing replies), `stats` (recording
-//! what was measured); this one holds the worker and its event loop.
+//! scheduling, encoding, and accounting of what was sent), `receive` (parsing replies),
+//! `stats` (recording what was measured), `epoll` and `uring` (the two I/O loops); this one
+//! holds the worker and the parts of its loop both share.
 mod conn;
+mod epoll;
 mod receive;
 mod send;
 mod stats;
+mod uring;
 
 use crate::clock::{now_ns, TimerFd};
 use crate::plan::{Plan, Shared};
 use crate::schedule::Schedule;
 use crate::stats::{ThreadStats, KIND_TIMEOUT};
 use conn::{Conn, Fault, State};
-use mio::event::Event;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::cmp::Reverse;
@@ -29,11 +37,11 @@ use std::collections::BinaryHeap;
 use std::io;
 use std::sync::atomic::Ordering;
 
-const TIMER: Token = Token(usize::MAX);
+pub(super) const TIMER: Token = Token(usize::MAX);
 /// Longest sleep in poll: bounds how late a stop or abort is noticed.
 const MAX_POLL_NS: u64 = 10_000_000;
 /// How often idle connections are checked for response timeouts and the end of the run.
-const HOUSEKEEPING_NS: u64 = 50_000_000;
+pub(super) const HOUSEKEEPING_NS: u64 = 50_000_000;
 const READ_CHUNK: usize = 256 * 1024;
 
 pub(crate) struct Worker<'a> {
@@ -56,6 +64,8 @@ pub(crate) struct Worker<'a> {
     active: usize,
     done_count: u64,
     cpu_at_start: Option<(u64, u64, u64)>,
+    /// The io_uring backend's state; `None`: the epoll loop runs.
+    uring: Option<Box<uring::UringIo>>,
 }
 
 impl<'a> Worker<'a> {
@@ -64,7 +74,8 @@ impl<'a> Worker<'a> {
         let first = index as u64 * cfg.clients as u64;
         let conns = (0..cfg.clients as u64).map(|i| Conn::new(plan, first + i)).collect();
         let poll = Poll::new()?;
-        let timerfd = if cfg.is_open_loop() {
+        let uring = if plan.uring { Some(Box::new(uring::UringIo::new(cfg.clients as usize)?)) } else { None };
+        let timerfd = if cfg.is_open_loop() && uring.is_none() {
             let t = TimerFd::new()?;
             poll.registry().register(&mut SourceFd(&t.raw_fd()), TIMER, Interest::READABLE)?;
             Some(t)
@@ -81,7 +92,7 @@ impl<'a> Worker<'a> {
             dirty: Vec::with_capacity(1024),
             conns,
             stats: ThreadStats::new(cfg.is_open_loop(), plan.servers.len()),
-            scratch: vec![0u8; READ_CHUNK],
+            scratch: if uring.is_none() { vec![0u8; READ_CHUNK] } else { Vec::new() },
             keybuf: Vec::with_capacity(cfg.key_prefix.len() + 20),
             timers: BinaryHeap::new(),
             timerfd,
@@ -91,6 +102,7 @@ impl<'a> Worker<'a> {
             active: 0,
             done_count: 0,
             cpu_at_start: None,
+            uring,
         })
     }
 
@@ -99,7 +111,11 @@ impl<'a> Worker<'a> {
         let connected = self.connect_all();
         self.shared.worker_ready();
         if connected && self.wait_for_start() {
-            self.main_loop();
+            if self.uring.is_some() {
+                self.uring_loop();
+            } else {
+                self.epoll_loop();
+            }
         }
         self.finish()
     }
@@ -144,115 +160,63 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn main_loop(&mut self) {
-        let now = now_ns();
-        self.begin(now);
-        let mut next_housekeeping = now + HOUSEKEEPING_NS;
-        loop {
-            if self.aborted() || self.active == 0 {
-                break;
-            }
-            let now = now_ns();
-            self.fire_timers(now);
-            if self.active == 0 {
-                break;
-            }
-            if self.cpu_at_start.is_none() && now >= self.mstart {
-                self.take_cpu_start(now);
-            }
-            if now >= next_housekeeping {
-                next_housekeeping = now + HOUSEKEEPING_NS;
-                self.housekeeping(now);
-                if self.active == 0 || self.aborted() {
-                    break;
-                }
-            }
-            let mut wake = next_housekeeping.min(now + MAX_POLL_NS);
-            if let Some(e) = self.end {
-                if e > now {
-                    wake = wake.min(e);
-                }
-            }
-            if self.cpu_at_start.is_none() {
-                wake = wake.min(self.mstart.max(now));
-            }
-            if let Some(&Reverse((t, _))) = self.timers.peek() {
-                if let Some(tfd) = self.timerfd.as_mut() {
-                    if t < wake {
-                        let _ = tfd.arm(t);
-                    }
-                }
-            }
-            // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
-            let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
-            self.stats.polls += 1;
-            if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    self.shared.set_fault(format!("event loop failed: {e}"));
-                    break;
-                }
-            }
-            // Read everything that is ready, then look once more (without waiting) for replies
-            // that arrived meanwhile, and only then send: a connection's replies often come in
-            // several segments, and refilling after each would split its pipeline into small
-            // batches (more work for the server per request). Reads stay immediate, so reply
-            // timestamps are unchanged.
-            let mut dirty = std::mem::take(&mut self.dirty);
-            self.drain_events(&mut dirty);
-            if !dirty.is_empty() {
-                self.stats.polls += 1;
-                if self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO)).is_ok() {
-                    self.drain_events(&mut dirty);
-                }
-            }
-            let now = now_ns();
-            for &i in &dirty {
-                self.conns[i].dirty = false;
-                if self.conns[i].state == State::Running {
-                    self.pump(i, now);
-                    self.check_done(i, now);
-                }
-            }
-            dirty.clear();
-            self.dirty = dirty;
-            self.publish();
+    /// The start of every round of either loop: timers due, the CPU clock at the start of
+    /// the measured window, housekeeping. Returns when to wake at the latest, or `None`
+    /// when the run is over for this worker.
+    fn prepare_round(&mut self, next_housekeeping: &mut u64) -> Option<u64> {
+        if self.aborted() || self.active == 0 {
+            return None;
         }
-        self.publish();
+        let now = now_ns();
+        self.fire_timers(now);
+        if self.active == 0 {
+            return None;
+        }
+        if self.cpu_at_start.is_none() && now >= self.mstart {
+            self.take_cpu_start(now);
+        }
+        if now >= *next_housekeeping {
+            *next_housekeeping = now + HOUSEKEEPING_NS;
+            self.housekeeping(now);
+            if self.active == 0 || self.aborted() {
+                return None;
+            }
+        }
+        let mut wake = (*next_housekeeping).min(now + MAX_POLL_NS);
+        if let Some(e) = self.end {
+            if e > now {
+                wake = wake.min(e);
+            }
+        }
+        if self.cpu_at_start.is_none() {
+            wake = wake.min(self.mstart.max(now));
+        }
+        if let Some(&Reverse((t, _))) = self.timers.peek() {
+            wake = wake.min(t.max(now));
+        }
+        Some(wake)
     }
 
-    /// Handle the events of the last poll: read what is readable; note in `dirty` the
-    /// connections that may send (they are pumped once, after all reads).
-    fn drain_events(&mut self, dirty: &mut Vec<usize>) {
-        let mut ready = std::mem::take(&mut self.ready);
-        ready.clear();
-        ready.extend(
-            self.events
-                .iter()
-                .map(|e: &Event| (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())),
-        );
-        for &(i, readable, writable) in &ready {
-            if i == TIMER.0 {
-                if let Some(t) = self.timerfd.as_mut() {
-                    t.clear();
-                }
-                continue;
-            }
-            if !matches!(self.conns[i].state, State::Running | State::Done) {
-                continue;
-            }
-            if readable {
-                if let Err(f) = self.read_ready(i) {
-                    self.fault(i, f);
-                    continue;
-                }
-            }
-            let c = &mut self.conns[i];
-            if c.state == State::Running && (readable || writable) && !c.dirty {
-                c.dirty = true;
-                dirty.push(i);
+    /// After a round of reads: let every connection noted in `dirty` send what it may.
+    fn pump_dirty(&mut self, dirty: &mut Vec<usize>) {
+        let now = now_ns();
+        for &i in dirty.iter() {
+            self.conns[i].dirty = false;
+            if self.conns[i].state == State::Running {
+                self.pump(i, now);
+                self.check_done(i, now);
             }
         }
-        self.ready = ready;
+        dirty.clear();
+    }
+
+    /// Connection `i` received something: note it in `dirty` (pumped once, after all reads).
+    fn mark_dirty(&mut self, i: usize, dirty: &mut Vec<usize>) {
+        let c = &mut self.conns[i];
+        if c.state == State::Running && !c.dirty {
+            c.dirty = true;
+            dirty.push(i);
+        }
     }
 
     fn fire_timers(&mut self, now: u64) {

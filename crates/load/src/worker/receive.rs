@@ -1,84 +1,59 @@
-//! Receiving: reading what a connection's socket holds, splitting it into complete
-//! replies (a partial one is kept for the next read) and matching them to the requests
-//! in flight, in order.
+//! Receiving, whichever backend read the bytes: splitting them into complete replies (a
+//! partial one is kept for the next read), matching them to the requests in flight, in
+//! order; and what an end of file or a failed read means.
 use super::conn::{Fault, State};
 use super::Worker;
-use crate::clock::now_ns;
 use crate::protocol::{self, Parsed};
 use crate::stats::{KIND_CLOSED, KIND_CONNECTION, KIND_INVALID};
-use std::io::{self, Read};
+use std::io;
 
 impl Worker<'_> {
-    pub(super) fn read_ready(&mut self, i: usize) -> Result<(), Fault> {
-        loop {
-            self.stats.reads += 1;
-            let r = self.conns[i].stream.as_mut().expect("socket").read(&mut self.scratch);
-            match r {
-                Ok(0) => {
-                    let c = &self.conns[i];
-                    if c.state == State::Done && c.inflight.is_empty() {
-                        return Ok(()); // closed after our work was done: harmless
-                    }
-                    return Err(Fault::Broken(
-                        KIND_CLOSED,
-                        format!(
-                            "{} closed the connection ({} replies received on it, {} request(s) in flight)",
-                            self.plan.server_names[c.server],
-                            c.replies,
-                            c.inflight.len()
-                        ),
-                    ));
-                }
-                Ok(n) => {
-                    let now = now_ns();
-                    self.process(i, n, now)?;
-                    if n < self.scratch.len() {
-                        return Ok(());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let c = &self.conns[i];
-                    return Err(Fault::Broken(
-                        KIND_CONNECTION,
-                        format!(
-                            "{}: connection failed: {e} ({} replies received on it, {} request(s) in flight)",
-                            self.plan.server_names[c.server],
-                            c.replies,
-                            c.inflight.len()
-                        ),
-                    ));
-                }
-            }
+    /// The server closed connection `i` (a read gave end of file): harmless once its work
+    /// is done, else a fault.
+    pub(super) fn closed(&self, i: usize) -> Result<(), Fault> {
+        let c = &self.conns[i];
+        if c.state == State::Done && c.inflight.is_empty() {
+            return Ok(());
         }
+        Err(Fault::Broken(
+            KIND_CLOSED,
+            format!(
+                "{} closed the connection ({} replies received on it, {} request(s) in flight)",
+                self.plan.server_names[c.server],
+                c.replies,
+                c.inflight.len()
+            ),
+        ))
     }
 
-    /// Consume `n` new bytes in `scratch` (after any buffered partial reply).
-    fn process(&mut self, i: usize, n: usize, now: u64) -> Result<(), Fault> {
+    /// Receiving on connection `i` failed with `e`.
+    pub(super) fn read_failed(&self, i: usize, e: &io::Error) -> Fault {
+        let c = &self.conns[i];
+        Fault::Broken(
+            KIND_CONNECTION,
+            format!(
+                "{}: connection failed: {e} ({} replies received on it, {} request(s) in flight)",
+                self.plan.server_names[c.server],
+                c.replies,
+                c.inflight.len()
+            ),
+        )
+    }
+
+    /// Consume bytes that connection `i` received at `now` (after any partial reply it
+    /// holds): every complete reply is matched and recorded, a partial one is kept.
+    pub(super) fn received(&mut self, i: usize, data: &[u8], now: u64) -> Result<(), Fault> {
         let mut held = std::mem::take(&mut self.conns[i].rbuf);
-        let from_held = !held.is_empty();
-        if from_held {
-            held.extend_from_slice(&self.scratch[..n]);
-        }
-        let scratch = std::mem::take(&mut self.scratch);
-        let data: &[u8] = if from_held { &held } else { &scratch[..n] };
-        let result = self.consume(i, data, now);
-        let pos = match result {
-            Ok(p) => p,
-            Err(f) => {
-                self.scratch = scratch;
-                return Err(f);
-            }
-        };
-        if from_held {
-            held.drain(..pos);
+        let r = if held.is_empty() {
+            self.consume(i, data, now).map(|pos| held.extend_from_slice(&data[pos..]))
         } else {
-            held.extend_from_slice(&scratch[pos..n]);
-        }
-        self.scratch = scratch;
+            held.extend_from_slice(data);
+            self.consume(i, &held, now).map(|pos| {
+                held.drain(..pos);
+            })
+        };
         self.conns[i].rbuf = held;
-        Ok(())
+        r
     }
 
     /// Parse and record complete replies in `data`; returns the bytes consumed.

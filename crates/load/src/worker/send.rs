@@ -1,13 +1,11 @@
 //! Request scheduling and sending: how many requests a connection may have in flight,
 //! when the next is due (closed loop: at once; open loop: its schedule, with a timer),
-//! encoding them and writing them out, with each request's send time.
+//! encoding them, handing them to the backend, and accounting for what went out (each
+//! request's send time).
 use super::conn::{Fault, Pending, State};
 use super::Worker;
-use crate::clock::now_ns;
 use crate::protocol;
-use crate::stats::KIND_CONNECTION;
 use std::cmp::Reverse;
-use std::io::{self, Write};
 
 impl Worker<'_> {
     /// May this connection start another request whose latency origin is `t`?
@@ -106,43 +104,31 @@ impl Worker<'_> {
         });
     }
 
+    /// Send what connection `i` has encoded: now (epoll), or queued for the next submit (io_uring).
     fn flush(&mut self, i: usize) -> Result<(), Fault> {
+        if self.uring.is_some() {
+            self.uring_send(i)
+        } else {
+            self.write_out(i)
+        }
+    }
+
+    /// `n` more bytes of connection `i`'s output went out at `t`: every request they
+    /// complete is sent at `t` (closed loop: its latency origin; open loop: late or not).
+    pub(super) fn wrote(&mut self, i: usize, n: usize, t: u64) {
         let open_loop = self.plan.open_loop_gap_ns.is_some();
         let late_ns = self.plan.late_ns;
         let c = &mut self.conns[i];
-        while c.wpos < c.wbuf.len() {
-            let t = now_ns();
-            self.stats.writes += 1;
-            let r = c.stream.as_mut().expect("socket").write(&c.wbuf[c.wpos..]);
-            match r {
-                Ok(n) => {
-                    c.wpos += n;
-                    c.written += n as u64;
-                    while c.first_unsent < c.inflight.len() && c.inflight[c.first_unsent].wend <= c.written {
-                        let p = &mut c.inflight[c.first_unsent];
-                        p.sent = t;
-                        if !open_loop {
-                            p.intended = t;
-                        } else if p.measured && t.saturating_sub(p.intended) > late_ns {
-                            self.stats.late += 1;
-                        }
-                        c.first_unsent += 1;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(Fault::Broken(
-                        KIND_CONNECTION,
-                        format!("{}: sending failed: {e}", self.plan.server_names[c.server]),
-                    ))
-                }
+        c.written += n as u64;
+        while c.first_unsent < c.inflight.len() && c.inflight[c.first_unsent].wend <= c.written {
+            let p = &mut c.inflight[c.first_unsent];
+            p.sent = t;
+            if !open_loop {
+                p.intended = t;
+            } else if p.measured && t.saturating_sub(p.intended) > late_ns {
+                self.stats.late += 1;
             }
+            c.first_unsent += 1;
         }
-        if c.wpos == c.wbuf.len() {
-            c.wbuf.clear();
-            c.wpos = 0;
-        }
-        Ok(())
     }
 }

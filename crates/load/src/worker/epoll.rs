@@ -1,0 +1,136 @@
+//! The epoll backend: one mio event loop over the worker's sockets, read() and write() per
+//! connection, a timerfd for open-loop sends between milliseconds.
+use super::conn::{Fault, State};
+use super::{Worker, HOUSEKEEPING_NS, TIMER};
+use crate::clock::now_ns;
+use crate::stats::KIND_CONNECTION;
+use mio::event::Event;
+use std::cmp::Reverse;
+use std::io::{self, Read, Write};
+
+impl Worker<'_> {
+    pub(super) fn epoll_loop(&mut self) {
+        let now = now_ns();
+        self.begin(now);
+        let mut next_housekeeping = now + HOUSEKEEPING_NS;
+        while let Some(wake) = self.prepare_round(&mut next_housekeeping) {
+            let now = now_ns();
+            if let (Some(&Reverse((t, _))), Some(tfd)) = (self.timers.peek(), self.timerfd.as_mut()) {
+                if t <= wake {
+                    let _ = tfd.arm(t);
+                }
+            }
+            // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
+            let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
+            self.stats.polls += 1;
+            if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.shared.set_fault(format!("event loop failed: {e}"));
+                    break;
+                }
+            }
+            // Read everything that is ready, then look once more (without waiting) for replies
+            // that arrived meanwhile, and only then send: a connection's replies often come in
+            // several segments, and refilling after each would split its pipeline into small
+            // batches (more work for the server per request). Reads stay immediate, so reply
+            // timestamps are unchanged.
+            let mut dirty = std::mem::take(&mut self.dirty);
+            self.drain_events(&mut dirty);
+            if !dirty.is_empty() {
+                self.stats.polls += 1;
+                if self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO)).is_ok() {
+                    self.drain_events(&mut dirty);
+                }
+            }
+            self.pump_dirty(&mut dirty);
+            self.dirty = dirty;
+            self.publish();
+        }
+        self.publish();
+    }
+
+    /// Handle the events of the last poll: read what is readable; note in `dirty` the
+    /// connections that may send (they are pumped once, after all reads).
+    fn drain_events(&mut self, dirty: &mut Vec<usize>) {
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.events
+                .iter()
+                .map(|e: &Event| (e.token().0, e.is_readable() || e.is_read_closed() || e.is_error(), e.is_writable())),
+        );
+        for &(i, readable, writable) in &ready {
+            if i == TIMER.0 {
+                if let Some(t) = self.timerfd.as_mut() {
+                    t.clear();
+                }
+                continue;
+            }
+            if !matches!(self.conns[i].state, State::Running | State::Done) {
+                continue;
+            }
+            if readable {
+                if let Err(f) = self.read_ready(i) {
+                    self.fault(i, f);
+                    continue;
+                }
+            }
+            if readable || writable {
+                self.mark_dirty(i, dirty);
+            }
+        }
+        self.ready = ready;
+    }
+
+    /// Read what connection `i`'s socket holds and hand it to `received`.
+    fn read_ready(&mut self, i: usize) -> Result<(), Fault> {
+        loop {
+            self.stats.reads += 1;
+            let r = self.conns[i].stream.as_mut().expect("socket").read(&mut self.scratch);
+            match r {
+                Ok(0) => return self.closed(i),
+                Ok(n) => {
+                    let now = now_ns();
+                    let scratch = std::mem::take(&mut self.scratch);
+                    let r = self.received(i, &scratch[..n], now);
+                    self.scratch = scratch;
+                    r?;
+                    if n < self.scratch.len() {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.read_failed(i, &e)),
+            }
+        }
+    }
+
+    /// Write connection `i`'s encoded requests until done or the socket is full.
+    pub(super) fn write_out(&mut self, i: usize) -> Result<(), Fault> {
+        while self.conns[i].wpos < self.conns[i].wbuf.len() {
+            let t = now_ns();
+            self.stats.writes += 1;
+            let c = &mut self.conns[i];
+            let r = c.stream.as_mut().expect("socket").write(&c.wbuf[c.wpos..]);
+            match r {
+                Ok(n) => {
+                    self.conns[i].wpos += n;
+                    self.wrote(i, n, t);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let name = &self.plan.server_names[self.conns[i].server];
+                    return Err(Fault::Broken(KIND_CONNECTION, format!("{name}: sending failed: {e}")));
+                }
+            }
+        }
+        let c = &mut self.conns[i];
+        if c.wpos == c.wbuf.len() {
+            c.wbuf.clear();
+            c.wpos = 0;
+        }
+        Ok(())
+    }
+}

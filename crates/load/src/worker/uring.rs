@@ -1,0 +1,294 @@
+//! The io_uring backend. Connections are opened as in the epoll backend, then leave epoll.
+//! From then on one `io_uring_enter` per round submits every send queued since the last
+//! one and waits (until a completion or the next timer); each connection has one
+//! multishot receive armed, which fills buffers from the worker's provided buffer ring;
+//! its bytes go to the shared `received`, and the buffer goes straight back.
+//!
+//! A connection has at most one send in flight, from `sbuf`; requests encoded meanwhile
+//! wait in `wbuf`. Sends use MSG_WAITALL, so a send completes whole or the connection has
+//! failed, and post a completion only when they fail (IOSQE_CQE_SKIP_SUCCESS): a round is
+//! one system call, not one for the sends and one for the wait. `sbuf` is known to be free
+//! again once every request in it has been answered (the server cannot have answered a
+//! byte the kernel had not yet taken from it). A request's send time is taken just before
+//! the `io_uring_enter` that submits it.
+use super::conn::{Fault, State};
+use super::{Worker, HOUSEKEEPING_NS};
+use crate::clock::now_ns;
+use crate::stats::KIND_CONNECTION;
+use crate::uring::{new_ring, BufRing, BUF_GROUP};
+use io_uring::types::{Fd, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, IoUring};
+use std::io;
+use std::os::fd::AsRawFd;
+
+const RECV: u64 = 1;
+const SEND: u64 = 2;
+const BUF_SIZE: usize = 16 * 1024;
+/// How long the end of a run waits for the kernel to give back every operation.
+const DRAIN_NS: u64 = 2_000_000_000;
+
+pub(crate) struct UringIo {
+    // Field order is drop order: the ring goes before the buffers it points into.
+    ring: IoUring,
+    bufs: BufRing,
+    /// Connections whose send was queued since the last submit (stamped at it).
+    unstamped: Vec<usize>,
+    /// Connections whose multishot receive ended and must be armed again.
+    rearm: Vec<usize>,
+    cqes: Vec<(u64, i32, u32)>,
+    /// Receives the kernel holds (sends complete silently and are not counted).
+    ops: usize,
+}
+
+impl UringIo {
+    /// A ring and a buffer ring for a worker of `conns` connections.
+    pub(crate) fn new(conns: usize) -> io::Result<UringIo> {
+        let cq = (4 * conns).next_power_of_two().clamp(4096, 65536) as u32;
+        let ring = new_ring(1024, cq)?;
+        let count = (2 * conns).next_power_of_two().clamp(64, 1024) as u16;
+        let bufs = BufRing::new(&ring, count, BUF_SIZE)?;
+        Ok(UringIo { ring, bufs, unstamped: Vec::new(), rearm: Vec::new(), cqes: Vec::with_capacity(1024), ops: 0 })
+    }
+}
+
+fn user_data(i: usize, kind: u64) -> u64 {
+    (i as u64) << 2 | kind
+}
+
+impl Worker<'_> {
+    fn uring(&mut self) -> &mut UringIo {
+        self.uring.as_mut().expect("io_uring backend")
+    }
+
+    pub(super) fn uring_loop(&mut self) {
+        if let Err(e) = self.uring_take_over() {
+            self.shared.set_fault(format!("io_uring: {e}"));
+            return;
+        }
+        let now = now_ns();
+        self.begin(now);
+        let mut next_housekeeping = now + HOUSEKEEPING_NS;
+        let mut dirty = std::mem::take(&mut self.dirty);
+        while let Some(wake) = self.prepare_round(&mut next_housekeeping) {
+            self.stats.polls += 1;
+            if let Err(e) = self.uring_enter(wake) {
+                self.shared.set_fault(format!("io_uring event loop failed: {e}"));
+                break;
+            }
+            self.uring_complete(&mut dirty);
+            self.pump_dirty(&mut dirty);
+            self.publish();
+        }
+        self.dirty = dirty;
+        self.publish();
+        self.uring_close_all();
+    }
+
+    /// Move every connection from epoll to the ring: a multishot receive for each.
+    fn uring_take_over(&mut self) -> io::Result<()> {
+        for i in 0..self.conns.len() {
+            if let Some(s) = self.conns[i].stream.as_mut() {
+                self.poll.registry().deregister(s)?;
+                self.uring_arm(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn uring_arm(&mut self, i: usize) -> io::Result<()> {
+        let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
+        let e = opcode::RecvMulti::new(Fd(fd), BUF_GROUP).build().user_data(user_data(i, RECV));
+        self.uring_push(&e)?;
+        self.uring().ops += 1;
+        Ok(())
+    }
+
+    /// Queue `e`, submitting what is queued first when the submission queue is full.
+    fn uring_push(&mut self, e: &squeue::Entry) -> io::Result<()> {
+        // SAFETY: every buffer an entry points to (a connection's `sbuf`, the buffer ring)
+        // stays in place until its completion has been reaped.
+        while unsafe { self.uring().ring.submission().push(e) }.is_err() {
+            self.stamp_sends();
+            self.uring().ring.submit()?;
+        }
+        Ok(())
+    }
+
+    /// Queue connection `i`'s encoded requests unless a send of it may be in flight.
+    pub(super) fn uring_send(&mut self, i: usize) -> Result<(), Fault> {
+        if self.conns[i].wbuf.is_empty() || self.send_pending(i) {
+            return Ok(());
+        }
+        let c = &mut self.conns[i];
+        std::mem::swap(&mut c.wbuf, &mut c.sbuf);
+        c.wbuf.clear();
+        c.sending = true;
+        c.send_end = c.encoded;
+        let fd = c.stream.as_ref().expect("socket").as_raw_fd();
+        let e = opcode::Send::new(Fd(fd), c.sbuf.as_ptr(), c.sbuf.len() as u32)
+            .flags(libc::MSG_WAITALL | libc::MSG_NOSIGNAL)
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS)
+            .user_data(user_data(i, SEND));
+        self.stats.writes += 1;
+        self.uring_push(&e).map_err(|e| Fault::Broken(KIND_CONNECTION, format!("io_uring: {e}")))?;
+        self.uring().unstamped.push(i);
+        Ok(())
+    }
+
+    /// May connection `i`'s send buffer still be in the kernel's hands?
+    pub(super) fn send_pending(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        c.sending && c.inflight.front().map_or(c.written < c.send_end, |p| p.wend <= c.send_end)
+    }
+
+    /// The sends about to be submitted leave now: their requests' send time.
+    fn stamp_sends(&mut self) {
+        let t = now_ns();
+        let queued = std::mem::take(&mut self.uring().unstamped);
+        for &i in &queued {
+            let n = self.conns[i].sbuf.len();
+            self.wrote(i, n, t);
+        }
+        let mut queued = queued;
+        queued.clear();
+        self.uring().unstamped = queued;
+    }
+
+    /// Submit what is queued and wait for a completion, at most until `wake`.
+    fn uring_enter(&mut self, wake: u64) -> io::Result<()> {
+        self.stamp_sends();
+        let wait = wake.saturating_sub(now_ns());
+        let u = self.uring();
+        let r = if wait == 0 {
+            u.ring.submit()
+        } else {
+            let ts = Timespec::new().sec(wait / 1_000_000_000).nsec((wait % 1_000_000_000) as u32);
+            u.ring.submitter().submit_with_args(1, &SubmitArgs::new().timespec(&ts))
+        };
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Handle every completion there is; note in `dirty` the connections that received.
+    fn uring_complete(&mut self, dirty: &mut Vec<usize>) {
+        let mut cqes = std::mem::take(&mut self.uring().cqes);
+        cqes.clear();
+        cqes.extend(self.uring().ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
+        let now = now_ns();
+        for &(ud, res, flags) in &cqes {
+            let i = (ud >> 2) as usize;
+            match ud & 3 {
+                RECV => self.on_recv(i, res, flags, now, dirty),
+                _ => self.on_send(i, res),
+            }
+        }
+        self.uring().cqes = cqes;
+        self.uring().bufs.publish();
+        for i in std::mem::take(&mut self.uring().rearm) {
+            if matches!(self.conns[i].state, State::Running | State::Done) {
+                if let Err(e) = self.uring_arm(i) {
+                    self.fault(i, Fault::Broken(KIND_CONNECTION, format!("io_uring: {e}")));
+                }
+            }
+        }
+    }
+
+    fn on_recv(&mut self, i: usize, res: i32, flags: u32, now: u64, dirty: &mut Vec<usize>) {
+        let alive = matches!(self.conns[i].state, State::Running | State::Done);
+        if !cqueue::more(flags) {
+            self.uring().ops -= 1;
+            // ended without an error (out of buffers, a full completion queue): arm it again
+            if alive && (res > 0 || res == -libc::ENOBUFS) {
+                self.uring().rearm.push(i);
+            }
+        }
+        let outcome = if res > 0 {
+            let bid = cqueue::buffer_select(flags).expect("a provided buffer");
+            let r = if alive { self.received_in(i, bid, res as usize, now) } else { Ok(()) };
+            self.uring().bufs.recycle(bid);
+            r
+        } else if res == 0 {
+            if let Some(bid) = cqueue::buffer_select(flags) {
+                self.uring().bufs.recycle(bid);
+            }
+            if alive {
+                self.closed(i)
+            } else {
+                Ok(())
+            }
+        } else if res == -libc::ENOBUFS || !alive {
+            Ok(())
+        } else {
+            Err(self.read_failed(i, &io::Error::from_raw_os_error(-res)))
+        };
+        match outcome {
+            Err(f) => self.fault(i, f),
+            Ok(()) if res > 0 => self.mark_dirty(i, dirty),
+            Ok(()) => {}
+        }
+    }
+
+    /// Hand buffer `bid`'s first `n` bytes to connection `i`'s reply parser.
+    fn received_in(&mut self, i: usize, bid: u16, n: usize, now: u64) -> Result<(), Fault> {
+        self.stats.reads += 1;
+        // moving the Vec out leaves its heap block (and so the kernel's view of it) in place
+        let mem = std::mem::take(&mut self.uring().bufs.mem);
+        let size = self.uring().bufs.size();
+        let r = self.received(i, BufRing::data(&mem, size, bid, n), now);
+        self.uring().bufs.mem = mem;
+        r
+    }
+
+    /// A send failed (successful ones post nothing): whole sends or none.
+    fn on_send(&mut self, i: usize, res: i32) {
+        let c = &self.conns[i];
+        if !matches!(c.state, State::Running | State::Done) {
+            return;
+        }
+        let why = if res < 0 {
+            io::Error::from_raw_os_error(-res).to_string()
+        } else {
+            format!("{res} of {} bytes sent", c.sbuf.len())
+        };
+        let msg = format!("{}: sending failed: {why}", self.plan.server_names[c.server]);
+        self.fault(i, Fault::Broken(KIND_CONNECTION, msg));
+    }
+
+    /// The end: shut every socket (which completes its receive and any send), then wait
+    /// until the kernel has given back every receive, so that no buffer it writes into is
+    /// freed under it; a send buffer that may still be in use is leaked, as is everything
+    /// should the kernel take too long.
+    fn uring_close_all(&mut self) {
+        for c in &self.conns {
+            if let Some(s) = c.stream.as_ref() {
+                unsafe { libc::shutdown(s.as_raw_fd(), libc::SHUT_RDWR) };
+            }
+        }
+        let deadline = now_ns() + DRAIN_NS;
+        while self.uring().ops > 0 && now_ns() < deadline {
+            let _ = self.uring_enter(now_ns() + 100_000_000);
+            let cqes: Vec<(u64, u32)> = self.uring().ring.completion().map(|c| (c.user_data(), c.flags())).collect();
+            for (ud, flags) in cqes {
+                let u = self.uring();
+                if ud & 3 == RECV && !cqueue::more(flags) {
+                    u.ops -= 1;
+                }
+                if let Some(bid) = cqueue::buffer_select(flags) {
+                    u.bufs.recycle(bid);
+                }
+            }
+        }
+        for i in 0..self.conns.len() {
+            if self.send_pending(i) {
+                std::mem::forget(std::mem::take(&mut self.conns[i].sbuf));
+            }
+        }
+        if self.uring().ops > 0 {
+            std::mem::forget(self.uring.take());
+        }
+    }
+}
