@@ -37,7 +37,9 @@ LAYERS: list[str | tuple[str, ...]] = [
     ("errors", "durations", "_version", "_native"),
     "stats",  # pure statistics: no I/O, no other perflab code
     ("store", "model"),  # the SQLite store | the cross-platform model (pure)
-    "workloads",  # load generator config/engine/results, probes, output parsers
+    # load generator config/engine/results, probes, output parsers | what is watched while a
+    # run runs (perf counters, /proc monitors; profiles)
+    ("workloads", "observe"),
     "spec",  # the experiment file: schema, loading, validation (knows the workloads)
     "plan",  # the ordered run list of a spec
     "analysis",  # datasets read from the store, comparisons (calls stats)

@@ -19,6 +19,7 @@ from perflab.analysis.cross import RunOrigin
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.report.environment import VOLATILE_KEYS, environment_rows
+from perflab.report.monitor_runs import MonitorRuns, load_monitor_runs
 from perflab.store import RunRow, Store
 from perflab.workloads.kv_result import KvResultError, LatencyDistribution, merge_histograms
 
@@ -151,6 +152,7 @@ class RunData:
     #: x where each origin's runs begin (two experiments: B's first position), with its label.
     sides: list[tuple[int, str]] = field(default_factory=list)
     load_processes: list[LoadProcessRow] = field(default_factory=list)
+    monitors: list[MonitorRuns] = field(default_factory=list)  # /proc series (monitor_runs.py)
 
 
 def nines_to_percentile(nines: float) -> float:
@@ -182,6 +184,7 @@ def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunD
         numeric,
         reader.sides if len(origins) > 1 else [],
         _load_process_rows(reader.processes),
+        load_monitor_runs(store, origins),
     )
 
 

@@ -1,12 +1,13 @@
 """Taking a metric's value out of a finished phase: harness measurements, a JSON
-path in the output, a regex, or the phase parser's (or kv load's) named values."""
+path in the output, a regex, the phase parser's (or kv load's) named values, a perf
+counter, or a monitor summary."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.spec.schema import MetricSpec, regex_value_group
@@ -24,6 +25,8 @@ class PhaseOutput:
     stderr: str
     harness: dict[str, float]  # wall_time, user_time, system_time, cpu_time, max_rss
     named: dict[str, float]  # parser or kv output
+    counters: dict[str, float] = field(default_factory=dict)  # perf event → count (+ ipc)
+    monitor: dict[str, float] = field(default_factory=dict)  # monitor summaries by name
 
 
 def extract(metric: MetricSpec, out: PhaseOutput) -> float:
@@ -33,6 +36,10 @@ def extract(metric: MetricSpec, out: PhaseOutput) -> float:
         value = _json_value(metric, metric.json_path, out)
     elif metric.regex is not None:
         value = _regex_value(metric, metric.regex, out)
+    elif metric.counter is not None:
+        value = _observed(metric, metric.counter, out.counters, "counter")
+    elif metric.monitor is not None:
+        value = _observed(metric, metric.monitor, out.monitor, "monitor summary")
     else:
         key = metric.field or metric.name
         if key in out.named:
@@ -54,6 +61,21 @@ def _harness(name: str, out: PhaseOutput) -> float:
     if name not in out.harness:
         raise MetricExtractionError(f"harness metric '{name}' was not measured for this phase")
     return out.harness[name]
+
+
+def _observed(metric: MetricSpec, key: str, values: dict[str, float], what: str) -> float:
+    """A counter or monitor summary by name; missing: which of its kind there are."""
+    if key in values:
+        return values[key]
+    import difflib
+
+    close = difflib.get_close_matches(key, list(values), n=3)
+    near = f" (closest: {', '.join(close)})" if close else ""
+    raise MetricExtractionError(
+        f"metric '{metric.name}': no {what} '{key}' from this phase{near}"
+        if values
+        else f"metric '{metric.name}': the phase gave no {what}s"
+    )
 
 
 def _stream(metric: MetricSpec, out: PhaseOutput) -> str:

@@ -22,6 +22,7 @@ from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput
 from perflab.run.failure_policy import Failure
 from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
+from perflab.run.phase_watch import PhaseWatch
 from perflab.run.ssh import HostError
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
@@ -119,6 +120,7 @@ class RunExecution:
         self.values: dict[str, Any] = {}
         self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
         self.commands: list[dict[str, object]] = []  # what each command step ran, in order
+        self.watch: PhaseWatch | None = None  # counters and monitors of the phase running
 
     def execute(self) -> RunOutcome:
         """Run the steps, clean up, extract the metrics and commit the run."""
@@ -144,12 +146,13 @@ class RunExecution:
                 self._start_services(services)  # after setup, before the first phase
                 if self.failure is not None:
                     break
-            if phase is not None and phase.probe is not None:
-                self._probe_phase(name, phase)
-            elif phase is not None and phase.kv is not None:
-                self._kv_phase(name, phase)
-            else:
-                self._command_step(name, command, phase)
+            with PhaseWatch(self, phase):  # perf counters, /proc monitors (phase_watch.py)
+                if phase is not None and phase.probe is not None:
+                    self._probe_phase(name, phase)
+                elif phase is not None and phase.kv is not None:
+                    self._kv_phase(name, phase)
+                else:
+                    self._command_step(name, command, phase)
         self.artifacts.update(r.stop_services(services))
         self._cleanup(variant)
         left = r.stop_run_leftovers(run)
@@ -265,9 +268,13 @@ class RunExecution:
         )
         text = phase.command if phase else command
         assert text is not None  # a command phase (validated) or a hook/setup step with one
+        rendered = render_shell(text, phase_values)
+        watched = rendered if self.watch is None else self.watch.command(rendered)
+        if watched is None:
+            return  # its counters cannot be counted: the run's failure says which and why
         step = r.step(
             name,
-            render_shell(text, phase_values),
+            watched,
             r.step_env(run, self.values, phase),
             self.run_dir,
             self._budget(phase.timeout if phase else None),

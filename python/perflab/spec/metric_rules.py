@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
 def check_metric(spec: Spec, i: int, x: MetricSpec, measured: list[PhaseSpec]) -> None:
     loc = ("metric", i)
-    sources = [k for k in ("harness", "json_path", "regex") if getattr(x, k) is not None]
+    sources = [
+        k
+        for k in ("harness", "json_path", "regex", "counter", "monitor")
+        if getattr(x, k) is not None
+    ]
     if x.field is not None:
         sources.append("field")
     if len(sources) > 1:
@@ -129,7 +133,10 @@ def check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]]) 
     index = {p.name: i for i, p in enumerate(m.phase)}
     known: dict[int, NameSet | None] = {}
     for mi, x in enumerate(m.metric):
-        if any(getattr(x, k) is not None for k in ("harness", "json_path", "regex")):
+        if any(
+            getattr(x, k) is not None
+            for k in ("harness", "json_path", "regex", "counter", "monitor")
+        ):
             continue
         pi = index[m.metric_phase(x)]
         phase = m.phase[pi]

@@ -141,6 +141,26 @@ class VariantSpec(_Strict):
     boot: Command | None = None  # this variant's boot command (default: the host's)
 
 
+MonitorSource = Literal["vmstat", "meminfo", "psi", "cpu", "net"]
+
+
+class MonitorSpec(_Strict):
+    """``monitor = { interval = "200ms", sources = ["vmstat", "psi"] }``: /proc sampled while
+    a phase runs (top level: every measured phase; on a phase: that phase, replacing it)."""
+
+    interval: Duration = 1.0  # between samples (≥ 10 ms)
+    sources: Annotated[list[MonitorSource], Field(min_length=1)] = [
+        "vmstat",
+        "meminfo",
+        "psi",
+        "cpu",
+        "net",
+    ]
+    # the host sampled (a server under test while the load comes from elsewhere); default:
+    # where the phase runs (a command phase's `on`, else this machine)
+    on: Name | None = None
+
+
 class PhaseSpec(_Strict):
     """One `[[phase]]` of every run, executed in the order written."""
 
@@ -162,6 +182,9 @@ class PhaseSpec(_Strict):
     # the run as artifacts `file:PHASE:PATH`; one missing fails the run
     fetch: Annotated[list[Short], Field(max_length=100)] = []
     processes: Annotated[int, Field(ge=1, le=256)] = 1  # a kv phase's load processes per host
+    # perf stat events counted around a command phase's command: "page-faults", "cycles", …
+    counters: Annotated[list[Short], Field(max_length=64)] = []
+    monitor: MonitorSpec | None = None  # /proc sampled while this phase runs (see MonitorSpec)
 
     @property
     def host(self) -> str | None:
@@ -212,6 +235,8 @@ class MetricSpec(_Strict):
     json_path: Short | list[Short | StrictInt] | None = Field(None, alias="json")
     regex: Short | None = None  # with a named group `value`, or exactly one group
     field: Short | None = None  # name in the phase parser's (or kv's) output
+    counter: Short | None = None  # a perf event of the phase's `counters`, or "ipc"
+    monitor: Short | None = None  # a monitor summary: "vmstat.pgfault_per_s", "psi.memory.some_pct"
     stream: Literal["stdout", "stderr"] = "stdout"  # for json and regex
     scale: Annotated[StrictFloat, Field(allow_inf_nan=False)] | StrictInt = (
         1  # multiply (unit conversion)
@@ -262,6 +287,7 @@ class ExperimentSpec(_Strict):
     before_each: Hook | None = None  # before every run (e.g. a reset, a reboot)
     after_each: Hook | None = None
     hosts: dict[Name, HostSpec] = {}  # machines reached over SSH, named by `on = "NAME"`
+    monitor: MonitorSpec | None = None  # /proc sampled during every measured phase
     env: Env = {}
     params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`
     tools: Annotated[
@@ -280,6 +306,11 @@ class ExperimentSpec(_Strict):
             return metric.phase
         measured = [p.name for p in self.phase if p.measure and p.name != metric.overhead_phase]
         return (measured or [p.name for p in self.phase if p.measure])[-1]
+
+    def phase_monitor(self, phase: PhaseSpec) -> MonitorSpec | None:
+        """What is sampled while ``phase`` runs: its own `monitor`, else the experiment's
+        for a measured phase."""
+        return phase.monitor or (self.monitor if phase.measure else None)
 
     @property
     def adaptive(self) -> AdaptiveRepetitions | None:
@@ -303,6 +334,7 @@ def model_at(loc: KeyPath) -> type[BaseModel] | None:
         "service": ServiceSpec,
         "metric": MetricSpec,
         "repetitions": AdaptiveRepetitions,
+        "monitor": MonitorSpec,
         "before_all": HookSpec,
         "after_all": HookSpec,
         "before_each": HookSpec,

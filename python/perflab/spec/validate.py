@@ -14,6 +14,7 @@ from perflab.spec.kv_rules import check_kv
 from perflab.spec.locate import Path as KeyPath
 from perflab.spec.metric_rules import check_metric, check_metric_names
 from perflab.spec.name_rules import choices_hint, unique_names
+from perflab.spec.observe_rules import check_observe
 from perflab.spec.param_names import BUILTIN_PARAMS
 from perflab.spec.plan_rules import check_adaptive, check_size
 from perflab.spec.service_rules import check_services
@@ -35,6 +36,7 @@ def check_spec(spec: Spec) -> None:
         raise spec.error(("phase",), "no phase is measured", hint="set measure = true on one phase")
     for i, x in enumerate(m.metric):
         check_metric(spec, i, x, measured)
+    check_observe(spec)
     check_adaptive(spec)
     check_hosts(spec)
     check_services(spec)

@@ -160,3 +160,31 @@ def params_section(r: Report, numbering: PlotNumbering) -> Section | None:
                 )
             )
     return Section("scaling", "Metrics against the matrix parameters", tuple(blocks))
+
+
+def monitor_section(r: Report, numbering: PlotNumbering) -> Section | None:
+    """Monitor time series per phase and cell (`plots.monitor_panels`); None without any."""
+    if not r.runs.monitors:
+        return None
+    data = r.result.dataset
+    keys = list(dict.fromkeys((m.phase, m.cell_key) for m in r.runs.monitors))
+    order = {k: i for i, (k, _) in enumerate(data.cells)}
+    keys.sort(key=lambda pc: order.get(pc[1], len(order)))
+    blocks: list[Block] = [
+        numbering.plot(
+            "monitor",
+            f"{phase}-{cell}",
+            f"monitors of phase {phase}" + (f", {cell}" if cell not in ("", "-") else ""),
+            "What /proc showed while the phase ran, sampled at the spec's monitor interval: "
+            "counters as rates over each interval, gauges as sampled; one line per measured "
+            "run, a column per variant, each row on one scale. Their per-run summaries "
+            "(e.g. vmstat.pgfault_per_s) are compared like any metric when the spec names them.",
+            f"Time-series panels of page faults, reclaim, memory, pressure, CPU and network "
+            f"during phase {phase}, per variant.",
+            functools.partial(
+                plots.monitor_panels, phase, cell, r.runs.monitors, data.variants, r.colors
+            ),
+        )
+        for phase, cell in keys[:12]
+    ]
+    return Section("monitors", "Monitors during the phases", tuple(blocks))

@@ -23,6 +23,7 @@ from perflab.report.document.plot_sections import (
     change_section,
     distributions_section,
     latency_section,
+    monitor_section,
     order_section,
     params_section,
 )
@@ -40,6 +41,7 @@ def with_sections(r: Report) -> Report:
         distributions_section(r, numbering),
         order_section(r, numbering),
         latency_section(r, numbering),
+        monitor_section(r, numbering),
         params_section(r, numbering),
         scaling_fit_section(r) if r.scaling is not None else None,
         load_processes_section(r) if r.runs.load_processes else None,

@@ -8,7 +8,7 @@ constrained layout so that labels do not overlap. `render` turns a figure into S
 PNG bytes under the report's style.
 
 One module per kind of plot: `change` (the TLDR as a picture), `runs` (distributions
-and execution order), `latency` (percentile spectra), `params` (a metric against a
+and execution order), `latency` (percentile spectra), `monitors` (/proc time series), `params` (a metric against a
 numeric matrix parameter); `axes` holds what they share, `style` the look and `render`.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from perflab.report.plots.change import relative_change
 from perflab.report.plots.latency import spectrum
+from perflab.report.plots.monitors import monitor_panels
 from perflab.report.plots.params import scaling
 from perflab.report.plots.runs import distribution, run_order
 from perflab.report.plots.style import FORMATS, STYLE, render
@@ -24,6 +25,7 @@ __all__ = [
     "FORMATS",
     "STYLE",
     "distribution",
+    "monitor_panels",
     "relative_change",
     "render",
     "run_order",

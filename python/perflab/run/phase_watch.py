@@ -1,0 +1,246 @@
+"""What is watched while one phase of a run runs: perf counters around its command and
+/proc monitors sampled beside it (`perflab.observe`), on the host where it runs, through
+the same `Executor` as its command.
+
+`RunExecution` enters a `PhaseWatch` around every phase: a monitor starts before the phase
+and stops after it (the series kept as the artifact ``monitor:PHASE``, its summaries added
+to the phase's output); `command` puts ``perf stat`` around a command phase's command,
+after checking once per host and event list that every event can be counted (a one-line
+failure naming the event otherwise); at the end the counts are read (artifact
+``counters:PHASE``) and added to the phase's output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from perflab.observe.counters import (
+    CounterError,
+    missing_pmu_reason,
+    parse_perf_stat,
+    perf_failure,
+    perf_stat_command,
+)
+from perflab.observe.monitor_summary import summarize
+from perflab.observe.monitors import LocalSampler, MonitorSeries, parse_loop_output, shell_loop
+from perflab.run.failure_policy import Failure
+from perflab.run.ssh import HostError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from perflab.run.executor import Executor
+    from perflab.run.metrics import PhaseOutput
+    from perflab.spec.schema import ExperimentSpec, MonitorSpec, PhaseSpec
+
+#: (host, events) → None when they can be counted there, else why not (checked once).
+_CHECKED: dict[tuple[str, tuple[str, ...]], str | None] = {}
+_COUNTS_LIMIT = 1 << 20
+
+
+class WatchedRun(Protocol):
+    """What a watch needs of the run it watches (`perflab.run.run_execution.RunExecution`)."""
+
+    runner: Any  # its `RunContext`: hosts, spec, stop, step_env
+    model: ExperimentSpec
+    run_dir: Path
+    artifacts: dict[str, bytes]
+    outputs: dict[str, PhaseOutput]
+    failure: tuple[str, Failure] | None
+    watch: PhaseWatch | None
+
+
+class PhaseWatch:
+    def __init__(self, ex: WatchedRun, phase: PhaseSpec | None) -> None:
+        self.ex, self.phase = ex, phase
+        self.monitor: MonitorSpec | None = None
+        if phase is not None:
+            self.monitor = ex.model.phase_monitor(phase)
+        self.local: LocalSampler | None = None
+        self.remote: RemoteSampler | None = None
+        self.counts_path: str | None = None
+
+    def __enter__(self) -> PhaseWatch:
+        self.ex.watch = self
+        mon, phase = self.monitor, self.phase
+        if mon is not None and phase is not None:
+            host = mon.on or phase.host
+            executor = self.ex.runner.hosts[host]
+            if executor is self.ex.runner.hosts.local:
+                self.local = LocalSampler(list(mon.sources), mon.interval).start()
+            else:
+                self.remote = RemoteSampler(executor, mon, self.ex.run_dir, phase.name).start()
+        return self
+
+    def command(self, text: str) -> str | None:
+        """The phase's command with ``perf stat`` around it when it counts events; None
+        when they cannot be counted (the run's failure is set, naming the event)."""
+        phase = self.phase
+        if phase is None or not phase.counters:
+            return text
+        executor = self.ex.runner.hosts[phase.host]
+        events = list(phase.counters)
+        key = (executor.host, tuple(events))
+        if key not in _CHECKED:
+            _CHECKED[key] = self._check(executor, events)
+        if _CHECKED[key] is not None:
+            self._fail(f"{_CHECKED[key]}")
+            return None
+        if executor is self.ex.runner.hosts.local:
+            self.counts_path = str(self.ex.run_dir / f"counters-{phase.name}.csv")
+        else:
+            self.counts_path = f"/tmp/perflab-counters-{secrets.token_hex(8)}.csv"
+        return perf_stat_command(text, phase.shell, events, self.counts_path)
+
+    def _check(self, executor: Executor, events: list[str]) -> str | None:
+        """Why ``events`` cannot be counted on ``executor``'s host (None: they can)."""
+        command = perf_stat_command("true", False, events, "/dev/stdout")
+        out, err = self.ex.run_dir / "perf-check.out", self.ex.run_dir / "perf-check.err"
+        try:
+            result = executor.run(
+                command,
+                shell=True,
+                env=self.ex.runner.step_env(None, None),
+                cwd=self.ex.runner.spec.workdir,
+                stdout_path=out,
+                stderr_path=err,
+                timeout=60.0,
+                stop=self.ex.runner.stop,
+                on_start=None,
+            )
+        except (OSError, ValueError, HostError) as e:
+            return f"perf stat could not run: {e}"
+        if not result.ok:
+            return perf_failure(_text(err) or _text(out))
+        local = executor is self.ex.runner.hosts.local
+        try:
+            parse_perf_stat(_text(out), events, missing_pmu_reason if local else None)
+        except CounterError as e:
+            return str(e)
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.ex.watch = None
+        phase = self.phase
+        if phase is None:
+            return
+        series = None
+        if self.local is not None:
+            series = self.local.stop()
+        elif self.remote is not None:
+            series = self.remote.stop()
+        if kind is not None:
+            return
+        monitor: dict[str, float] = {}
+        counters: dict[str, float] = {}
+        if series is not None:
+            self.ex.artifacts[f"monitor:{phase.name}"] = series.to_bytes()
+            monitor = summarize(series)
+        if self.counts_path is not None and self.ex.failure is None:
+            counters = self._read_counts(phase) or {}
+        out = self.ex.outputs.get(phase.name)
+        if out is not None and (monitor or counters):
+            self.ex.outputs[phase.name] = dataclasses.replace(
+                out, counters=counters, monitor=monitor
+            )
+
+    def _read_counts(self, phase: PhaseSpec) -> dict[str, float] | None:
+        assert self.counts_path is not None
+        executor = self.ex.runner.hosts[phase.host]
+        try:
+            data = executor.fetch(self.counts_path, self.ex.runner.spec.workdir, _COUNTS_LIMIT)
+        except (FileNotFoundError, HostError) as e:
+            self._fail(f"perf stat wrote no counts ({e})")
+            return None
+        finally:
+            if executor is not self.ex.runner.hosts.local:
+                _quiet(executor, f"rm -f {self.counts_path}", self.ex.run_dir)
+        self.ex.artifacts[f"counters:{phase.name}"] = data
+        try:
+            return parse_perf_stat(data.decode("utf-8", "replace"), list(phase.counters)).values
+        except CounterError as e:
+            self._fail(str(e))
+            return None
+
+    def _fail(self, why: str) -> None:
+        """The run fails at this phase, because of its counters."""
+        step = f"phase:{self.phase.name}" if self.phase is not None else "phase"
+        if self.ex.failure is None:
+            self.ex.failure = ("failed", Failure(step, "counters", f"{step}: {why}"))
+
+
+class RemoteSampler:
+    """A monitor on another host: `shell_loop` run there as a step beside the phase, stopped
+    (its process tree ended) when the phase ends; its output gives the series."""
+
+    def __init__(self, executor: Executor, mon: MonitorSpec, run_dir: Path, phase: str) -> None:
+        self.executor, self.mon = executor, mon
+        self.out = run_dir / f"monitor-{phase}.out"
+        self.err = run_dir / f"monitor-{phase}.err"
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="perflab-monitor", daemon=True)
+        self.error: str | None = None
+
+    def start(self) -> RemoteSampler:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.executor.run(
+                shell_loop(list(self.mon.sources), self.mon.interval),
+                shell=True,
+                env={},
+                cwd=Path("/"),
+                stdout_path=self.out,
+                stderr_path=self.err,
+                timeout=None,
+                stop=self.stop_event,
+                on_start=None,
+                kill_grace=0.5,
+            )
+        except (OSError, ValueError, HostError) as e:
+            self.error = str(e)
+
+    def stop(self) -> MonitorSeries:
+        self.stop_event.set()
+        self.thread.join()
+        series = parse_loop_output(_text(self.out), list(self.mon.sources), self.mon.interval)
+        series.host = self.executor.host
+        if self.error:
+            series.missing.append(f"sampler: {self.error}")
+        return series
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _quiet(executor: Executor, command: str, run_dir: Path) -> None:
+    """A clean-up command whose failure does not matter."""
+    try:
+        executor.run(
+            command,
+            shell=True,
+            env={},
+            cwd=Path("/"),
+            stdout_path=run_dir / "cleanup.out",
+            stderr_path=run_dir / "cleanup.err",
+            timeout=30.0,
+            stop=None,
+            on_start=None,
+        )
+    except (OSError, ValueError, HostError):
+        pass

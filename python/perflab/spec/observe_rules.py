@@ -1,0 +1,111 @@
+"""Rules for what is watched while phases run: a phase's perf ``counters``, ``monitor``
+tables, and the metrics taken from them (``counter = …``, ``monitor = …``), each checked
+when the spec loads so that a misspelt name fails at its line, not every run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from perflab.observe.counters import DERIVED, counter_names, event_problem
+from perflab.observe.monitor_summary import name_problem
+from perflab.observe.monitors import MIN_INTERVAL
+from perflab.spec.name_rules import choices_hint
+
+if TYPE_CHECKING:
+    from perflab.spec.experiment_file import Spec
+    from perflab.spec.locate import Path as KeyPath
+    from perflab.spec.schema import MonitorSpec
+
+
+def check_observe(spec: Spec) -> None:
+    m = spec.model
+    if m.monitor is not None:
+        _check_monitor(spec, ("monitor",), m.monitor)
+    for i, phase in enumerate(m.phase):
+        if phase.monitor is not None:
+            _check_monitor(spec, ("phase", i, "monitor"), phase.monitor)
+        if not phase.counters:
+            continue
+        loc = ("phase", i, "counters")
+        if phase.command is None:
+            kind = "kv" if phase.kv is not None else "probe"
+            raise spec.error(
+                loc,
+                f"counters are counted around a command; '{phase.name}' is a {kind} phase",
+                hint="count them in a command phase, or watch the system with a monitor",
+            )
+        seen: set[str] = set()
+        for event in phase.counters:
+            problem = event_problem(event)
+            if problem:
+                raise spec.error(loc, f"phase '{phase.name}': counter {problem}")
+            if event in seen:
+                raise spec.error(loc, f"phase '{phase.name}' counts '{event}' twice")
+            seen.add(event)
+    for i, x in enumerate(m.metric):
+        if x.counter is not None or x.monitor is not None:
+            _check_metric(spec, i)
+
+
+def _check_monitor(spec: Spec, loc: KeyPath, monitor: MonitorSpec) -> None:
+    if monitor.interval < MIN_INTERVAL:
+        raise spec.error(
+            loc + ("interval",),
+            f"a monitor interval of {monitor.interval * 1000:g} ms is too short",
+            hint=f'use {MIN_INTERVAL * 1000:g} ms or more, e.g. interval = "200ms"',
+        )
+    hosts = ["local", *spec.model.hosts]
+    if monitor.on is not None and monitor.on not in hosts:
+        raise spec.error(
+            loc + ("on",),
+            f"monitor on unknown host '{monitor.on}'",
+            hint=choices_hint(monitor.on, hosts),
+        )
+    if len(set(monitor.sources)) != len(monitor.sources):
+        raise spec.error(loc + ("sources",), "a monitor source is listed twice")
+
+
+def _check_metric(spec: Spec, i: int) -> None:
+    m = spec.model
+    x = m.metric[i]
+    phase = next(p for p in m.phase if p.name == m.metric_phase(x))
+    key = "counter" if x.counter is not None else "monitor"
+    loc = ("metric", i, key)
+    if x.overhead is not None:
+        raise spec.error(
+            ("metric", i, "overhead"),
+            f"metric '{x.name}': an overhead command is not {key}ed",
+            hint="measure the overhead in a phase of its own (overhead_phase = …)",
+        )
+    others = [phase] + [p for p in m.phase if p.name == x.overhead_phase]
+    if x.counter is not None:
+        for p in others:
+            names = counter_names(list(p.counters))
+            if x.counter in names:
+                continue
+            if x.counter in DERIVED and p.counters:
+                need = " and ".join(DERIVED[x.counter])
+                raise spec.error(
+                    loc,
+                    f"metric '{x.name}': '{x.counter}' needs {need} in the counters of "
+                    f"phase '{p.name}'",
+                )
+            raise spec.error(
+                loc,
+                f"metric '{x.name}': phase '{p.name}' does not count '{x.counter}'",
+                hint=choices_hint(x.counter, sorted(names))
+                if names
+                else f"add counters = [\"{x.counter}\"] to phase '{p.name}'",
+            )
+        return
+    assert x.monitor is not None
+    for p in others:
+        monitor = m.phase_monitor(p)
+        problem = name_problem(x.monitor, None if monitor is None else list(monitor.sources))
+        if problem:
+            hint = (
+                'add monitor = { interval = "1s" } at the top level or to the phase'
+                if monitor is None
+                else None
+            )
+            raise spec.error(loc, f"metric '{x.name}' (phase '{p.name}'): {problem}", hint=hint)
