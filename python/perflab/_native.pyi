@@ -64,3 +64,24 @@ def kv_default_config() -> str: ...
 def kv_check_config(config_json: str) -> None: ...
 
 # end load
+
+# profile
+# Folded stacks and flame graphs (the inferno crate). Strings in, strings out; ValueError
+# on input inferno cannot read.
+def fold_perf_script(text: str, annotate_kernel: bool = False) -> str:
+    """`perf script` output → folded stack lines ("comm;outer;…;leaf count")."""
+
+def diff_folded(before: str, after: str, normalize: bool = True) -> str:
+    """Two folded profiles → "stack before after" lines for a differential flame graph."""
+
+def flamegraph_svg(
+    folded: str,
+    title: str,
+    subtitle: str | None = None,
+    count_name: str = "samples",
+    width: int = 1200,
+) -> str:
+    """An SVG flame graph with inferno's search and zoom script; differential when the
+    lines carry two counts."""
+
+# end profile

@@ -4,11 +4,13 @@ use pyo3::prelude::*;
 
 mod load;
 mod probes;
+mod profile;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     load::register(m)?;
     probes::register(m)?;
+    profile::register(m)?;
     Ok(())
 }
