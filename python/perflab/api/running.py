@@ -24,6 +24,7 @@ def run(
     max_failures: int | None = None,
     export: Sequence[str | os.PathLike[str]] = (),
     observer: Observer | None = None,
+    profile: bool = False,
 ) -> Experiment:
     """Execute the experiment file ``spec`` — or continue experiment ``resume`` — storing
     every run as it finishes, as `perflab run` does; returns the experiment as stored at
@@ -34,7 +35,8 @@ def run(
     - ``max_failures``: stop when N runs in a row, or the first N of a variant, fail the
       same way (default: the spec's; 0 never stops);
     - ``export``: comparison files (``.json``, ``.csv``, ``.md``) rewritten after every run;
-    - ``observer``: progress events (a `perflab.run.runner.Observer`; default: none).
+    - ``observer``: progress events (a `perflab.run.runner.Observer`; default: none);
+    - ``profile``: a perf profile of every measured phase, as `perflab run --profile`.
 
     Failed runs do not raise: the experiment says how many (``failed``) and whether the
     failure policy stopped it (``status == "aborted"``). An interrupted run (Ctrl-C,
@@ -67,7 +69,12 @@ def run(
         if exports.paths:
             watcher = ExportingObserver(watcher, exports, db, opened.id)
         outcome = Runner(
-            db, opened.spec, opened.id, observer=watcher, max_failures=max_failures
+            db,
+            opened.spec,
+            opened.id,
+            observer=watcher,
+            max_failures=max_failures,
+            profile=profile,
         ).run()
         path = db.path
     if outcome.status == "interrupted":

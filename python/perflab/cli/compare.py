@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     across = _across_option(args)
     if scaling is not None:
         return run_scaling(args, io, opts, scaling, pairs)
-    to_json = render_compare_json
+    to_json: Callable[[Any], str] = render_compare_json
     with open_store(args) as store:
         if across is not None:
             from perflab.analysis.across import across_dataset, compare_across
@@ -97,8 +98,13 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             )
             to_json = _across_json
         elif args.other is None:
+            from perflab.observe.movers import profile_movers
+
             data = load_dataset(store, args.experiment)
             result = compare_dataset(data, **opts)
+            movers = profile_movers(store, data.experiment.id, data.baseline, result.confidence)
+            if movers:  # functions whose share of the profiles' samples changed
+                to_json = functools.partial(_with_movers, movers=movers)
         else:
             from perflab.analysis.cross import compare_cross, cross_dataset
 
@@ -156,6 +162,17 @@ def _across_json(result: Any) -> str:
 
     doc = json.loads(render_compare_json(result))
     doc["across"] = across_fields(result)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _with_movers(result: Any, movers: list[Any]) -> str:
+    """The ``perflab.compare/1`` document with ``profile_movers`` (`perflab.observe.movers`)."""
+    import json
+
+    from perflab.report.json_doc import render_compare_json
+
+    doc = json.loads(render_compare_json(result))
+    doc["profile_movers"] = [m.as_dict() for m in movers]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -49,6 +49,12 @@ def register(sub: Subparsers) -> None:
         "(default: the spec's max_failures, 3; 0 never stops)",
     )
     p.add_argument(
+        "--profile",
+        action="store_true",
+        help="record a perf profile (perf record -g) of every measured phase; the report "
+        "shows flame graphs and the functions whose share of the samples changed",
+    )
+    p.add_argument(
         "--export",
         action="append",
         default=[],
@@ -86,7 +92,12 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         if args.export:
             observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
         runner = Runner(
-            store, opened.spec, opened.id, observer=observer, max_failures=args.max_failures
+            store,
+            opened.spec,
+            opened.id,
+            observer=observer,
+            max_failures=args.max_failures,
+            profile=args.profile,
         )
         outcome = runner.run()
         if outcome.status == "interrupted":

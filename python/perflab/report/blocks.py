@@ -86,6 +86,17 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class FlameGraph:
+    """An interactive SVG flame graph (inferno's, with its search and zoom script): inline
+    in HTML (in a sandboxed frame of its own), a file beside a Markdown report."""
+
+    key: str  # file-name stem, as a Plot's
+    title: str
+    caption: str
+    svg: str
+
+
+@dataclass(frozen=True)
 class Code:
     text: str
     language: str = ""
@@ -100,7 +111,7 @@ class Details:
     blocks: tuple[Block, ...]
 
 
-Block = Union[Para, Bullets, Table, Plot, Code, Details, "Section"]
+Block = Union[Para, Bullets, Table, Plot, Code, Details, FlameGraph, "Section"]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,8 @@
 """The report as one self-contained HTML file: styles inline, plots as SVG data URIs,
-no script, no font or image from anywhere else, so it opens offline in any browser.
+no script of its own, no font or image from anywhere else, so it opens offline in any
+browser. Flame graphs (`blocks.FlameGraph`) are inferno's interactive SVGs, each in a
+sandboxed frame of its own (``srcdoc``, opaque origin: it cannot reach the page); the page's
+policy then allows exactly their scripts, by hash (`flame_graph_policy`), and nothing else.
 
 Every string that came from a spec, a command or its output is escaped here
 (`html.escape`, quotes included) and the page forbids scripts outright with a
@@ -16,7 +19,18 @@ from collections.abc import Callable
 
 from perflab._version import __version__
 from perflab.report import plots
-from perflab.report.blocks import Block, Bullets, Code, Details, Para, Plot, Section, Span, Table
+from perflab.report.blocks import (
+    Block,
+    Bullets,
+    Code,
+    Details,
+    FlameGraph,
+    Para,
+    Plot,
+    Section,
+    Span,
+    Table,
+)
 from perflab.report.document import Report
 from perflab.stats import Verdict
 
@@ -175,6 +189,44 @@ def _plot(p: Plot, render: Callable[[Plot], bytes]) -> str:
     )
 
 
+def flame_graph_policy(graphs: list[FlameGraph]) -> str:
+    """The page's CSP with the flame graphs' scripts allowed by hash: inferno's script
+    elements and its ``onload="init(evt)"`` handler (frames are sandboxed srcdoc documents,
+    which inherit the page's policy)."""
+    if not graphs:
+        return CSP
+    hashes: dict[str, None] = {}
+    for g in graphs:
+        for body in _SCRIPT.findall(g.svg):
+            hashes[_sha256(body.replace("<![CDATA[", "").replace("]]>", ""))] = None
+        for handler in _HANDLER.findall(g.svg):
+            hashes[_sha256(handler)] = None
+    sources = " ".join(f"'{h}'" for h in hashes)
+    return CSP + f"; script-src 'unsafe-hashes' {sources}; frame-src 'self'"
+
+
+_SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.S)
+_HANDLER = re.compile(r'\son[a-z]+="([^"]*)"')
+
+
+def _sha256(text: str) -> str:
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+def _flame_graph(g: FlameGraph) -> str:
+    m = re.search(r'<svg[^>]*\sheight="([0-9]+)"', g.svg[:3000])
+    height = int(m.group(1)) + 8 if m else 600
+    return (
+        f'<figure id="fig-{esc(g.key)}" class="flame">'
+        f'<iframe sandbox="allow-scripts" title="{esc(g.title)}" style="width:100%;'
+        f'height:{height}px;border:1px solid #eaeef2;border-radius:4px" '
+        f'srcdoc="{esc(g.svg)}"></iframe>'
+        f"<figcaption><strong>{esc(g.title)}.</strong> {esc(g.caption)}</figcaption></figure>"
+    )
+
+
 def _code(c: Code) -> str:
     title = f'<div class="code-title">{esc(c.title)}</div>' if c.title else ""
     lang = f' class="language-{esc(c.language)}"' if c.language else ""
@@ -192,6 +244,8 @@ def _block(b: Block, render: Callable[[Plot], bytes], depth: int) -> str:
         return _plot(b, render)
     if isinstance(b, Code):
         return _code(b)
+    if isinstance(b, FlameGraph):
+        return _flame_graph(b)
     if isinstance(b, Details):
         inner = "".join(_block(x, render, depth) for x in b.blocks)
         return f"<details><summary>{esc(b.summary)}</summary>{inner}</details>"
@@ -218,7 +272,9 @@ def render_html(report: Report, *, images: dict[str, bytes] | None = None) -> st
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta http-equiv="Content-Security-Policy" content="'
+        + esc(flame_graph_policy(report.flame_graphs()))
+        + '">',
         f'<meta name="generator" content="perflab {esc(__version__)}">',
         f"<title>{esc(report.title)} — perflab report</title>",
         f"<style>{STYLE}</style></head><body><main>",

@@ -25,7 +25,18 @@ from typing import TYPE_CHECKING
 
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
-from perflab.report.blocks import Block, Bullets, Code, Details, Para, Plot, Section, Span, Table
+from perflab.report.blocks import (
+    Block,
+    Bullets,
+    Code,
+    Details,
+    FlameGraph,
+    Para,
+    Plot,
+    Section,
+    Span,
+    Table,
+)
 from perflab.report.scaling_table import scaling_section
 from perflab.report.tables import compare_section
 from perflab.stats import Verdict
@@ -152,6 +163,9 @@ class _Writer:
             return self.table(b)
         if isinstance(b, Plot):
             return self.plot(b)
+        if isinstance(b, FlameGraph):  # the file beside the report (interactive in a browser)
+            link = f"{self.image_dir}/{b.key}.svg"
+            return f"[![{self.text(b.title)}]({link})]({link})\n\n*{self.text(b.title)}.* {self.text(b.caption)}"
         if isinstance(b, Code):
             head = f"{self.text(b.title)}\n\n" if b.title else ""
             return head + _fence(b.text, b.language)

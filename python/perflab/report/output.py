@@ -206,6 +206,10 @@ def write_report(
             p = out_dir / f"{key}.{image_format}"
             write_atomically(p, data)
             written.append(p)
+        for graph in report.flame_graphs():  # interactive SVGs: open them in a browser
+            p = out_dir / f"{graph.key}.svg"
+            write_atomically(p, graph.svg.encode())
+            written.append(p)
         write_atomically(path, render_report_markdown(report, out_dir.name, image_format).encode())
         return written + [path]
     except OSError as e:

@@ -22,6 +22,7 @@ from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput
 from perflab.run.failure_policy import Failure
 from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
+from perflab.run.phase_profile import finish_profile, start_profile
 from perflab.run.phase_watch import PhaseWatch
 from perflab.run.ssh import HostError
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
@@ -31,6 +32,7 @@ from perflab.store import RunRow
 if TYPE_CHECKING:
     import threading
 
+    from perflab.observe.profile import Profiles
     from perflab.run.executor import Executor
     from perflab.run.hosts import Hosts
     from perflab.run.services import ServiceRun
@@ -61,6 +63,7 @@ class RunContext(Protocol):
     def executor(self) -> Executor: ...
 
     hosts: Hosts  # every machine of the experiment by its spec name
+    profiles: Profiles  # the phases' perf profiles (perflab.observe.profile)
 
     def run_values(self, run: RunRow, run_dir: Path) -> dict[str, Any]: ...
 
@@ -235,6 +238,9 @@ class RunExecution:
 
         timeout = self._budget(phase.timeout)
         table = render_value(phase.kv, self.values)
+        profile = start_profile(self, name, phase)  # "system" only (phase_profile.py)
+        if self.failure is not None:
+            return
         if phase.load_hosts:
             executors = {h: self.runner.hosts[h] for h in phase.load_hosts}
             result = run_kv_on_hosts(
@@ -249,6 +255,7 @@ class RunExecution:
             self.hosts += [f"{name}@{h}\t{ex.host}" for h, ex in executors.items()]
         else:
             result = run_kv_phase(phase, table, timeout=timeout, stop=self.runner.stop)
+        finish_profile(self, name, profile)
         self.artifacts.update(result.artifacts)
         if result.failure:
             self.failure = (
@@ -272,6 +279,12 @@ class RunExecution:
         watched = rendered if self.watch is None else self.watch.command(rendered)
         if watched is None:
             return  # its counters cannot be counted: the run's failure says which and why
+        shell = phase.shell if phase else True
+        profile = start_profile(self, name, phase)  # perf record around it (phase_profile.py)
+        if profile is not None:
+            watched, shell = profile.wrap(watched, shell)
+        elif self.failure is not None:
+            return
         step = r.step(
             name,
             watched,
@@ -279,10 +292,11 @@ class RunExecution:
             self.run_dir,
             self._budget(phase.timeout if phase else None),
             run=run,
-            shell=phase.shell if phase else True,
+            shell=shell,
             cpus=cpus,
             host=self._host_of(name, phase),
         )
+        finish_profile(self, name, profile)
         self._keep_output(step)
         if not step.ok:
             self.failure = (_status_of(step), _failure_of(step))

@@ -58,7 +58,10 @@ class Runner:
         observer: Observer | None = None,
         handle_signals: bool = True,
         max_failures: int | None = None,
+        profile: bool = False,
     ):
+        from perflab.observe.profile import Profiles
+
         self.store = store
         self.spec = spec
         self.eid = experiment_id
@@ -66,6 +69,8 @@ class Runner:
         # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
         self.hosts = Hosts(self.executor, spec.model.hosts)
         self.observer = observer or SilentObserver()
+        # perf profiles of the phases: the spec's `profile`, or every measured phase (--profile)
+        self.profiles = Profiles(spec.model, profile, self.observer.message)
         self.handle_signals = handle_signals
         self.stop = threading.Event()
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}

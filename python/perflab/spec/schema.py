@@ -161,6 +161,10 @@ class MonitorSpec(_Strict):
     on: Name | None = None
 
 
+#: `profile = true | "process" | "system"` (false: off), see perflab.observe.profile.
+Profile = Bool | Literal["process", "system"]
+
+
 class PhaseSpec(_Strict):
     """One `[[phase]]` of every run, executed in the order written."""
 
@@ -182,6 +186,9 @@ class PhaseSpec(_Strict):
     # the run as artifacts `file:PHASE:PATH`; one missing fails the run
     fetch: Annotated[list[Short], Field(max_length=100)] = []
     processes: Annotated[int, Field(ge=1, le=256)] = 1  # a kv phase's load processes per host
+    # perf record -g during this phase: true/"process" its process tree, "system" the whole
+    # host (-a); false: never (overrides the experiment's `profile` and `perflab run --profile`)
+    profile: Profile | None = None
     # perf stat events counted around a command phase's command: "page-faults", "cycles", …
     counters: Annotated[list[Short], Field(max_length=64)] = []
     monitor: MonitorSpec | None = None  # /proc sampled while this phase runs (see MonitorSpec)
@@ -287,6 +294,8 @@ class ExperimentSpec(_Strict):
     before_each: Hook | None = None  # before every run (e.g. a reset, a reboot)
     after_each: Hook | None = None
     hosts: dict[Name, HostSpec] = {}  # machines reached over SSH, named by `on = "NAME"`
+    # perf record -g during every measured phase: true/"process" (its process tree), "system"
+    profile: Profile | None = None
     monitor: MonitorSpec | None = None  # /proc sampled during every measured phase
     env: Env = {}
     params: dict[ParamName, Scalar] = {}  # constants usable as `{name}`

@@ -30,6 +30,7 @@ from perflab.report.document.model import Report
 from perflab.report.document.reproduce import reproduce_commands
 from perflab.report.document.sections import with_sections
 from perflab.report.palette import variant_colors
+from perflab.report.profile_section import load_profile_report
 from perflab.report.rundata import load_run_data
 from perflab.report.verdict import verdict_paragraphs
 from perflab.store import ExperimentRow, Store
@@ -100,5 +101,8 @@ def build_report(
         reproduce=reproduce_commands(store, result, experiments, scaling),
         generated_at=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
         scaling=scaling,
+        profile=load_profile_report(store, e.id, data.variants, data.baseline, result.confidence)
+        if len(experiments) == 1
+        else None,
     )
     return with_sections(report)

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
-from perflab.report.blocks import Block, Details, Para, Plot, Section
+from perflab.report.blocks import Block, Details, FlameGraph, Para, Plot, Section
+from perflab.report.profile_section import ProfileReport
 from perflab.report.rundata import RunData
 from perflab.store import ExperimentRow
 
@@ -27,6 +28,10 @@ class Report:
     generated_at: str
     sections: list[Section] = field(default_factory=list)
     scaling: ScalingResult | None = None  # `--scaling PARAM`: the fits of cost = a + b·PARAM^k
+    profile: ProfileReport | None = None  # perf profiles: flame graphs, top movers
+
+    def flame_graphs(self) -> list[FlameGraph]:
+        return [] if self.profile is None else list(self.profile.graphs)
 
     @property
     def cross(self) -> bool:

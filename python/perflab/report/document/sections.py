@@ -27,6 +27,7 @@ from perflab.report.document.plot_sections import (
     order_section,
     params_section,
 )
+from perflab.report.profile_section import profile_section
 from perflab.report.tables import tldr_table
 
 
@@ -44,6 +45,7 @@ def with_sections(r: Report) -> Report:
         monitor_section(r, numbering),
         params_section(r, numbering),
         scaling_fit_section(r) if r.scaling is not None else None,
+        profile_section(r.profile) if r.profile is not None else None,
         load_processes_section(r) if r.runs.load_processes else None,
         warnings_section(r),
         environment_section(r) if r.runs.environment is not None else None,

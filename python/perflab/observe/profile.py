@@ -1,0 +1,315 @@
+"""CPU profiles of a run's phases with `perf record -g`, folded into stacks (inferno) and
+kept per run as the artifact ``profile:PHASE`` (gzip) with ``profile-info:PHASE`` (JSON:
+event, kernel stacks or not, mode, host, samples).
+
+Where and how:
+
+* ``process`` (default): the phase's command runs under ``perf record … -- COMMAND`` on the
+  phase's host, so its whole process tree is sampled (perf follows forks) and nothing
+  else; the command's exit status passes through perf.
+* ``system``: ``perf record -a`` runs beside the phase on its host (this machine for a kv
+  phase, whose load is perflab itself) and is stopped (SIGTERM: perf writes its file) when
+  the phase ends.
+* Event: ``cycles`` where the host has a hardware PMU (an event source with cpu-cycles),
+  else the ``cpu-clock`` software timer (VMs); 999 samples/s per CPU (not a multiple of the
+  usual timer ticks).
+* Call graphs from frame pointers (``-g``): cheap, small files, kernel stacks always
+  complete. ``--call-graph dwarf`` would unwind code built without frame pointers but copies
+  8 KiB of stack per sample (a 20 s phase makes gigabytes) and `perf script` slows to
+  minutes; build what you profile with ``-fno-omit-frame-pointer``.
+* Kernel stacks where ``kernel.perf_event_paranoid`` allows (root, or ≤ 1); otherwise the
+  event is ``:u`` and one warning line per host says so and how to allow them.
+
+Everything runs through the phase's executor (`perflab.run.executor.Executor`), so a
+remote host needs only perf and a shell: `perf script` runs there and its text comes back
+as the step's output, folded here.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from perflab.observe.folded import compress
+
+PROFILE_PREFIX = "profile:"  # profile:PHASE — folded stacks, gzip
+INFO_PREFIX = "profile-info:"  # profile-info:PHASE — JSON
+MODES = ("process", "system")
+FREQUENCY = 999  # samples per second per CPU
+#: `perf script` fields: one count per sample (no period: cpu-clock's is nanoseconds)
+SCRIPT_FIELDS = "comm,pid,tid,time,event,ip,sym,dso"
+MAX_SCRIPT_BYTES = 1 << 30  # `perf script` text larger than this is not folded
+
+#: What a host can do, in four lines: perf's path, perf_event_paranoid, uid, a PMU's cycles.
+_HOST_PROBE = (
+    "command -v perf || echo; cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo; "
+    "id -u; ls -d /sys/bus/event_source/devices/*/events/cpu-cycles "
+    "/sys/bus/event_source/devices/*/events/cpu_cycles 2>/dev/null | head -n 1; echo"
+)
+
+
+class CommandHost(Protocol):
+    """The part of `perflab.run.executor.Executor` a profile needs: run a command there."""
+
+    host: str
+
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None,
+        stop: threading.Event | None,
+        on_start: Callable[[int], None] | None,
+    ) -> Any: ...
+
+
+class ProfileError(Exception):
+    """Profiling was asked for and cannot be done (one line: what and how to fix it)."""
+
+
+def phase_mode(experiment: object, phase: object, forced: bool = False) -> str | None:
+    """How a phase is profiled: "process", "system" or None. The phase's own ``profile``
+    wins (false: never); else the experiment's, for measured phases; ``forced``
+    (`perflab run --profile`) profiles every measured phase not set to false."""
+    own = getattr(phase, "profile", None)
+    top = getattr(experiment, "profile", None)
+    if own is False:
+        return None
+    if isinstance(own, str):
+        return own
+    if own is True:
+        return top if isinstance(top, str) else "process"
+    if not getattr(phase, "measure", True):
+        return None
+    if isinstance(top, str):
+        return top
+    return "process" if top is True or forced else None
+
+
+@dataclass(frozen=True)
+class HostPerf:
+    """What perf can do on one host."""
+
+    perf: str  # its path there
+    event: str  # "cycles" (a hardware PMU) or "cpu-clock"
+    kernel: bool  # kernel stacks allowed
+    system: bool  # -a allowed
+    paranoid: int | None
+    root: bool
+
+    def kernel_warning(self, host: str) -> str:
+        return (
+            f"profile: kernel stacks left out on {host} (kernel.perf_event_paranoid = "
+            f"{self.paranoid}, not root); allow them with: sysctl kernel.perf_event_paranoid=1"
+        )
+
+
+def read_host_perf(text: str, host: str) -> HostPerf:
+    """`_HOST_PROBE`'s output → `HostPerf`; ProfileError when perf cannot sample there."""
+    lines = [*text.splitlines(), "", "", "", ""]
+    perf, paranoid_text, uid, pmu = (x.strip() for x in lines[:4])
+    if not perf:
+        raise ProfileError(f"profile: perf not found on {host}: install linux-perf (Debian)")
+    paranoid = int(paranoid_text) if paranoid_text.lstrip("-").isdigit() else None
+    root = uid == "0"
+    if not root and (paranoid is None or paranoid > 2):
+        raise ProfileError(
+            f"profile: perf may not sample on {host} (kernel.perf_event_paranoid = "
+            f"{paranoid_text or 'unknown'}, not root); allow it with: "
+            "sysctl kernel.perf_event_paranoid=1"
+        )
+    return HostPerf(
+        perf=perf,
+        event="cycles" if pmu else "cpu-clock",
+        kernel=root or (paranoid is not None and paranoid <= 1),
+        system=root or (paranoid is not None and paranoid <= 0),
+        paranoid=paranoid,
+        root=root,
+    )
+
+
+@dataclass
+class Profiles:
+    """The experiment's profiling: what each host can do (asked once) and the notes said
+    once. ``message`` prints one line (the runner's observer)."""
+
+    model: object  # the ExperimentSpec
+    forced: bool = False
+    message: Callable[[str], None] = lambda _text: None
+    _hosts: dict[str, HostPerf] = field(default_factory=dict)
+    _told: set[str] = field(default_factory=set)
+
+    def mode(self, phase: object) -> str | None:
+        return phase_mode(self.model, phase, self.forced)
+
+    def tell(self, text: str) -> None:
+        if text not in self._told:
+            self._told.add(text)
+            self.message(text)
+
+    def host_perf(
+        self, executor: CommandHost, env: Mapping[str, str], cwd: Path, scratch: Path
+    ) -> HostPerf:
+        key = executor.host
+        if key not in self._hosts:
+            out, err = scratch / "perf-probe.out", scratch / "perf-probe.err"
+            executor.run(
+                _HOST_PROBE,
+                shell=True,
+                env=env,
+                cwd=cwd,
+                stdout_path=out,
+                stderr_path=err,
+                timeout=30.0,
+                stop=None,
+                on_start=None,
+            )
+            self._hosts[key] = read_host_perf(_read(out), key)
+        hp = self._hosts[key]
+        if not hp.kernel:
+            self.tell(hp.kernel_warning(key))
+        return hp
+
+    def begin(
+        self,
+        phase: str,
+        mode: str,
+        executor: CommandHost,
+        env: Mapping[str, str],
+        cwd: Path,
+        scratch: Path,
+        local: bool,
+    ) -> PhaseProfile:
+        """A phase's profile, ready to `wrap` its command (process) or `start` (system)."""
+        hp = self.host_perf(executor, env, cwd, scratch)
+        if mode == "system" and not hp.system:
+            raise ProfileError(
+                f'profile = "system" needs root or kernel.perf_event_paranoid ≤ 0 on '
+                f"{executor.host} (it is {hp.paranoid}): sysctl kernel.perf_event_paranoid=0"
+            )
+        name = f"perflab-profile-{uuid.uuid4().hex[:12]}.data"
+        data = str(scratch / name) if local else f"/tmp/{name}"
+        return PhaseProfile(phase, mode, hp, executor, dict(env), cwd, scratch, data)
+
+
+@dataclass
+class PhaseProfile:
+    """One phase's recording: its perf command, then `finish` → the run's artifacts."""
+
+    phase: str
+    mode: str
+    perf: HostPerf
+    executor: CommandHost
+    env: dict[str, str]
+    cwd: Path
+    scratch: Path
+    data: str  # perf.data's path on the phase's host
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def record_argv(self) -> list[str]:
+        event = self.perf.event + ("" if self.perf.kernel else ":u")
+        argv = [self.perf.perf, "record", "-q", "-N", "-e", event, "-F", str(FREQUENCY), "-g"]
+        return argv + (["-a"] if self.mode == "system" else []) + ["-o", self.data]
+
+    def wrap(self, command: str, shell: bool) -> tuple[str, bool]:
+        """The phase's command under perf (process mode): the same command, its whole
+        process tree sampled; ``shell`` as before (a shell command runs in ``sh -c``)."""
+        if self.mode != "process":
+            return command, shell
+        perf = shlex.join([*self.record_argv(), "--"])
+        if shell:
+            return f"{perf} sh -c {shlex.quote(command)}", True
+        return f"{perf} {command}", False
+
+    def start(self) -> None:
+        """System mode: perf record -a on the phase's host until `finish`."""
+        command = shlex.join(self.record_argv())
+        out, err = self.scratch / "perf-record.out", self.scratch / "perf-record.err"
+
+        def record() -> None:
+            self.executor.run(
+                command,
+                shell=True,
+                env=self.env,
+                cwd=self.cwd,
+                stdout_path=out,
+                stderr_path=err,
+                timeout=None,
+                stop=self._stop,
+                on_start=None,
+            )
+
+        self._thread = threading.Thread(target=record, name=f"perf-{self.phase}", daemon=True)
+        self._thread.start()
+        path = Path(self.data)
+        deadline = time.monotonic() + 5.0
+        while path.is_absolute() and not path.exists() and time.monotonic() < deadline:
+            if not self._thread.is_alive():
+                break
+            time.sleep(0.01)  # wait for perf's file (this machine): it samples from then on
+
+    def finish(self) -> dict[str, bytes]:
+        """Stop a system recording, fold what perf wrote (`perf script` where it ran) and
+        return the artifacts; ProfileError when there is nothing to fold."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+        out, err = self.scratch / "perf-script.out", self.scratch / "perf-script.err"
+        data = shlex.quote(self.data)
+        self.executor.run(
+            f"{shlex.quote(self.perf.perf)} script --no-inline -F {SCRIPT_FIELDS} -i {data}; rc=$?; "
+            f"rm -f {data} {data}.old; exit $rc",
+            shell=True,
+            env=self.env,
+            cwd=self.cwd,
+            stdout_path=out,
+            stderr_path=err,
+            timeout=None,
+            stop=None,
+            on_start=None,
+        )
+        if not out.exists() or out.stat().st_size == 0:
+            why = _read(err).strip().splitlines()[-1:] or ["no samples"]
+            raise ProfileError(f"profile of phase {self.phase}: perf script: {why[0]}")
+        if out.stat().st_size > MAX_SCRIPT_BYTES:
+            raise ProfileError(f"profile of phase {self.phase}: perf script output over 1 GiB")
+        return self.artifacts(_read(out))
+
+    def artifacts(self, script: str) -> dict[str, bytes]:
+        from perflab import _native
+
+        folded = _native.fold_perf_script(script, annotate_kernel=True)
+        samples = sum(int(line.rpartition(" ")[2] or 0) for line in folded.splitlines())
+        info = {
+            "mode": self.mode,
+            "event": self.perf.event,
+            "kernel": self.perf.kernel,
+            "call_graph": "fp",
+            "frequency": FREQUENCY,
+            "host": self.executor.host,
+            "samples": samples,
+        }
+        return {
+            PROFILE_PREFIX + self.phase: compress(folded),
+            INFO_PREFIX + self.phase: (json.dumps(info) + "\n").encode(),
+        }
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
