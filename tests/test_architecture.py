@@ -37,9 +37,8 @@ LAYERS: list[str | tuple[str, ...]] = [
     ("errors", "durations", "_version", "_native"),
     "stats",  # pure statistics: no I/O, no other perflab code
     ("store", "model"),  # the SQLite store | the cross-platform model (pure)
-    # load generator config/engine/results, probes, output parsers | what is watched while a
-    # run runs (perf counters, /proc monitors; profiles)
-    ("workloads", "observe"),
+    "workloads",  # load generator config/engine/results, probes, output parsers
+    "observe",  # what is watched while a run runs: perf profiles and counters, /proc monitors
     "spec",  # the experiment file: schema, loading, validation (knows the workloads)
     "plan",  # the ordered run list of a spec
     "analysis",  # datasets read from the store, comparisons (calls stats)
