@@ -229,3 +229,63 @@ def test_what_perf_may_do_follows_perf_event_paranoid():
         read_host_perf("/usr/bin/perf\n3\n1000\n\n", "h")
     with pytest.raises(ProfileError, match="linux-perf"):
         read_host_perf("\n2\n0\n\n", "h")
+
+
+KV_SPEC = """\
+name = "kv-system-profile"
+baseline = "mc"
+repetitions = 1
+profile = "system"
+
+[[variant]]
+name = "mc"
+[[variant]]
+name = "mc-again"
+
+[[service]]
+name = "memcached"
+port = "{free_port}"
+command = "memcached -l 127.0.0.1 -p {port} -t 1 -m 64 -U 0 -u $(id -un)"
+ready = "tcp://127.0.0.1:{port}"
+
+[[phase]]
+name = "access"
+kv = { server = "127.0.0.1:{memcached_port}", protocol = "memcache_text", test_time = "0.5s", ratio = "1:1", clients = 2, threads = 1, key_max = 500 }
+
+[[phase]]
+name = "tail"
+profile = false
+command = "true"
+
+[[metric]]
+name = "ops_per_sec"
+phase = "access"
+better = "higher"
+"""
+
+
+def test_a_kv_phase_is_profiled_system_wide_with_the_server_in_it(tmp_path):
+    _perf_samples(tmp_path)
+    store = tmp_path / "kv.db"
+    r = perflab("run", str(write_spec(tmp_path, KV_SPEC)), "--store", str(store), "--no-compare")
+    assert r.code == 0, r.err
+    with Store(store) as s:
+        runs = s.runs(1)
+        assert [x.status for x in runs] == ["ok", "ok"]
+        for run in runs:
+            names = [n for n, _ in s.artifact_names(1, run.id)]
+            assert "profile:tail" not in names  # profile = false on the phase
+            blob = s.artifact(1, "profile:access", run.id)
+            info = json.loads(s.artifact(1, "profile-info:access", run.id) or b"{}")
+            assert blob is not None and info["mode"] == "system"
+            stacks = parse_folded(gzip.decompress(blob).decode())
+            comms = {stack.split(";", 1)[0] for stack in stacks}
+            assert "memcached" in comms, sorted(comms)  # the server, not only perflab
+
+
+def test_the_command_line_mode_wins_over_the_spec_but_not_over_a_phase():
+    assert phase_mode(_Experiment(True), _Phase(), forced="system") == "system"
+    assert phase_mode(_Experiment(), _Phase(True), forced="system") == "system"
+    assert phase_mode(_Experiment(), _Phase("process"), forced="system") == "process"
+    assert phase_mode(_Experiment(False), _Phase(), forced="system") == "system"
+    assert phase_mode(_Experiment(False), _Phase()) is None

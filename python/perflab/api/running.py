@@ -24,7 +24,7 @@ def run(
     max_failures: int | None = None,
     export: Sequence[str | os.PathLike[str]] = (),
     observer: Observer | None = None,
-    profile: bool = False,
+    profile: bool | str = False,
 ) -> Experiment:
     """Execute the experiment file ``spec`` — or continue experiment ``resume`` — storing
     every run as it finishes, as `perflab run` does; returns the experiment as stored at
@@ -36,7 +36,9 @@ def run(
       same way (default: the spec's; 0 never stops);
     - ``export``: comparison files (``.json``, ``.csv``, ``.md``) rewritten after every run;
     - ``observer``: progress events (a `perflab.run.runner.Observer`; default: none);
-    - ``profile``: a perf profile of every measured phase, as `perflab run --profile`.
+    - ``profile``: a perf profile of every measured phase, as `perflab run --profile`
+      (True or "process": each phase's processes; "system": the whole host, also during
+      kv phases).
 
     Failed runs do not raise: the experiment says how many (``failed``) and whether the
     failure policy stopped it (``status == "aborted"``). An interrupted run (Ctrl-C,

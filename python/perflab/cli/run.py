@@ -50,9 +50,19 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--profile",
-        action="store_true",
-        help="record a perf profile (perf record -g) of every measured phase; the report "
-        "shows flame graphs and the functions whose share of the samples changed",
+        action="store_const",
+        const="process",
+        default=False,
+        help="record a perf profile (perf record -g) of every measured phase's processes; "
+        "the report shows flame graphs and the functions whose share of the samples changed",
+    )
+    p.add_argument(
+        "--profile-system",
+        dest="profile",
+        action="store_const",
+        const="system",
+        help="as --profile, of the whole host while each measured phase runs (perf record "
+        "-a; kv phases too: the server under test when it runs on this machine)",
     )
     p.add_argument(
         "--export",

@@ -7,9 +7,10 @@ Where and how:
 * ``process`` (default): the phase's command runs under ``perf record … -- COMMAND`` on the
   phase's host, so its whole process tree is sampled (perf follows forks) and nothing
   else; the command's exit status passes through perf.
-* ``system``: ``perf record -a`` runs beside the phase on its host (this machine for a kv
-  phase, whose load is perflab itself) and is stopped (SIGTERM: perf writes its file) when
-  the phase ends.
+* ``system``: ``perf record -a … -- COMMAND``: the whole host while the command runs. A kv
+  phase has no command (its load is perflab itself): there ``perf record -a`` runs this
+  machine's sampling around a shell that waits for a stop file, and the phase starts once
+  that shell does (perf starts its workload only when its events are set up).
 * Event: ``cycles`` where the host has a hardware PMU (an event source with cpu-cycles),
   else the ``cpu-clock`` software timer (VMs); 999 samples/s per CPU (not a multiple of the
   usual timer ticks).
@@ -30,7 +31,6 @@ from __future__ import annotations
 import json
 import shlex
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -79,23 +79,24 @@ class ProfileError(Exception):
     """Profiling was asked for and cannot be done (one line: what and how to fix it)."""
 
 
-def phase_mode(experiment: object, phase: object, forced: bool = False) -> str | None:
+def phase_mode(experiment: object, phase: object, forced: bool | str = False) -> str | None:
     """How a phase is profiled: "process", "system" or None. The phase's own ``profile``
-    wins (false: never); else the experiment's, for measured phases; ``forced``
-    (`perflab run --profile`) profiles every measured phase not set to false."""
+    wins (false: never); else the experiment's, for measured phases. ``forced`` (`perflab
+    run --profile`: True or "process", `--profile-system`: "system") profiles every measured
+    phase not set to false, in that mode."""
     own = getattr(phase, "profile", None)
     top = getattr(experiment, "profile", None)
     if own is False:
         return None
     if isinstance(own, str):
         return own
+    cli = forced if isinstance(forced, str) else ("process" if forced else None)
+    mode = cli or (top if isinstance(top, str) else "process")
     if own is True:
-        return top if isinstance(top, str) else "process"
+        return mode
     if not getattr(phase, "measure", True):
         return None
-    if isinstance(top, str):
-        return top
-    return "process" if top is True or forced else None
+    return mode if cli or top else None
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class Profiles:
     once. ``message`` prints one line (the runner's observer)."""
 
     model: object  # the ExperimentSpec
-    forced: bool = False
+    forced: bool | str = False  # perflab run --profile (True) / --profile-system ("system")
     message: Callable[[str], None] = lambda _text: None
     _hosts: dict[str, HostPerf] = field(default_factory=dict)
     _told: set[str] = field(default_factory=set)
@@ -216,7 +217,6 @@ class PhaseProfile:
     cwd: Path
     scratch: Path
     data: str  # perf.data's path on the phase's host
-    _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def record_argv(self) -> list[str]:
@@ -225,53 +225,56 @@ class PhaseProfile:
         return argv + (["-a"] if self.mode == "system" else []) + ["-o", self.data]
 
     def wrap(self, command: str, shell: bool) -> tuple[str, bool]:
-        """The phase's command under perf (process mode): the same command, its whole
-        process tree sampled; ``shell`` as before (a shell command runs in ``sh -c``)."""
-        if self.mode != "process":
-            return command, shell
+        """The phase's command under perf: the same command, its whole process tree (or
+        with ``-a`` the whole host) sampled while it runs; ``shell`` as before (a shell command
+        runs in ``sh -c``)."""
         perf = shlex.join([*self.record_argv(), "--"])
         if shell:
             return f"{perf} sh -c {shlex.quote(command)}", True
         return f"{perf} {command}", False
 
     def start(self) -> None:
-        """System mode: perf record -a on the phase's host until `finish`."""
-        command = shlex.join(self.record_argv())
-        out, err = self.scratch / "perf-record.out", self.scratch / "perf-record.err"
-
-        def record() -> None:
-            self.executor.run(
-                command,
-                shell=True,
-                env=self.env,
-                cwd=self.cwd,
-                stdout_path=out,
-                stderr_path=err,
-                timeout=None,
-                stop=self._stop,
-                on_start=None,
-            )
-
-        self._thread = threading.Thread(target=record, name=f"perf-{self.phase}", daemon=True)
+        """Record beside a phase that has no command of its own (a kv phase: the load is
+        perflab itself): ``perf record -a`` around a shell that waits for a stop file, started
+        in a thread; returns once perf samples (its workload started: perf runs it only
+        once its events are set up)."""
+        ready, stop = shlex.quote(self.data + ".ready"), shlex.quote(self.data + ".stop")
+        wait = f"touch {ready}; while [ ! -e {stop} ]; do sleep 0.05; done"
+        command = shlex.join([*self.record_argv(), "--", "sh", "-c", wait])
+        self._thread = threading.Thread(
+            target=self._run, args=(command, "perf-record", None), daemon=True
+        )
         self._thread.start()
-        path = Path(self.data)
-        deadline = time.monotonic() + 5.0
-        while path.is_absolute() and not path.exists() and time.monotonic() < deadline:
-            if not self._thread.is_alive():
-                break
-            time.sleep(0.01)  # wait for perf's file (this machine): it samples from then on
+        self._run(
+            f"i=0; while [ ! -e {ready} ] && [ $i -lt 2000 ]; do i=$((i+1)); sleep 0.005; done",
+            "perf-ready",
+            30.0,
+        )
+
+    def _run(self, command: str, name: str, timeout: float | None) -> None:
+        self.executor.run(
+            command,
+            shell=True,
+            env=self.env,
+            cwd=self.cwd,
+            stdout_path=self.scratch / f"{name}.out",
+            stderr_path=self.scratch / f"{name}.err",
+            timeout=timeout,
+            stop=None,
+            on_start=None,
+        )
 
     def finish(self) -> dict[str, bytes]:
-        """Stop a system recording, fold what perf wrote (`perf script` where it ran) and
-        return the artifacts; ProfileError when there is nothing to fold."""
+        """Stop a recording begun by `start`, fold what perf wrote (`perf script` where it
+        ran) and return the artifacts; ProfileError when there is nothing to fold."""
         if self._thread is not None:
-            self._stop.set()
+            self._run(f"touch {shlex.quote(self.data + '.stop')}", "perf-stop", 30.0)
             self._thread.join()
         out, err = self.scratch / "perf-script.out", self.scratch / "perf-script.err"
         data = shlex.quote(self.data)
         self.executor.run(
             f"{shlex.quote(self.perf.perf)} script --no-inline -F {SCRIPT_FIELDS} -i {data}; rc=$?; "
-            f"rm -f {data} {data}.old; exit $rc",
+            f"rm -f {data} {data}.old {data}.ready {data}.stop; exit $rc",
             shell=True,
             env=self.env,
             cwd=self.cwd,

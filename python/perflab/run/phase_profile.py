@@ -53,7 +53,7 @@ def start_profile(ex: _Execution, name: str, phase: PhaseSpec | None) -> PhasePr
         profile: PhaseProfile = r.profiles.begin(
             phase.name, mode, executor, env, r.spec.workdir, ex.run_dir, executor is r.hosts.local
         )
-        if mode == "system":
+        if phase.kv is not None:  # no command to run under perf: record beside it
             profile.start()
     except (ProfileError, HostError, OSError) as e:
         _fail(ex, name, e)

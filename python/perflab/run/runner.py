@@ -58,7 +58,7 @@ class Runner:
         observer: Observer | None = None,
         handle_signals: bool = True,
         max_failures: int | None = None,
-        profile: bool = False,
+        profile: bool | str = False,
     ):
         from perflab.observe.profile import Profiles
 
