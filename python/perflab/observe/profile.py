@@ -218,6 +218,7 @@ class PhaseProfile:
     scratch: Path
     data: str  # perf.data's path on the phase's host
     _thread: threading.Thread | None = None
+    _error: str = ""  # why the recorder of `start` could not run
 
     def record_argv(self) -> list[str]:
         event = self.perf.event + ("" if self.perf.kernel else ":u")
@@ -241,17 +242,35 @@ class PhaseProfile:
         ready, stop = shlex.quote(self.data + ".ready"), shlex.quote(self.data + ".stop")
         wait = f"touch {ready}; while [ ! -e {stop} ]; do sleep 0.05; done"
         command = shlex.join([*self.record_argv(), "--", "sh", "-c", wait])
-        self._thread = threading.Thread(
-            target=self._run, args=(command, "perf-record", None), daemon=True
-        )
+
+        spawned = threading.Event()
+
+        def record() -> None:
+            try:
+                self._run(command, "perf-record", None, lambda _pid: spawned.set())
+            except Exception as e:  # told by `finish` (perf wrote nothing)
+                self._error = f"{type(e).__name__}: {e}"
+            finally:
+                spawned.set()
+
+        self._thread = threading.Thread(target=record, name=f"perf-{self.phase}", daemon=True)
         self._thread.start()
+        # A local spawn switches this process's cwd for an instant (run/process.py): nothing
+        # else is started until it is done (a remote executor does not say: 10 s at most).
+        spawned.wait(10.0)
         self._run(
             f"i=0; while [ ! -e {ready} ] && [ $i -lt 2000 ]; do i=$((i+1)); sleep 0.005; done",
             "perf-ready",
             30.0,
         )
 
-    def _run(self, command: str, name: str, timeout: float | None) -> None:
+    def _run(
+        self,
+        command: str,
+        name: str,
+        timeout: float | None,
+        on_start: Callable[[int], None] | None = None,
+    ) -> None:
         self.executor.run(
             command,
             shell=True,
@@ -261,7 +280,7 @@ class PhaseProfile:
             stderr_path=self.scratch / f"{name}.err",
             timeout=timeout,
             stop=None,
-            on_start=None,
+            on_start=on_start,
         )
 
     def finish(self) -> dict[str, bytes]:
@@ -285,7 +304,7 @@ class PhaseProfile:
             on_start=None,
         )
         if not out.exists() or out.stat().st_size == 0:
-            why = _read(err).strip().splitlines()[-1:] or ["no samples"]
+            why = _read(err).strip().splitlines()[-1:] or [self._error or "no samples"]
             raise ProfileError(f"profile of phase {self.phase}: perf script: {why[0]}")
         if out.stat().st_size > MAX_SCRIPT_BYTES:
             raise ProfileError(f"profile of phase {self.phase}: perf script output over 1 GiB")

@@ -49,9 +49,13 @@ def start_profile(ex: _Execution, name: str, phase: PhaseSpec | None) -> PhasePr
     host = phase.host if phase.kv is None else None
     executor = r.hosts[host]
     env = r.hosts.env_for(host, r.step_env(ex.run, ex.values, phase))
+    local = executor is r.hosts.local
+    # perf's commands name their files by absolute path: here they start in the run's own
+    # directory (the spec's workdir may be made by a phase), there where its steps start
+    cwd = ex.run_dir if local else r.spec.workdir
     try:
         profile: PhaseProfile = r.profiles.begin(
-            phase.name, mode, executor, env, r.spec.workdir, ex.run_dir, executor is r.hosts.local
+            phase.name, mode, executor, env, cwd, ex.run_dir, local
         )
         if phase.kv is not None:  # no command to run under perf: record beside it
             profile.start()
