@@ -4,7 +4,7 @@
 //!
 //! The backend needs: `io_uring_setup`, the SEND and RECV opcodes (checked with the
 //! kernel's opcode probe), timeouts on the wait (`IORING_FEAT_EXT_ARG`, 5.11), no dropped
-//! completions (`IORING_FEAT_NODROP`), completions only for failures (`IORING_FEAT_CQE_SKIP`, 5.17), provided buffer rings (5.19) and multishot receive
+//! completions (`IORING_FEAT_NODROP`), provided buffer rings (5.19) and multishot receive
 //! (6.0). Flags such as multishot cannot be probed, so `available` tries them once on a
 //! socket pair.
 use io_uring::types::{BufRingEntry, Fd, SubmitArgs, Timespec};

@@ -48,12 +48,9 @@ pub(super) struct Conn {
     pub(super) state: State,
     pub(super) wbuf: Vec<u8>,
     pub(super) wpos: usize,
-    /// io_uring: the bytes of the last send (`sending`: there was one), possibly still in
-    /// flight; new requests go to `wbuf` meanwhile.
+    /// io_uring: the bytes of the send in flight (`sending`); new requests go to `wbuf` meanwhile.
     pub(super) sbuf: Vec<u8>,
     pub(super) sending: bool,
-    /// Offset just past `sbuf` in the connection's output stream.
-    pub(super) send_end: u64,
     pub(super) encoded: u64,
     pub(super) written: u64,
     /// Bytes of a reply not yet complete.
@@ -97,7 +94,6 @@ impl Conn {
             wpos: 0,
             sbuf: Vec::new(),
             sending: false,
-            send_end: 0,
             encoded: 0,
             written: 0,
             rbuf: Vec::new(),
@@ -225,9 +221,6 @@ impl Worker<'_> {
             self.active = self.active.saturating_sub((c.state == State::Running) as usize);
         }
         c.state = State::Dead;
-        if self.uring.is_some() && c.sending && c.inflight.front().is_some_and(|p| p.wend <= c.send_end) {
-            std::mem::forget(std::mem::take(&mut c.sbuf)); // the kernel may still read it
-        }
         let kind = match f {
             Fault::Connect(_) => "connect failed",
             Fault::Broken(kind, _) => kind,

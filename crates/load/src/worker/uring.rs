@@ -4,13 +4,12 @@
 //! multishot receive armed, which fills buffers from the worker's provided buffer ring;
 //! its bytes go to the shared `received`, and the buffer goes straight back.
 //!
-//! A connection has at most one send in flight, from `sbuf`; requests encoded meanwhile
-//! wait in `wbuf`. Sends use MSG_WAITALL, so a send completes whole or the connection has
-//! failed, and post a completion only when they fail (IOSQE_CQE_SKIP_SUCCESS): a round is
-//! one system call, not one for the sends and one for the wait. `sbuf` is known to be free
-//! again once every request in it has been answered (the server cannot have answered a
-//! byte the kernel had not yet taken from it). A request's send time is taken just before
-//! the `io_uring_enter` that submits it.
+//! A connection has at most one send in flight (io_uring does not order two sends on one
+//! socket), from `sbuf`; requests encoded meanwhile wait in `wbuf` and go when it
+//! completes. Sends use MSG_WAITALL, so a send completes whole or the connection has
+//! failed. Sends that complete at once post their completions during the submit, so the
+//! wait asks for one completion more than the sends it submits: a round is one system call.
+//! A request's send time is taken just before the `io_uring_enter` that submits it.
 use super::conn::{Fault, State};
 use super::{Worker, HOUSEKEEPING_NS};
 use crate::clock::now_ns;
@@ -36,7 +35,7 @@ pub(crate) struct UringIo {
     /// Connections whose multishot receive ended and must be armed again.
     rearm: Vec<usize>,
     cqes: Vec<(u64, i32, u32)>,
-    /// Receives the kernel holds (sends complete silently and are not counted).
+    /// Operations the kernel holds (armed receives, sends in flight).
     ops: usize,
 }
 
@@ -116,30 +115,24 @@ impl Worker<'_> {
 
     /// Queue connection `i`'s encoded requests unless a send of it may be in flight.
     pub(super) fn uring_send(&mut self, i: usize) -> Result<(), Fault> {
-        if self.conns[i].wbuf.is_empty() || self.send_pending(i) {
+        if self.conns[i].wbuf.is_empty() || self.conns[i].sending {
             return Ok(());
         }
         let c = &mut self.conns[i];
         std::mem::swap(&mut c.wbuf, &mut c.sbuf);
         c.wbuf.clear();
         c.sending = true;
-        c.send_end = c.encoded;
         let fd = c.stream.as_ref().expect("socket").as_raw_fd();
         let e = opcode::Send::new(Fd(fd), c.sbuf.as_ptr(), c.sbuf.len() as u32)
             .flags(libc::MSG_WAITALL | libc::MSG_NOSIGNAL)
             .build()
-            .flags(squeue::Flags::SKIP_SUCCESS)
             .user_data(user_data(i, SEND));
         self.stats.writes += 1;
         self.uring_push(&e).map_err(|e| Fault::Broken(KIND_CONNECTION, format!("io_uring: {e}")))?;
-        self.uring().unstamped.push(i);
+        let u = self.uring();
+        u.unstamped.push(i);
+        u.ops += 1;
         Ok(())
-    }
-
-    /// May connection `i`'s send buffer still be in the kernel's hands?
-    pub(super) fn send_pending(&self, i: usize) -> bool {
-        let c = &self.conns[i];
-        c.sending && c.inflight.front().map_or(c.written < c.send_end, |p| p.wend <= c.send_end)
     }
 
     /// The sends about to be submitted leave now: their requests' send time.
@@ -157,6 +150,9 @@ impl Worker<'_> {
 
     /// Submit what is queued and wait for a completion, at most until `wake`.
     fn uring_enter(&mut self, wake: u64) -> io::Result<()> {
+        // sends that complete at once post their completions during the submit: wait for
+        // one more (a reply), not for them
+        let sends = self.uring().unstamped.len();
         self.stamp_sends();
         let wait = wake.saturating_sub(now_ns());
         let u = self.uring();
@@ -164,7 +160,7 @@ impl Worker<'_> {
             u.ring.submit()
         } else {
             let ts = Timespec::new().sec(wait / 1_000_000_000).nsec((wait % 1_000_000_000) as u32);
-            u.ring.submitter().submit_with_args(1, &SubmitArgs::new().timespec(&ts))
+            u.ring.submitter().submit_with_args(1 + sends, &SubmitArgs::new().timespec(&ts))
         };
         match r {
             Ok(_) => Ok(()),
@@ -243,25 +239,31 @@ impl Worker<'_> {
         r
     }
 
-    /// A send failed (successful ones post nothing): whole sends or none.
+    /// A send completed: whole (then the next may go), or the connection failed.
     fn on_send(&mut self, i: usize, res: i32) {
-        let c = &self.conns[i];
+        self.uring().ops -= 1;
+        let c = &mut self.conns[i];
+        c.sending = false;
+        let len = c.sbuf.len();
+        c.sbuf.clear();
         if !matches!(c.state, State::Running | State::Done) {
             return;
         }
-        let why = if res < 0 {
-            io::Error::from_raw_os_error(-res).to_string()
-        } else {
-            format!("{res} of {} bytes sent", c.sbuf.len())
-        };
+        if res >= 0 && res as usize == len {
+            if let Err(f) = self.uring_send(i) {
+                self.fault(i, f);
+            }
+            return;
+        }
+        let why =
+            if res < 0 { io::Error::from_raw_os_error(-res).to_string() } else { format!("{res} of {len} bytes sent") };
         let msg = format!("{}: sending failed: {why}", self.plan.server_names[c.server]);
         self.fault(i, Fault::Broken(KIND_CONNECTION, msg));
     }
 
     /// The end: shut every socket (which completes its receive and any send), then wait
-    /// until the kernel has given back every receive, so that no buffer it writes into is
-    /// freed under it; a send buffer that may still be in use is leaked, as is everything
-    /// should the kernel take too long.
+    /// until the kernel has given back every operation, so that no buffer it writes into or
+    /// reads from is freed under it. Should that take too long, the buffers are leaked.
     fn uring_close_all(&mut self) {
         for c in &self.conns {
             if let Some(s) = c.stream.as_ref() {
@@ -274,7 +276,7 @@ impl Worker<'_> {
             let cqes: Vec<(u64, u32)> = self.uring().ring.completion().map(|c| (c.user_data(), c.flags())).collect();
             for (ud, flags) in cqes {
                 let u = self.uring();
-                if ud & 3 == RECV && !cqueue::more(flags) {
+                if ud & 3 == SEND || !cqueue::more(flags) {
                     u.ops -= 1;
                 }
                 if let Some(bid) = cqueue::buffer_select(flags) {
@@ -282,13 +284,11 @@ impl Worker<'_> {
                 }
             }
         }
-        for i in 0..self.conns.len() {
-            if self.send_pending(i) {
-                std::mem::forget(std::mem::take(&mut self.conns[i].sbuf));
-            }
-        }
         if self.uring().ops > 0 {
             std::mem::forget(self.uring.take());
+            for c in &mut self.conns {
+                std::mem::forget(std::mem::take(&mut c.sbuf));
+            }
         }
     }
 }
