@@ -15,11 +15,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy import special
-
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
-from perflab.stats import Comparison, StatWarning, Summary, SweepSummary, Verdict, classify
+from perflab.stats import Comparison, StatWarning, Summary, SweepSummary, Verdict, classify, special
 from perflab.stats.scaling import MIN_SIZES  # distinct sizes a scaling fit needs
 from perflab.stats.sweep import sweep_summary_of_moments
 from perflab.store import MetricDef

@@ -70,7 +70,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from perflab._version import __version__
+from perflab import _version  # read on use: importlib.metadata costs ~15 ms
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import Block, Details, Para, Plot, Section
@@ -282,7 +282,7 @@ def report_document(r: Report) -> dict[str, Any]:
     """The ``perflab.report/1`` document (module doc)."""
     return {
         "schema": REPORT_SCHEMA,
-        "perflab_version": __version__,
+        "perflab_version": _version.__version__,
         "generated_at": r.generated_at,
         "title": r.title,
         "description": r.description,

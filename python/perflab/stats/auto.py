@@ -32,8 +32,8 @@ import numpy as np
 from perflab.stats.arrays import BoolArray, FloatArray
 from perflab.stats.intervals import Intervals, as_batch, check_levels, levels_per_row
 from perflab.stats.mannwhitney import MannWhitney, mannwhitney_batch
-from perflab.stats.summary import Summary, as_sample
-from perflab.stats.types import Comparison
+from perflab.stats.summary import Summary, as_samples
+from perflab.stats.types import Comparison, replace_comparison
 from perflab.stats.welch import Welch, welch_batch
 
 OUTLIER_Z = 3.5
@@ -85,7 +85,9 @@ def choose_many(groups: Sequence[Sequence[Sequence[float]]]) -> list[Choice]:
     Groups with the same sample sizes are decided in one vectorized pass."""
     out: list[Choice | None] = [None] * len(groups)
     by_sizes: dict[tuple[int, ...], list[int]] = {}
-    arrays = [[as_sample(s) for s in g if len(s)] for g in groups]
+    kept = [[s for s in g if len(s)] for g in groups]
+    flat = iter(as_samples([s for g in kept for s in g]))
+    arrays = [[next(flat) for _ in g] for g in kept]
     for i, g in enumerate(arrays):
         sizes = tuple(x.size for x in g)
         if not sizes or min(sizes) < MIN_RANK_RUNS:
@@ -191,5 +193,5 @@ class Auto:
             if rows:
                 made = impl.compare_many([pairs[i] for i in rows], [levels[i] for i in rows])
                 for i, c in zip(rows, made):
-                    out[i] = dataclasses.replace(c, choice=choices[i].reason)
+                    out[i] = replace_comparison(c, choice=choices[i].reason)
         return [c for c in out if c is not None]

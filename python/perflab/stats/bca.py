@@ -20,8 +20,8 @@ simulated family and size lies within 2.5–5.0% (≥ 3.7% at n ≥ 10).
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray, IntArray
 
 

@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray
 from perflab.stats.bca import (
     bca_interval,

@@ -24,18 +24,17 @@ in twenty "changes" would appear by chance when nothing changed. Corrections:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.intervals import ABOVE_MINUS_ONE, check_confidence
-from perflab.stats.types import Comparison
+from perflab.stats.types import Comparison, replace_comparison
 from perflab.stats.warnings import StatWarning
 
 if TYPE_CHECKING:  # (methods imports every method; at run time only compare_family needs one)
@@ -379,7 +378,7 @@ def widen(c: Comparison, level: float) -> Comparison:
 
 
 def _replace(c: Comparison, **changes: Any) -> Comparison:
-    return dataclasses.replace(c, **changes)
+    return replace_comparison(c, **changes)
 
 
 def compare_family(

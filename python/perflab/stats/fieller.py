@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray
 from perflab.stats.warnings import StatWarning
 

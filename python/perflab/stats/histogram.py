@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.bca import bca_interval, expanded_z, pooled_shape_acceleration
 from perflab.stats.intervals import (

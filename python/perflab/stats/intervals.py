@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
-from perflab.stats.summary import as_sample
+from perflab.stats.summary import as_samples
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import Detail, StatWarning
 
@@ -219,7 +219,8 @@ def compare_by_size(
     sizes (a table of thousands of cells costs milliseconds instead of a call each), in the
     order given. ``batch(a, b, levels)`` computes a group; ``row(result, j, a, b, level)``
     makes row ``j`` a Comparison. ``confidence``: one level, or one per pair."""
-    samples = [(as_sample(a), as_sample(b)) for a, b in pairs]
+    flat = as_samples([x for pair in pairs for x in pair])
+    samples = list(zip(flat[0::2], flat[1::2]))
     levels = levels_per_row(confidence, len(samples))
     groups: dict[tuple[int, int], list[int]] = {}
     for i, (a, b) in enumerate(samples):

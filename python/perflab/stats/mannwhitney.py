@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray, IntArray
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -67,7 +67,14 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
-from perflab.stats.summary import Location, Summary, as_sample, summarize, summarize_many
+from perflab.stats.summary import (
+    Location,
+    Summary,
+    as_sample,
+    as_samples,
+    summarize,
+    summarize_many,
+)
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
 from perflab.stats.welch import COVERAGE_LOSS, implied_coverage
@@ -361,19 +368,20 @@ class MannWhitney:
         """`summary` of many samples, the same results: `summarize_many`, and the order
         statistics of the median's interval read once per sample size."""
         out = summarize_many(samples, confidence)
-        ranks: dict[int, int] = {}
-        for i, (values, base) in enumerate(zip(samples, out)):
-            x = np.sort(as_sample(values))
-            n = x.size
-            if n not in ranks:
-                cdf = special.bdtr(np.arange(n + 1), n, 0.5)
-                ranks[n] = int(
-                    np.searchsorted(cdf, (1 - confidence) / 2 * (1 + 1e-12), side="right")
-                )
-            j = ranks[n]
-            lo, hi = (float(x[j - 1]), float(x[n - j])) if j >= 1 else (math.nan, math.nan)
-            loc = Location("median", float(np.median(x)), lo, hi, confidence, "order-statistics")
-            out[i] = dataclasses.replace(base, location=loc)
+        arrays = as_samples(samples)
+        by_size: dict[int, list[int]] = {}
+        for i, x in enumerate(arrays):
+            by_size.setdefault(x.size, []).append(i)
+        for n, rows in by_size.items():
+            cdf = special.bdtr(np.arange(n + 1), n, 0.5)
+            j = int(np.searchsorted(cdf, (1 - confidence) / 2 * (1 + 1e-12), side="right"))
+            x = np.sort(np.stack([arrays[i] for i in rows]), axis=1)
+            med = np.median(x, axis=1).tolist()
+            lo = x[:, j - 1].tolist() if j >= 1 else [math.nan] * len(rows)
+            hi = x[:, n - j].tolist() if j >= 1 else [math.nan] * len(rows)
+            for r, i in enumerate(rows):
+                loc = Location("median", med[r], lo[r], hi[r], confidence, "order-statistics")
+                out[i] = dataclasses.replace(out[i], location=loc)
         return out
 
     def compare(

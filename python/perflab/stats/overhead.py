@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.fieller import (
     component_p_value,

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.fieller import (
     component_p_value,

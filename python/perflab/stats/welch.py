@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special
 
+from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
 from perflab.stats.fieller import fieller_positive, log_ratio, stand_in, stand_in_warning
 from perflab.stats.intervals import (

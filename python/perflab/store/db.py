@@ -330,16 +330,19 @@ class Store:
 
     @reads
     def measured_values(self, eid: int) -> Iterator[tuple[str, str, int, str, float]]:
-        """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order."""
-        rows = self.db.execute(
+        """(cell_key, variant, block, metric, value) of successful non-warm-up runs, in run order.
+
+        Plain tuples, read by position: the one hot read (160,000 values for an 80,000-run
+        experiment), where a Row per value and the lookups by name cost more than the query."""
+        cur = self.db.cursor()
+        cur.row_factory = None
+        rows: list[tuple[str, str, int, str, float]] = cur.execute(
             "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r"
             " JOIN metrics m ON m.run_id = r.id"
             " WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index",
             (eid,),
         ).fetchall()  # fetched here, so a read error is raised (and worded) here
-        return iter(
-            [(r["cell_key"], r["variant"], r["block"], r["name"], r["value"]) for r in rows]
-        )
+        return iter(rows)
 
     @reads
     def status_counts(self, eid: int) -> dict[str, int]:
