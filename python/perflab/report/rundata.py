@@ -21,7 +21,8 @@ from perflab.errors import InputError
 from perflab.report.environment import VOLATILE_KEYS, environment_rows
 from perflab.report.monitor_runs import MonitorRuns, load_monitor_runs
 from perflab.store import RunRow, Store
-from perflab.workloads.kv_result import KvResultError, LatencyDistribution, merge_histograms
+from perflab.workloads.kv_latency import LatencyDistribution
+from perflab.workloads.kv_result import KvResultError, merge_histograms
 
 #: Most lines / characters of a run's output kept in a report (the tail is kept).
 OUTPUT_LINES = 40

@@ -29,13 +29,13 @@ from pydantic import ValidationError
 
 from perflab.errors import InputError
 from perflab.workloads.kv_config import ENGINE_FIELDS, KvConfig, validation_messages
+from perflab.workloads.kv_latency import LatencyDistribution
 from perflab.workloads.kv_result import (
     METRICS,
     KvErrors,
     KvResult,
     KvResultError,
     KvWarning,
-    LatencyDistribution,
     merge_histograms,
 )
 
