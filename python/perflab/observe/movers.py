@@ -83,12 +83,13 @@ class Mover:
 def read_profiles(store: Store, eid: int) -> dict[str, list[RunProfile]]:
     """phase → the profiles of the experiment's measured ok runs, in run order."""
     out: dict[str, list[RunProfile]] = {}
+    profiled = store.runs_with_artifact(eid, PROFILE_PREFIX)
+    if not profiled:  # one query when nothing was profiled: compare stays fast
+        return out
     for r in store.runs(eid, ["ok"]):
         if r.warmup:
             continue
-        for name, _size in store.artifact_names(eid, r.id):
-            if not name.startswith(PROFILE_PREFIX):
-                continue
+        for name in profiled.get(r.id, []):
             phase = name[len(PROFILE_PREFIX) :]
             blob = store.artifact(eid, name, r.id)
             info_blob = store.artifact(eid, INFO_PREFIX + phase, r.id)

@@ -427,6 +427,19 @@ class Store:
         ]
 
     @reads
+    def runs_with_artifact(self, eid: int, prefix: str) -> dict[int, list[str]]:
+        """run id → the names of its artifacts that start with ``prefix``, in one query
+        (runs without one are absent)."""
+        out: dict[int, list[str]] = {}
+        for r in self.db.execute(
+            "SELECT run_id, name FROM artifacts WHERE experiment_id=? AND run_id IS NOT NULL "
+            "AND substr(name, 1, ?)=? ORDER BY id",
+            (eid, len(prefix), prefix),
+        ):
+            out.setdefault(r["run_id"], []).append(r["name"])
+        return out
+
+    @reads
     def artifact(self, eid: int, name: str, run_id: int | None = None) -> bytes | None:
         cond = "run_id IS NULL" if run_id is None else "run_id=?"
         args = (eid, name) if run_id is None else (eid, name, run_id)
