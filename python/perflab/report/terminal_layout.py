@@ -1,6 +1,7 @@
 """A `blocks.Table` laid out to fit the terminal's width, losing nothing silently.
 
-Tried in order, each only if the table is still too wide: long headers wrapped to the
+Tried in order, each only if the table is still too wide: the leading cells on two lines
+(a footer's label as wide as its column's header); long headers wrapped to the
 width of their column's cells (at spaces, else after ``_``); long cells on two lines
 (before `` [``, `` (`` or the verdict's word; the leading columns first, the footer's
 label as wide as the cells above it); optional columns left out (``drop``: the summaries' median, min and
@@ -109,7 +110,9 @@ def _rich(table: Table, layout: Layout, words: bool) -> rich_table.Table:
         for j in layout.columns:
             text = texts[i, j]
             if i >= len(table.rows) and layout.cell_lines > 1 and not table.numeric[j]:
-                text = _wrap(text, max(width[j], 12))  # the footer's label: as the cells above
+                # the footer's label: as wide as the cells above, or the header kept whole
+                header = 0 if layout.wrap_headers else len(table.columns[j])
+                text = _wrap(text, max(width[j], 12, header))
             cells.append(safe_text(text, STYLE.get(row[j].verdict, "")))
         t.add_row(*cells, end_section=i == len(table.rows) - 1 and bool(table.footer))
     return t
@@ -152,7 +155,13 @@ def lay_out(
     width = console.width
     layout = Layout(tuple(range(len(table.columns))))
     two = replace(layout, wrap_headers=True, cell_lines=2)
-    steps = [layout, replace(layout, wrap_headers=True), replace(two, lead_only=lead), two]
+    steps = [
+        layout,
+        replace(layout, cell_lines=2, lead_only=lead),  # the leading cells (a footer's label)
+        replace(layout, wrap_headers=True),
+        replace(two, lead_only=lead),
+        two,
+    ]
     for step in steps:
         t = _rich(table, step, words)
         if width_of(console, t) <= width:
