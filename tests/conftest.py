@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 
@@ -17,6 +18,11 @@ set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
 from servers import start_memcached, start_redis  # noqa: E402 -- after the hypothesis home is set
+
+# Tests read what perflab prints, not how it is laid out: they run at a wide terminal width
+# whatever the caller's, so no line of a table or a message is wrapped. The layout at 80,
+# 100 and 120 columns, and without COLUMNS, is tested in test_terminal_width.py.
+os.environ["COLUMNS"] = "200"
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-//! `perflab-exec FD GRACE_MS PROGRAM [ARGS...]`: run PROGRAM as a child, write one line
+//! `perflab-exec FD GRACE_MS [-C DIR] PROGRAM [ARGS...]`: run PROGRAM as a child (in DIR,
+//! given: a harness with threads cannot switch its own directory safely), write one line
 //! `wall_ns user_us system_us maxrss_kib wait_status lingering` to file descriptor FD when
 //! it exits, and make sure nothing it started outlives the step's scope.
 //!
@@ -249,13 +250,23 @@ fn exit_like(status: libc::c_int) -> ! {
 
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    const USAGE: &str = "usage: perflab-exec FD GRACE_MS [-C DIR] PROGRAM [ARGS...]";
     if args.len() < 3 {
-        die("usage: perflab-exec FD GRACE_MS PROGRAM [ARGS...]");
+        die(USAGE);
     }
     let fd: i32 = args[0].to_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| die("FD must be a number"));
     let grace_ms: u64 =
         args[1].to_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| die("GRACE_MS must be a number"));
-    let argv: Vec<CString> = args[2..]
+    let mut first = 2;
+    if args[2].as_bytes() == b"-C" {
+        let dir = args.get(3).filter(|_| args.len() >= 5).unwrap_or_else(|| die(USAGE));
+        if let Err(e) = std::env::set_current_dir(dir) {
+            eprintln!("perflab-exec: cd {}: {e}", dir.to_string_lossy());
+            std::process::exit(126);
+        }
+        first = 4;
+    }
+    let argv: Vec<CString> = args[first..]
         .iter()
         .map(|a| CString::new(a.as_bytes()).unwrap_or_else(|_| die("argument contains a NUL byte")))
         .collect();
@@ -274,7 +285,7 @@ fn main() {
         Ok(pid) => pid,
         Err(rc) => {
             // Report like a shell does: 127 not found, 126 cannot execute.
-            let name = args[2].to_string_lossy();
+            let name = args[first].to_string_lossy();
             eprintln!("perflab-exec: {name}: {}", std::io::Error::from_raw_os_error(rc));
             std::process::exit(if rc == libc::ENOENT { 127 } else { 126 });
         }

@@ -41,7 +41,7 @@ class CliIO:
                 no_color=bool(os.environ.get("NO_COLOR")),
                 highlight=False,
                 soft_wrap=False,
-                width=_width(stream),
+                width=_width(stream, messages=which == "err"),
             )
         return self._consoles[which]
 
@@ -75,12 +75,16 @@ def _console_class() -> type[Console]:
 
 #: The width for a pipe or a file when COLUMNS does not say: what fits a classic terminal.
 PIPE_WIDTH = 80
+#: Messages (progress, warnings) to a pipe or a file: one line each, never wrapped, so that
+#: a log can be searched line by line.
+LOG_WIDTH = 10_000
 
 
-def _width(stream: TextIO) -> int | None:
+def _width(stream: TextIO, *, messages: bool = False) -> int | None:
     """The width output is laid out to: a terminal's own (None: rich asks it, and COLUMNS,
     when set, wins); for a pipe or a file, COLUMNS when set (``COLUMNS=200 perflab compare 1
-    > out.txt``), else 80 — the tables shrink to fit rather than cut anything."""
+    > out.txt``), else 80 — the tables shrink to fit rather than cut anything — and for
+    ``messages`` (stderr: progress and warnings) no limit, one line each."""
     try:
         if stream.isatty():
             return None
@@ -89,4 +93,4 @@ def _width(stream: TextIO) -> int | None:
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    return PIPE_WIDTH
+    return LOG_WIDTH if messages else PIPE_WIDTH

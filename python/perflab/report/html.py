@@ -273,7 +273,8 @@ def render_html(report: Report, *, images: dict[str, bytes] | None = None) -> st
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta http-equiv="Content-Security-Policy" content="'
-        + esc(flame_graph_policy(report.flame_graphs()))
+        # perflab's own text and base64 hashes: its 'quotes' kept as written
+        + flame_graph_policy(report.flame_graphs()).replace('"', "&quot;")
         + '">',
         f'<meta name="generator" content="perflab {esc(__version__)}">',
         f"<title>{esc(report.title)} — perflab report</title>",

@@ -234,11 +234,15 @@ def _spawn(
             report_r, report_w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, report_w, 3))
             grace_ms = str(max(1, round(kill_grace * 1000)))
-            spawn_path, spawn_argv_ = shim, [shim, "3", grace_ms, program, *argv[1:]]
+            # the shim switches to cwd itself: this process's cwd is shared by its threads
+            spawn_path = shim
+            spawn_argv_ = [shim, "3", grace_ms, "-C", str(cwd), program, *argv[1:]]
         else:
             spawn_path, spawn_argv_ = program, argv
+        if not cwd.is_dir():
+            raise FileNotFoundError(f"no such directory: {cwd}")
         try:
-            with _chdir(cwd), _affinity(cpus):
+            with _chdir(cwd if shim is None else None), _affinity(cpus):
                 t0 = time.perf_counter()
                 pid = os.posix_spawn(
                     spawn_path,
@@ -399,15 +403,23 @@ def _which(program: str, env: Mapping[str, str]) -> str:
 
 
 @contextlib.contextmanager
-def _chdir(path: Path) -> Iterator[None]:
-    # posix_spawn has no cwd action before Python 3.13; the runner is single-threaded
-    # around spawns, so switching the parent's cwd for the duration is safe.
-    old = os.getcwd()
-    os.chdir(path)
-    try:
+def _chdir(path: Path | None) -> Iterator[None]:
+    """Without the shim only: posix_spawn has no cwd action before Python 3.13, so this
+    process switches its own directory around the spawn — under a lock, as services and
+    load processes start from threads (with the shim, it switches: ``-C``)."""
+    if path is None:
         yield
-    finally:
-        os.chdir(old)
+        return
+    with _CHDIR_LOCK:
+        old = os.getcwd()
+        os.chdir(path)
+        try:
+            yield
+        finally:
+            os.chdir(old)
+
+
+_CHDIR_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
