@@ -65,10 +65,10 @@ Change log (fields are only ever added within ``perflab.report/1``):
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from perflab import _version  # read on use: importlib.metadata costs ~15 ms
 from perflab.analysis.compare import CompareResult
@@ -86,18 +86,14 @@ SCALING_SCHEMA = "perflab.scaling/1"
 REPORT_SCHEMA = "perflab.report/1"
 
 
+#: orjson, not the standard library: with an indent, `json.dumps` falls back to its pure-Python
+#: encoder (0.4 s for the 9 MB document of an 80,000-run comparison; orjson: 0.02 s). orjson
+#: writes NaN and infinities as null, as the schema says.
+_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
 def _dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(_clean(doc), indent=2, ensure_ascii=False) + "\n"
-
-
-def _clean(x: object) -> object:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
+    return orjson.dumps(doc, option=_ORJSON_OPTIONS).decode() + "\n"
 
 
 # ----- perflab.compare/1 ----------------------------------------------------------------------
