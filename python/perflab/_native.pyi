@@ -85,3 +85,13 @@ def flamegraph_svg(
     lines carry two counts."""
 
 # end profile
+
+# store
+# The hot read of the results store (crates/store): an experiment's measured values and
+# blocks by (cell_key, variant, metric), in run order; sqlite3 errors with sqlite_errorname.
+
+def measured_values(
+    uri: str, experiment_id: int, busy_timeout_ms: int
+) -> tuple[dict[tuple[str, str, str], list[float]], dict[tuple[str, str, str], list[int]]]: ...
+
+# end store

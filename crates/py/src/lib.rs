@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod load;
 mod probes;
 mod profile;
+mod store;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -12,5 +13,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load::register(m)?;
     probes::register(m)?;
     profile::register(m)?;
+    store::register(m)?;
     Ok(())
 }

@@ -109,17 +109,7 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
         if isinstance(c.get("values"), dict)
     }
     variants = [v["name"] for v in settings.get("variants", [])]
-    samples: dict[tuple[str, str, str], list[float]] = {}
-    blocks: dict[tuple[str, str, str], list[int]] = {}
-    # One pass over the measured values, in execution order (hot for 100k-run experiments).
-    for cell_key, variant, block, name, value in store.measured_values(exp.id):
-        key = (cell_key, variant, name)
-        s = samples.get(key)
-        if s is None:
-            s = samples[key] = []
-            blocks[key] = []
-        s.append(value)
-        blocks[key].append(block)
+    samples, blocks = store.measured_values(exp.id)
     counts = store.status_counts(exp.id)
     failed = [
         FailedRun(r.order_index, r.cell_key, r.variant, r.repetition, r.status, r.reason)

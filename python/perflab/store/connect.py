@@ -24,8 +24,10 @@ from perflab.store.schema import DDL, SCHEMA_VERSION, expected_columns
 BUSY_TIMEOUT = 30  # seconds to wait for another process's write to finish
 
 
-def connect(path: Path, *, write: bool, create: bool = True) -> sqlite3.Connection:
-    """A connection to the checked store at ``path``; StoreError (one line) if it cannot serve.
+def connect(path: Path, *, write: bool, create: bool = True) -> tuple[sqlite3.Connection, str]:
+    """A connection to the checked store at ``path``, and the SQLite URI it was opened with
+    (a second, read-only connection opens the same way); StoreError (one line) if it cannot
+    serve.
 
     An existing store is checked through a reading connection first, so that a damaged
     one is refused before a writing connection could checkpoint into it.
@@ -35,15 +37,19 @@ def connect(path: Path, *, write: bool, create: bool = True) -> sqlite3.Connecti
         reader = _open_for_reading(path) if path.stat().st_size else None
         if not write:
             assert reader is not None  # check_header refuses an empty file to a reader
-            return _checked(reader, path, new_ok=False)
+            return _checked(reader[0], path, new_ok=False), reader[1]
         if reader is not None:
-            _checked(reader, path, new_ok=True).close()
+            _checked(reader[0], path, new_ok=True).close()
     db = _open_for_writing(path)
     with _closed_on_error(db, path):
         if not _check_schema(db, path):
             _create(db)
         db.execute("PRAGMA journal_mode=WAL")
-    return db
+    return db, _uri(path)
+
+
+def _uri(path: Path) -> str:
+    return "file:" + quote(str(path.absolute()))
 
 
 @contextlib.contextmanager
@@ -79,8 +85,8 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
         raise StoreError(f"cannot open store {path}: {detail(e)}") from e
 
 
-def _open_for_reading(path: Path) -> sqlite3.Connection:
-    uri = "file:" + quote(str(path.absolute()))
+def _open_for_reading(path: Path) -> tuple[sqlite3.Connection, str]:
+    uri = _uri(path)
     modes = ["?mode=ro"]
     if files.writable(path) and not files.wal_has_frames(path):
         # read-write + query_only: removes the -wal/-shm files it made when it closes; not
@@ -95,7 +101,7 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
             db = sqlite3.connect(uri + mode, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
             db.execute("PRAGMA query_only=ON")
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the -shm (WAL) now
-            return db
+            return db, uri + mode
         except sqlite3.Error as e:
             if db is not None:
                 db.close()

@@ -1,0 +1,129 @@
+"""The store's hot read (`Store.measured_values`, in Rust through a second connection):
+the same groups, values and order as SQL read and grouped here, on real stores; its errors
+are one StoreError line like every other read."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+from perflab.errors import StoreError
+from perflab.store import MetricDef, NewRun, Store
+
+METRICS = [MetricDef("t", "s", "lower"), MetricDef("u", "ops/s", "higher")]
+
+
+def _runs(rng: random.Random, n: int) -> list[NewRun]:
+    """Shuffled cells and variants, some failed or warm-up runs, values across the range."""
+    out = []
+    for i in range(n):
+        status = rng.choice(["ok"] * 8 + ["failed", "timeout"])
+        values = {"t": rng.choice([1e-300, -2.5, 0.0, 7.0, 1e300]) * rng.random()}
+        if rng.random() < 0.7:  # not every run has every metric
+            values["u"] = float(rng.randint(-5, 5))
+        cell = rng.choice(["n=1", "n=10", "n=100"])
+        out.append(
+            NewRun(
+                order_index=i,
+                block=i // 6,
+                cell_key=cell,
+                cell={"n": cell[2:]},
+                variant=rng.choice(["base", "new", "other"]),
+                repetition=i,
+                warmup=rng.random() < 0.1,
+                status=status,
+                metrics=values if status == "ok" else None,
+            )
+        )
+    return out
+
+
+def _expected(path, eid):
+    """The same read in SQL and Python, grouped here."""
+    db = sqlite3.connect(path)
+    samples: dict = {}
+    blocks: dict = {}
+    for cell, variant, block, name, value in db.execute(
+        "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r JOIN metrics m"
+        " ON m.run_id = r.id WHERE r.experiment_id=? AND r.status='ok' AND r.warmup=0"
+        " ORDER BY r.order_index",
+        (eid,),
+    ):
+        samples.setdefault((cell, variant, name), []).append(value)
+        blocks.setdefault((cell, variant, name), []).append(block)
+    db.close()
+    return samples, blocks
+
+
+def _store(path, seed: int, n: int) -> list[int]:
+    rng = random.Random(seed)
+    with Store(path) as s:
+        return [
+            s.create_experiment(
+                name=f"e{k}",
+                description="",
+                source="import",
+                baseline="base",
+                metrics=METRICS,
+                settings={},
+                runs=_runs(rng, n),
+                status="complete",
+            )
+            for k in range(2)
+        ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_groups_match_sql_read_and_grouped_in_python(tmp_path, seed):
+    path = tmp_path / "a b?c#d.db"  # quoted into the URI the second connection opens
+    eids = _store(path, seed, 400)
+    with Store(path, write=False) as s:
+        for eid in eids:
+            samples, blocks = s.measured_values(eid)
+            want_samples, want_blocks = _expected(path, eid)
+            assert samples == want_samples and blocks == want_blocks
+            assert list(samples) == list(want_samples)  # groups in order of first run
+            assert all(type(v) is float for vs in samples.values() for v in vs)
+            assert all(type(b) is int for bs in blocks.values() for b in bs)
+    assert len(want_samples) >= 6  # the data exercised many groups
+
+
+def test_an_experiment_without_measured_runs_reads_empty(tmp_path):
+    path = tmp_path / "p.db"
+    with Store(path) as s:
+        eid = s.create_experiment(
+            name="e", description="", source="import", baseline="base",
+            metrics=METRICS, settings={}, runs=[],
+        )  # fmt: skip
+        assert s.measured_values(eid) == ({}, {})
+        assert s.measured_values(eid + 1) == ({}, {})
+
+
+def test_a_store_damaged_after_it_was_opened_is_one_store_error(tmp_path):
+    path = tmp_path / "p.db"
+    (eid,) = _store(path, 4, 3000)[:1]
+    with Store(path, write=False) as s:
+        size = path.stat().st_size
+        with open(path, "r+b") as f:  # pages of the runs and metrics, after the header page
+            f.seek(4096)
+            f.write(b"\xa5" * (size - 4096))
+        with pytest.raises(StoreError) as e:
+            s.measured_values(eid)
+    msg = str(e.value)
+    assert msg.startswith(f"cannot read store {path}: ") and "\n" not in msg
+    assert msg.endswith("it is damaged (database disk image is malformed)"), msg
+
+
+def test_one_sqlite_library_serves_both_connections():
+    """Two copies of SQLite in one process would each keep their own per-file locks (and
+    closing one's file would drop the other's POSIX locks): the Rust reader must link the
+    library Python's sqlite3 module loaded."""
+    import _sqlite3
+
+    from perflab import _native
+
+    assert _native.__file__ and _sqlite3.__file__
+    maps = open("/proc/self/maps").read().splitlines()
+    libraries = {line.split()[-1] for line in maps if "libsqlite3" in line.split()[-1]}
+    assert len(libraries) == 1, libraries
