@@ -242,6 +242,7 @@ impl Worker<'_> {
                 // completes the receive (and any send) the ring holds on it; closing would not
                 use std::os::fd::AsRawFd;
                 unsafe { libc::shutdown(s.as_raw_fd(), libc::SHUT_RDWR) };
+                self.uring_unregister(i);
             }
             let _ = self.poll.registry().deregister(&mut s);
         }

@@ -2,7 +2,9 @@
 //! From then on one `io_uring_enter` per round submits every send queued since the last
 //! one and waits (until a completion or the next timer); each connection has one
 //! multishot receive armed, which fills buffers from the worker's provided buffer ring;
-//! its bytes go to the shared `received`, and the buffer goes straight back.
+//! its bytes go to the shared `received`, and the buffer goes straight back. Sockets are
+//! registered with the ring (connection `i` is fixed file `i`), so that an operation does
+//! not look its file up and take a reference to it each time.
 //!
 //! A connection has at most one send in flight (io_uring does not order two sends on one
 //! socket), from `sbuf`; requests encoded meanwhile wait in `wbuf` and go when it
@@ -15,7 +17,7 @@ use super::{Worker, HOUSEKEEPING_NS};
 use crate::clock::now_ns;
 use crate::stats::KIND_CONNECTION;
 use crate::uring::{new_ring, BufRing, BUF_GROUP};
-use io_uring::types::{Fd, SubmitArgs, Timespec};
+use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, IoUring};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -37,6 +39,9 @@ pub(crate) struct UringIo {
     cqes: Vec<(u64, i32, u32)>,
     /// Operations the kernel holds (armed receives, sends in flight).
     ops: usize,
+    /// Connection `i`'s socket is registered with the ring as fixed file `i` (no lookup
+    /// of the file per operation); false where registering failed: plain descriptors.
+    fixed: bool,
 }
 
 impl UringIo {
@@ -46,7 +51,15 @@ impl UringIo {
         let ring = new_ring(1024, cq)?;
         let count = (2 * conns).next_power_of_two().clamp(64, 1024) as u16;
         let bufs = BufRing::new(&ring, count, BUF_SIZE)?;
-        Ok(UringIo { ring, bufs, unstamped: Vec::new(), rearm: Vec::new(), cqes: Vec::with_capacity(1024), ops: 0 })
+        Ok(UringIo {
+            ring,
+            bufs,
+            unstamped: Vec::new(),
+            rearm: Vec::new(),
+            cqes: Vec::with_capacity(1024),
+            ops: 0,
+            fixed: false,
+        })
     }
 }
 
@@ -83,8 +96,12 @@ impl Worker<'_> {
         self.uring_close_all();
     }
 
-    /// Move every connection from epoll to the ring: a multishot receive for each.
+    /// Move every connection from epoll to the ring: its socket registered as a fixed
+    /// file (where the kernel lets us), a multishot receive for each.
     fn uring_take_over(&mut self) -> io::Result<()> {
+        let fds: Vec<i32> = self.conns.iter().map(|c| c.stream.as_ref().map_or(-1, |s| s.as_raw_fd())).collect();
+        let sub = self.uring().ring.submitter();
+        self.uring().fixed = !fds.is_empty() && sub.register_files(&fds).is_ok();
         for i in 0..self.conns.len() {
             if let Some(s) = self.conns[i].stream.as_mut() {
                 self.poll.registry().deregister(s)?;
@@ -94,9 +111,22 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// Connection `i` failed: its slot in the ring's file table lets go of the socket (the
+    /// operations still on it hold their own reference until they complete).
+    pub(super) fn uring_unregister(&mut self, i: usize) {
+        if self.uring().fixed {
+            let _ = self.uring().ring.submitter().register_files_update(i as u32, &[-1]);
+        }
+    }
+
     fn uring_arm(&mut self, i: usize) -> io::Result<()> {
-        let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
-        let e = opcode::RecvMulti::new(Fd(fd), BUF_GROUP).build().user_data(user_data(i, RECV));
+        let e = if self.uring().fixed {
+            opcode::RecvMulti::new(Fixed(i as u32), BUF_GROUP).build()
+        } else {
+            let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
+            opcode::RecvMulti::new(Fd(fd), BUF_GROUP).build()
+        };
+        let e = e.user_data(user_data(i, RECV));
         self.uring_push(&e)?;
         self.uring().ops += 1;
         Ok(())
@@ -118,15 +148,18 @@ impl Worker<'_> {
         if self.conns[i].wbuf.is_empty() || self.conns[i].sending {
             return Ok(());
         }
+        let fixed = self.uring().fixed;
         let c = &mut self.conns[i];
         std::mem::swap(&mut c.wbuf, &mut c.sbuf);
         c.wbuf.clear();
         c.sending = true;
-        let fd = c.stream.as_ref().expect("socket").as_raw_fd();
-        let e = opcode::Send::new(Fd(fd), c.sbuf.as_ptr(), c.sbuf.len() as u32)
-            .flags(libc::MSG_WAITALL | libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(user_data(i, SEND));
+        let (buf, len) = (c.sbuf.as_ptr(), c.sbuf.len() as u32);
+        let e = if fixed {
+            opcode::Send::new(Fixed(i as u32), buf, len)
+        } else {
+            opcode::Send::new(Fd(c.stream.as_ref().expect("socket").as_raw_fd()), buf, len)
+        };
+        let e = e.flags(libc::MSG_WAITALL | libc::MSG_NOSIGNAL).build().user_data(user_data(i, SEND));
         self.stats.writes += 1;
         self.uring_push(&e).map_err(|e| Fault::Broken(KIND_CONNECTION, format!("io_uring: {e}")))?;
         let u = self.uring();
@@ -137,7 +170,11 @@ impl Worker<'_> {
 
     /// The sends about to be submitted leave now: their requests' send time.
     fn stamp_sends(&mut self) {
-        let t = now_ns();
+        self.stamp_sends_at(now_ns());
+    }
+
+    /// The sends about to be submitted leave at `t`.
+    fn stamp_sends_at(&mut self, t: u64) {
         let queued = std::mem::take(&mut self.uring().unstamped);
         for &i in &queued {
             let n = self.conns[i].sbuf.len();
@@ -153,8 +190,9 @@ impl Worker<'_> {
         // sends that complete at once post their completions during the submit: wait for
         // one more (a reply), not for them
         let sends = self.uring().unstamped.len();
-        self.stamp_sends();
-        let wait = wake.saturating_sub(now_ns());
+        let now = now_ns();
+        self.stamp_sends_at(now);
+        let wait = wake.saturating_sub(now);
         let u = self.uring();
         let r = if wait == 0 {
             u.ring.submit()
