@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass, replace
 
 from rich import table as rich_table
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text, terminal_safe
+from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, segments
 from perflab.stats import Verdict
 
 STYLE: dict[Verdict | None, str] = {
@@ -46,7 +47,7 @@ class Layout:
 class Laid:
     """What `lay_out` makes: rich tables to print in order, and the columns it left out."""
 
-    tables: list[rich_table.Table]
+    tables: list[RenderableType]
     dropped: tuple[str, ...] = ()
 
 
@@ -79,14 +80,59 @@ def _cell_break(text: str) -> str:
     return text[:cut] + "\n" + text[cut + 1 :]
 
 
-def _rich(table: Table, layout: Layout, words: bool) -> rich_table.Table:
+@dataclass(frozen=True)
+class _Built:
+    """A table's text as laid out, the width it prints at (unlimited), and whether rich
+    must fold its cells to fit."""
+
+    grid: Grid
+    fold: bool
+
+    @property
+    def width(self) -> int:
+        """Each column's longest line and its padding (1 + 1), and the box's edges and
+        rules: the width rich prints the table at. Computed, not measured by rich (that
+        took seconds for a 2,000-row table, once per layout tried)."""
+        return sum(w + 2 for w in self.grid.widths) + len(self.grid.headers) + 1
+
+    def rich_table(self) -> rich_table.Table:
+        t = rich_table.Table(header_style=HEADER_STYLE, box=BOX)
+        for header, how in zip(self.grid.headers, self.grid.justify):
+            t.add_column(Text(header), justify=how, no_wrap=not self.fold, overflow="fold")  # type: ignore[arg-type]
+        for i, row in enumerate(self.grid.rows):
+            t.add_row(
+                *(safe_text(text, style) for text, style in row),
+                end_section=i == self.grid.rule_after,
+            )
+        return t
+
+    def renderable(self, console: Console) -> RenderableType:
+        """What to print: the lines drawn directly (`terminal_draw`), or rich's table when
+        it folds cells."""
+        return self.rich_table() if self.fold else segments(console, self.grid)
+
+
+def safe_texts(table: Table, words: bool) -> list[list[str]]:
+    """Every cell's text (rows, then the footer's) as printed on one line: with its
+    verdict's word (``words``), terminal-safe. Made once per table, for every layout tried."""
+    return [
+        [
+            terminal_safe(
+                c.text + (WORD.get(c.verdict, "") if words and c.verdict else ""), one_line=True
+            )
+            for c in row
+        ]
+        for row in table.rows + table.footer
+    ]
+
+
+def _rich(table: Table, layout: Layout, safe: list[list[str]]) -> _Built:
+    """``table`` (its cells' texts: `safe_texts`) laid out as ``layout`` says."""
     rows = table.rows + table.footer
     texts: dict[tuple[int, int], str] = {}
-    for i, row in enumerate(rows):
+    for i in range(len(rows)):
         for j in layout.columns:
-            c = row[j]
-            text = c.text + (WORD.get(c.verdict, "") if words and c.verdict else "")
-            text = terminal_safe(text, one_line=True)
+            text = safe[i][j]
             if layout.cell_lines > 1 and (not layout.lead_only or j < layout.lead_only):
                 text = _cell_break(text)
             texts[i, j] = text
@@ -96,34 +142,35 @@ def _rich(table: Table, layout: Layout, words: bool) -> rich_table.Table:
         )
         for j in layout.columns
     }
-    t = rich_table.Table(header_style="bold")
+    headers = {}
     for j in layout.columns:
         name = terminal_safe(table.columns[j], one_line=True)
-        t.add_column(
-            Text(_wrap(name, width[j]) if layout.wrap_headers else name),
-            justify="right" if table.numeric[j] else "left",
-            no_wrap=not layout.fold,
-            overflow="fold",
-        )
-    for i, row in enumerate(rows):
-        cells = []
+        headers[j] = _wrap(name, width[j]) if layout.wrap_headers else name
+    for i in range(len(table.rows), len(rows)):
         for j in layout.columns:
-            text = texts[i, j]
-            if i >= len(table.rows) and layout.cell_lines > 1 and not table.numeric[j]:
+            if layout.cell_lines > 1 and not table.numeric[j]:
                 # the footer's label: as wide as the cells above, or the header kept whole
                 header = 0 if layout.wrap_headers else len(table.columns[j])
-                text = _wrap(text, max(width[j], 12, header))
-            cells.append(safe_text(text, STYLE.get(row[j].verdict, "")))
-        t.add_row(*cells, end_section=i == len(table.rows) - 1 and bool(table.footer))
-    return t
+                texts[i, j] = _wrap(texts[i, j], max(width[j], 12, header))
+    grid = Grid(
+        headers=[headers[j] for j in layout.columns],
+        justify=["right" if table.numeric[j] else "left" for j in layout.columns],
+        rows=[
+            [(texts[i, j], STYLE.get(row[j].verdict, "")) for j in layout.columns]
+            for i, row in enumerate(rows)
+        ],
+        rule_after=len(table.rows) - 1 if table.footer else -1,
+    )
+    return _Built(grid, layout.fold)
 
 
 def width_of(console: Console, t: rich_table.Table) -> int:
+    """rich's own measure of a table's width (the reference `_Built.width` is tested against)."""
     return console.measure(t, options=console.options.update_width(100_000)).maximum
 
 
 def _chunks(
-    console: Console, table: Table, layout: Layout, lead: int, words: bool, width: int
+    table: Table, layout: Layout, lead: int, safe: list[list[str]], width: int
 ) -> list[Layout] | None:
     """The value columns split over tables that each fit (the ``lead`` columns in every
     one), or None when one value column does not fit beside them."""
@@ -131,11 +178,11 @@ def _chunks(
     out: list[list[int]] = []
     for j in rest:
         trial = replace(layout, columns=head + tuple((out[-1] if out else []) + [j]))
-        if out and width_of(console, _rich(table, trial, words)) <= width:
+        if out and _rich(table, trial, safe).width <= width:
             out[-1].append(j)
             continue
         alone = replace(layout, columns=head + (j,))
-        if width_of(console, _rich(table, alone, words)) > width:
+        if _rich(table, alone, safe).width > width:
             return None
         out.append([j])
     return [replace(layout, columns=head + tuple(c)) for c in out]
@@ -153,6 +200,7 @@ def lay_out(
     ``lead``: how many leading columns (the cell, the variant) every split table repeats;
     ``drop``: the names of columns that may be left out."""
     width = console.width
+    safe = safe_texts(table, words)
     layout = Layout(tuple(range(len(table.columns))))
     two = replace(layout, wrap_headers=True, cell_lines=2)
     steps = [
@@ -163,22 +211,22 @@ def lay_out(
         two,
     ]
     for step in steps:
-        t = _rich(table, step, words)
-        if width_of(console, t) <= width:
-            return Laid([t])
+        built = _rich(table, step, safe)
+        if built.width <= width:
+            return Laid([built.renderable(console)])
     layout = steps[-1]
     dropped: tuple[str, ...] = ()
     if drop:
         keep = tuple(j for j in layout.columns if table.columns[j] not in drop)
         dropped = tuple(table.columns[j] for j in layout.columns if j not in keep)
         layout = replace(layout, columns=keep)
-        t = _rich(table, layout, words)
-        if width_of(console, t) <= width:
-            return Laid([t], dropped)
-    chunks = _chunks(console, table, layout, lead, words, width)
+        built = _rich(table, layout, safe)
+        if built.width <= width:
+            return Laid([built.renderable(console)], dropped)
+    chunks = _chunks(table, layout, lead, safe, width)
     if chunks is not None and len(chunks) > 1:
-        return Laid([_rich(table, c, words) for c in chunks], dropped)
-    return Laid([_rich(table, replace(layout, fold=True), words)], dropped)
+        return Laid([_rich(table, c, safe).renderable(console) for c in chunks], dropped)
+    return Laid([_rich(table, replace(layout, fold=True), safe).renderable(console)], dropped)
 
 
 def dropped_line(dropped: tuple[str, ...], width: int) -> str:

@@ -1,0 +1,91 @@
+"""The terminal layout computes each table's width instead of asking rich to measure it,
+and draws tables that fit straight to segments instead of through rich's table (both cost
+seconds on a 2,000-row comparison): the width must be rich's and the bytes printed rich's,
+colours included, for every layout, on tables like perflab's and odd ones."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+from dataclasses import replace
+
+import pytest
+from perflab.report.blocks import Cell, Table
+from perflab.report.terminal_layout import Layout, _rich, lay_out, safe_texts, width_of
+from perflab.stats import Verdict
+from rich.cells import cell_len
+from rich.console import Console
+
+WORDS = ["n=1", "memcached_get_p99", "+12.3% [+1.0, +20.1]", "NS", "−4.1% [−9.0, −0.5]",
+         "日本語のセル", "a b_c d", "", "x" * 40, "2.50 ms (±3%)", "cell with [bracket] (paren)"]  # fmt: skip
+VERDICTS = [None, Verdict.BETTER, Verdict.WORSE, Verdict.WITHIN_NOISE, Verdict.NOT_SIGNIFICANT]
+
+
+def _table(rng: random.Random) -> Table:
+    ncols = rng.randint(1, 6)
+
+    def cell() -> Cell:  # fmt: skip
+        return Cell(rng.choice(WORDS), rng.choice(VERDICTS))
+
+    return Table(
+        title="t",
+        columns=tuple(rng.choice(WORDS) or "h" for _ in range(ncols)),
+        rows=tuple(tuple(cell() for _ in range(ncols)) for _ in range(rng.randint(0, 8))),
+        numeric=tuple(rng.random() < 0.5 for _ in range(ncols)),
+        footer=tuple(tuple(cell() for _ in range(ncols)) for _ in range(rng.randint(0, 1))),
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_computed_width_is_richs_for_every_layout(seed):
+    rng = random.Random(seed)
+    console = Console(width=80, file=open("/dev/null", "w"), color_system=None)
+    table = _table(rng)
+    base = Layout(tuple(range(len(table.columns))))
+    layouts = [
+        base,
+        replace(base, cell_lines=2, lead_only=1),
+        replace(base, wrap_headers=True),
+        replace(base, wrap_headers=True, cell_lines=2),
+        replace(base, columns=base.columns[1:] or base.columns),
+    ]
+    for layout in layouts:
+        for words in (False, True):
+            built = _rich(table, layout, safe_texts(table, words))
+            assert built.width == width_of(console, built.rich_table()), (layout, words)
+            for colors in (None, "standard", "truecolor"):
+                drawn, by_rich = (
+                    _printed(built.renderable, colors),
+                    _printed(built.rich_table, colors),
+                )
+                assert drawn == by_rich, (layout, words, colors)
+
+
+def _printed(make, colors) -> str:
+    out = io.StringIO()
+    console = Console(width=400, file=out, color_system=colors, force_terminal=colors is not None)
+    r = make(console) if make.__name__ == "renderable" else make()
+    console.print(r)
+    return out.getvalue()
+
+
+def test_a_table_laid_out_fits_and_a_wider_one_is_split():
+    rows = tuple((Cell(f"n={i}"), Cell("+12.3% [+1.0, +20.1]", Verdict.BETTER)) for i in range(50))
+    table = Table("t", ("cell", "metric"), rows, (False, False))
+    wide = Table("t", ("cell",) + tuple(f"metric_{k}" for k in range(6)),
+                 tuple(r + (r[1],) * 5 for r in rows), (False,) * 7)  # fmt: skip
+    out = io.StringIO()
+    console = Console(width=80, file=out, color_system=None)
+    assert len(lay_out(console, table).tables) == 1
+    laid = lay_out(console, wide)
+    assert len(laid.tables) > 1
+    for t in laid.tables:
+        console.print(t)
+    lines = out.getvalue().splitlines()
+    assert max(cell_len(line) for line in lines) <= 80
+    assert max(cell_len(line) for line in lines) > 60  # as many columns as fit, per table
+    assert sorted(set(re.findall(r"metric_\d", out.getvalue()))) == [
+        f"metric_{k}" for k in range(6)
+    ]
+    assert len(re.findall(r"┃ n=49 ", out.getvalue().replace("│", "┃"))) == len(laid.tables)
