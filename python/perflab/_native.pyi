@@ -93,5 +93,8 @@ def flamegraph_svg(
 def measured_values(
     uri: str, experiment_id: int, busy_timeout_ms: int
 ) -> tuple[dict[tuple[str, str, str], list[float]], dict[tuple[str, str, str], list[int]]]: ...
+def cells_and_variants(
+    uri: str, experiment_id: int, busy_timeout_ms: int
+) -> list[tuple[str, str, str]]: ...
 
 # end store

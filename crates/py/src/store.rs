@@ -1,7 +1,7 @@
 //! Bindings for `perflab-store`: an experiment's measured values as Python lists, grouped
 //! by (cell, variant, metric); SQLite errors raised as `sqlite3` errors with
 //! `sqlite_errorname` set, so the store's callers word them as they word their own reads.
-use perflab_store::{measured_values as read, StoreError};
+use perflab_store::{cells_and_variants as read_cells, measured_values as read, StoreError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -42,6 +42,20 @@ fn measured_values<'py>(
     Ok((samples, blocks))
 }
 
+/// `cells_and_variants(uri, experiment_id, busy_timeout_ms) -> [(cell_key, cell_json, variant)]`:
+/// every (cell, variant) of the experiment's runs, in order of first appearance.
+#[pyfunction]
+fn cells_and_variants(
+    py: Python<'_>,
+    uri: &str,
+    experiment_id: i64,
+    busy_timeout_ms: u32,
+) -> PyResult<Vec<(String, String, String)>> {
+    let uri = uri.to_string();
+    py.allow_threads(|| read_cells(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(measured_values, m)?)
+    m.add_function(wrap_pyfunction!(measured_values, m)?)?;
+    m.add_function(wrap_pyfunction!(cells_and_variants, m)?)
 }

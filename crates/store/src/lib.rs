@@ -95,10 +95,14 @@ const MEASURED: &str = "SELECT r.cell_key, r.variant, r.block, m.name, m.value F
 /// Open the store read-only at `uri` (an SQLite `file:` URI, with the mode the caller's own
 /// reading connection succeeded with) and read experiment `experiment_id`'s measured values.
 pub fn measured_values(uri: &str, experiment_id: i64, busy_timeout_ms: u32) -> Result<Grouped, StoreError> {
+    read_grouped(&open(uri, busy_timeout_ms)?, experiment_id)
+}
+
+fn open(uri: &str, busy_timeout_ms: u32) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_with_flags(uri, flags)?;
     db.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms.into()))?;
-    read_grouped(&db, experiment_id)
+    Ok(db)
 }
 
 /// The grouping itself, on an open connection.
@@ -142,6 +146,39 @@ pub fn read_grouped(db: &Connection, experiment_id: i64) -> Result<Grouped, Stor
     Ok(out)
 }
 
+/// Every (cell_key, cell labels as stored (JSON), variant) of an experiment's runs, whatever
+/// their status, in order of first appearance.
+pub fn cells_and_variants(
+    uri: &str,
+    experiment_id: i64,
+    busy_timeout_ms: u32,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    read_cells_and_variants(&open(uri, busy_timeout_ms)?, experiment_id)
+}
+
+/// `cells_and_variants` on an open connection.
+pub fn read_cells_and_variants(
+    db: &Connection,
+    experiment_id: i64,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    let mut stmt =
+        db.prepare("SELECT cell_key, variant, cell FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
+    let mut rows = stmt.query([experiment_id])?;
+    let (mut cells, mut variants) = (Names::default(), Names::default());
+    let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        let id = (cells.number(cell), variants.number(variant));
+        if seen.insert(id, ()).is_none() {
+            let labels = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+            out.push((cell.to_string(), labels.to_string(), variant.to_string()));
+        }
+    }
+    Ok(out)
+}
+
 /// Texts numbered in order of first sight.
 #[derive(Default)]
 struct Names(HashMap<String, u32>);
@@ -165,7 +202,7 @@ mod tests {
         let db = Connection::open_in_memory().unwrap();
         db.execute_batch(
             "CREATE TABLE runs (id INTEGER PRIMARY KEY, experiment_id INTEGER, order_index INTEGER,
-                 block INTEGER, cell_key TEXT, variant TEXT, warmup INTEGER, status TEXT);
+                 block INTEGER, cell_key TEXT, variant TEXT, warmup INTEGER, status TEXT, cell TEXT);
              CREATE TABLE metrics (run_id INTEGER, name TEXT, value REAL, PRIMARY KEY (run_id, name));",
         )
         .unwrap();
@@ -177,7 +214,7 @@ mod tests {
 
     fn run(db: &Connection, (id, exp, order, cell, variant, warmup, status): Run<'_>) {
         db.execute(
-            "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO runs (id, experiment_id, order_index, block, cell_key, variant, warmup, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             rusqlite::params![id, exp, order, order / 2, cell, variant, warmup, status],
         )
         .unwrap();
@@ -211,6 +248,22 @@ mod tests {
         assert_eq!(g.group(2), (&[3.0, 4.0][..], &[0i64, 1][..]));
         assert_eq!(g.group(3), (&[-2.5e-300][..], &[2i64][..]));
         assert_eq!(g.values.len(), 5);
+    }
+
+    #[test]
+    fn cells_and_variants_of_every_run_in_order_of_first_appearance() {
+        let db = store();
+        run(&db, (1, 1, 2, "c2", "a", 0, "failed"));
+        run(&db, (2, 1, 0, "c1", "b", 1, "ok"));
+        run(&db, (3, 1, 1, "c1", "a", 0, "pending"));
+        run(&db, (4, 1, 3, "c1", "b", 0, "ok"));
+        run(&db, (5, 2, 0, "c9", "a", 0, "ok"));
+        db.execute_batch("UPDATE runs SET cell = '{\"n\": \"' || cell_key || '\"}'").unwrap();
+        let got = read_cells_and_variants(&db, 1).unwrap();
+        let want = [("c1", "{\"n\": \"c1\"}", "b"), ("c1", "{\"n\": \"c1\"}", "a"), ("c2", "{\"n\": \"c2\"}", "a")];
+        let want: Vec<(String, String, String)> =
+            want.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

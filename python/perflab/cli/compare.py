@@ -15,6 +15,7 @@ from perflab.cli.common import (
     experiment_pairs,
     open_store,
     pct,
+    without_cycle_collection,
 )
 
 if TYPE_CHECKING:
@@ -74,13 +75,13 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    with without_cycle_collection():
+        return _run(args, io)
+
+
+def _run(args: argparse.Namespace, io: CliIO) -> int:
     from perflab.analysis.compare import compare_dataset, regressions
     from perflab.analysis.dataset import load_dataset
-    from perflab.report.csv_table import render_csv
-    from perflab.report.format import fmt_pct
-    from perflab.report.json_doc import render_compare_json
-    from perflab.report.markdown import render_compare_markdown
-    from perflab.report.terminal import render_terminal
 
     opts = analysis_options(args)
     scaling = opts.pop("scaling")
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     across = _across_option(args)
     if scaling is not None:
         return run_scaling(args, io, opts, scaling, pairs)
-    to_json: Callable[[Any], str] = render_compare_json
+    to_json: Callable[[Any], str] = _compare_json
     with open_store(args) as store:
         if across is not None:
             from perflab.analysis.across import across_dataset, compare_across
@@ -115,13 +116,13 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         io,
         result,
         to_json,
-        render_compare_markdown,
-        render_csv,
-        lambda r, console: render_terminal(
-            r, console, summaries=not args.no_summary, verbose=args.verbose, more=_more(args)
-        ),
+        _compare_markdown,
+        _compare_csv,
+        lambda r, console: _compare_terminal(args, r, console),
     )
     if args.fail_if_worse is not None:
+        from perflab.report.format import fmt_pct
+
         bad = regressions(result, args.fail_if_worse)
         for c in bad:
             assert c.comparison is not None  # regressions() returns compared cells only
@@ -131,6 +132,36 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             )
         return 1 if bad else 0
     return 0
+
+
+# The renderers, imported for the format asked for only (rich and the terminal layout are
+# not needed for --format csv, nor the CSV writer for the terminal).
+
+
+def _compare_json(result: Any) -> str:
+    from perflab.report.json_doc import render_compare_json
+
+    return render_compare_json(result)
+
+
+def _compare_markdown(result: Any) -> str:
+    from perflab.report.markdown import render_compare_markdown
+
+    return render_compare_markdown(result)
+
+
+def _compare_csv(result: Any) -> str:
+    from perflab.report.csv_table import render_csv
+
+    return render_csv(result)
+
+
+def _compare_terminal(args: argparse.Namespace, result: Any, console: Console) -> None:
+    from perflab.report.terminal import render_terminal
+
+    render_terminal(
+        result, console, summaries=not args.no_summary, verbose=args.verbose, more=_more(args)
+    )
 
 
 def _across_option(args: argparse.Namespace) -> tuple[str, str] | None:
