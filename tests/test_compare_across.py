@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 from cli_helpers import perflab
-from perflab.analysis.across_sweep import shared_reference_summary
 from perflab.stats import get_method, sweep_summary
+from perflab.stats.sweep import shared_reference_summary
 
 NS = (1, 2, 4)
 GAIN = {1: 1.0, 2: 2.0, 4: 3.0}  # throughput at n against n=1: the known truth

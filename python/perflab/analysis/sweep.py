@@ -118,7 +118,7 @@ def summarize_sweeps(
 
 
 @dataclass
-class _Cells:
+class CellTally:
     """The cells of one candidate × metric: those averaged (their keys, each one's moments for
     `sweep_summary_of_moments`, the runs per side) and those left out, by reason."""
 
@@ -132,9 +132,9 @@ class _Cells:
 
 def _cells(
     data: Dataset, summaries: dict[tuple[str, str, str], Summary], variant: str, metric: str
-) -> _Cells:
+) -> CellTally:
     """Which cells of ``variant`` × ``metric`` the geometric mean can average, and which not."""
-    out = _Cells()
+    out = CellTally()
     for cell_key, _labels in data.cells:
         base = summaries.get((cell_key, data.baseline, metric))
         cand = summaries.get((cell_key, variant, metric))
@@ -170,7 +170,7 @@ def _sweep_row(
             StatWarning(
                 "sweep_not_computed",
                 f"no geometric mean across the cells: only {len(cells.moments)} of {len(data.cells)} cells have "
-                f"≥ 2 runs per side and positive means; complete the runs of {_names(left_out)}",
+                f"≥ 2 runs per side and positive means; complete the runs of {cell_names(left_out)}",
                 {"cells": len(cells.moments)},
             )
         ]
@@ -196,21 +196,21 @@ def _sweep_row(
     )
     verdict = classify(comp, metric.better, threshold)
     row = SweepRow(variant, metric, s, comp, verdict, len(data.cells), left_out)
-    warnings = _left_out_warnings(cells)
-    w = _heterogeneity(data, row, cells.keys)
+    warnings = left_out_warnings(cells)
+    w = heterogeneity_warning(data, row, cells.keys)
     if w is not None:
         warnings.append(w)
     return row, warnings
 
 
-def _left_out_warnings(cells: _Cells) -> list[StatWarning]:
+def left_out_warnings(cells: CellTally) -> list[StatWarning]:
     """Why cells are missing from a geometric mean that was computed."""
     warnings = []
     if cells.few:
         warnings.append(
             StatWarning(
                 "sweep_cells_left_out",
-                f"the geometric mean across the cells leaves out {_names(cells.few)}: a side has fewer than 2 runs "
+                f"the geometric mean across the cells leaves out {cell_names(cells.few)}: a side has fewer than 2 runs "
                 "there; complete those runs to include them",
                 {"cells": len(cells.few)},
             )
@@ -219,7 +219,7 @@ def _left_out_warnings(cells: _Cells) -> list[StatWarning]:
         warnings.append(
             StatWarning(
                 "sweep_cells_left_out",
-                f"the geometric mean across the cells leaves out {_names(cells.nonpositive)}: a mean is zero or "
+                f"the geometric mean across the cells leaves out {cell_names(cells.nonpositive)}: a mean is zero or "
                 "negative there, and a ratio of means needs positive ones",
                 {"cells": len(cells.nonpositive)},
             )
@@ -227,7 +227,7 @@ def _left_out_warnings(cells: _Cells) -> list[StatWarning]:
     return warnings
 
 
-def _heterogeneity(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning | None:
+def heterogeneity_warning(data: Dataset, row: SweepRow, keys: list[str]) -> StatWarning | None:
     s = row.summary
     if s.cells < 2 or s.i_squared <= HETEROGENEITY_I2:
         return None
@@ -265,6 +265,6 @@ def _pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f}%"
 
 
-def _names(keys: list[str] | tuple[str, ...]) -> str:
+def cell_names(keys: list[str] | tuple[str, ...]) -> str:
     shown = ", ".join(keys[:MAX_NAMED])
     return shown + (f" and {len(keys) - MAX_NAMED} more" if len(keys) > MAX_NAMED else "")

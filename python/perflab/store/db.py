@@ -23,8 +23,9 @@ from types import TracebackType
 from typing import Any
 
 from perflab.errors import StoreError
-from perflab.store.connect import BUSY_TIMEOUT, connect
+from perflab.store.connect import connect
 from perflab.store.faults import reads, writes
+from perflab.store.hot_reads import HotReads
 from perflab.store.paths import default_store_path
 from perflab.store.rows import (
     FINISHED,
@@ -37,12 +38,8 @@ from perflab.store.rows import (
     run_row,
 )
 
-#: (cell_key, variant, metric) → the values, or the blocks, of its runs in run order.
-Samples = dict[tuple[str, str, str], list[float]]
-Blocks = dict[tuple[str, str, str], list[int]]
 
-
-class Store:
+class Store(HotReads):
     """The store at ``path`` (default: $PERFLAB_STORE or ./perflab.db).
 
     write=False: for reading commands; a missing store is a StoreError and nothing is
@@ -333,41 +330,11 @@ class Store:
         )
 
     @reads
-    def measured_values(self, eid: int) -> tuple[Samples, Blocks]:
-        """Values and blocks of successful non-warm-up runs by (cell_key, variant, metric), in
-        run order; groups in the order of their first run.
-
-        Read in Rust (`perflab._native.measured_values`) through a second, read-only
-        connection opened as this one was: the one hot read (160,000 values for an
-        80,000-run experiment), where Python's tuple and five objects per value, and the
-        grouping, cost more than the statistics. One SQLite library serves both connections
-        (the system's), so they share its per-file locks."""
-        from perflab import _native
-
-        return _native.measured_values(self.uri, eid, BUSY_TIMEOUT * 1000)
-
-    @reads
     def status_counts(self, eid: int) -> dict[str, int]:
         rows = self.db.execute(
             "SELECT status, count(*) AS n FROM runs WHERE experiment_id=? GROUP BY status", (eid,)
         ).fetchall()
         return {r["status"]: r["n"] for r in rows}
-
-    @reads
-    def cells_and_variants(self, eid: int) -> list[tuple[str, dict[str, str], str]]:
-        """Distinct (cell_key, labels, variant) in order of first appearance (read in Rust,
-        as `measured_values`: a pass over every run of an 80,000-run experiment)."""
-        from perflab import _native
-
-        labels: dict[str, dict[str, str]] = {}
-        return [
-            (
-                key,
-                labels[cell] if cell in labels else labels.setdefault(cell, json.loads(cell)),
-                variant,
-            )
-            for key, cell, variant in _native.cells_and_variants(self.uri, eid, BUSY_TIMEOUT * 1000)
-        ]
 
     @reads
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
