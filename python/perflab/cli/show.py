@@ -392,6 +392,8 @@ def _show_commands(io: CliIO, commands: list[dict[str, Any]]) -> None:
     c.print(safe_text(f"── commands ({n} step{'' if n == 1 else 's'})", "bold", one_line=True))
     for entry in commands:
         c.print(safe_text(f"{entry.get('step', '?')} on {entry.get('host') or '–'}", one_line=True))
+        if entry.get("note"):
+            c.print(safe_text(f"  ({entry['note']})", "dim", one_line=True))
         lines = str(entry.get("command", "")).split("\n")
         for k, line in enumerate(lines):
             c.print(

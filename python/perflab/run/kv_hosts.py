@@ -19,6 +19,7 @@ phase's stdout.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -195,7 +196,9 @@ def run_kv_on_hosts(
         t.join()
     clock_lines = [c.line() for c in clocks] + [f"start\t{start:.6f}"]
     artifacts = {f"clocks:{phase.name}": "".join(x + "\n" for x in clock_lines).encode()}
-    return _merged(phase, processes, steps, artifacts, timeout, stop)
+    result = _merged(phase, processes, steps, artifacts, timeout, stop)
+    commands = [steps[p.name].record() for p in processes if p.name in steps]
+    return dataclasses.replace(result, commands=commands)
 
 
 def _merged(

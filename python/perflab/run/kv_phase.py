@@ -12,7 +12,9 @@ naming the count and the most common kinds — it never yields throughput number
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shlex
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ class KvPhaseResult:
     status: str = "ok"  # ok | failed | timeout | interrupted
     failure: str | None = None
     artifacts: dict[str, bytes] = field(default_factory=dict)
+    #: what ran, as the run's ``commands`` artifact keeps each step (`StepOutput.record`)
+    commands: list[dict[str, object]] = field(default_factory=list)
 
 
 class _StopWhen:
@@ -58,11 +62,30 @@ def run_kv_phase(
 
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
+        command = in_process_record(phase, table)
         # run_kv only calls is_set(); _StopWhen is that check with the deadline added.
         result = run_kv(table, stop=_StopWhen(stop, deadline))  # type: ignore[arg-type]
     except InputError as e:  # the engine refused the configuration (e.g. unresolvable host)
         return KvPhaseResult(None, "failed", e.one_line())
-    return kv_phase_result(phase, result, timeout=timeout, stop=stop)
+    return dataclasses.replace(
+        kv_phase_result(phase, result, timeout=timeout, stop=stop), commands=[command]
+    )
+
+
+def in_process_record(phase: PhaseSpec, table: dict[str, Any]) -> dict[str, object]:
+    """The ``commands`` entry of a load run in-process: the same engine as one program
+    (``perflab-load CONFIG``, in perflab's ``_bin/``) with the configuration it ran, so
+    that ``perflab show ID --run N`` says what load ran and how to run it again."""
+    from perflab.workloads.kv import as_config
+
+    config = json.dumps(as_config(table).to_engine(), separators=(",", ":"))
+    return {
+        "step": f"phase:{phase.name}",
+        "host": None,
+        "command": shlex.join(["perflab-load", config]),
+        "env": {},
+        "note": "run in-process by perflab: the same engine as this command",
+    }
 
 
 def kv_phase_result(

@@ -257,6 +257,7 @@ class RunExecution:
             result = run_kv_phase(phase, table, timeout=timeout, stop=self.runner.stop)
         finish_profile(self, name, profile)
         self.artifacts.update(result.artifacts)
+        self.commands += result.commands
         if result.failure:
             self.failure = (
                 result.status,
