@@ -8,10 +8,12 @@ setup:
 quickstart: setup
 	@scripts/quickstart
 
-# The whole test suite: Rust unit tests, then pytest (real servers on loopback).
+# The whole test suite: Rust unit tests, then pytest (real servers on loopback) in two
+# processes (pytest-xdist), each test module whole in one of them: its servers and
+# experiments are set up once (module fixtures), and no two tests of a module overlap.
 test: setup lint
 	cargo test --workspace --exclude perflab-py --release -q
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -n 2 --dist loadscope
 
 # The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.
 test-fast: setup

@@ -13,8 +13,8 @@ With ``kernel=...`` the server is a host whose kernel can be switched: its sessi
 It runs as the current user on 127.0.0.1 (a non-root sshd can only log that user in),
 with a host key and an authorized key made for it in a temporary directory; host keys
 are accepted on first use into a known_hosts file of that directory, so nothing in
-~/.ssh changes. A missing sshd is a test failure, never a skip: ``scripts/setup``
-installs openssh-server.
+~/.ssh changes; its sessions do not read the user's ~/.bashrc (``SetEnv SHLVL=1``). A
+missing sshd is a test failure, never a skip: ``scripts/setup`` installs openssh-server.
 """
 
 from __future__ import annotations
@@ -58,6 +58,11 @@ class Sshd:
             "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
             "LogLevel ERROR\nMaxSessions 100\nMaxStartups 100\n"
+            # Sessions do not read the user's ~/.bashrc: Debian's bash reads it for every
+            # command over SSH unless SHLVL says it is a nested shell. A test host does not
+            # depend on the developer's rc files, and they cost every remote command (pyenv's
+            # init: 0.3 s, ten times the command itself; an experiment makes hundreds).
+            "SetEnv SHLVL=1\n"
         )
         if kernel is not None:
             config.write_text(config.read_text() + self._fake_kernel(kernel))

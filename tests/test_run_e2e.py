@@ -8,8 +8,11 @@ import os
 import signal
 import sqlite3
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
-from cli_helpers import perflab, perflab_process, write_spec
+import pytest
+from cli_helpers import CliResult, perflab, perflab_process, write_spec
 
 SPEC = """\
 name = "e2e"
@@ -93,10 +96,27 @@ def db_rows(db, sql, *args):
         con.close()
 
 
-def test_run_stores_every_run_and_prints_tldr(tmp_path):
-    spec = make_spec(tmp_path)
-    db = tmp_path / "p.db"
+@dataclass(frozen=True)
+class Experiment:
+    spec: Path
+    db: Path
+    run: CliResult  # what `perflab run` printed
+    hook_lines: int  # lines the before_each hook had written when the run ended
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory) -> Experiment:
+    """The default spec, run once (20 runs) for the tests that only read its result; a test
+    that adds to its store works on a copy."""
+    folder = tmp_path_factory.mktemp("e2e")
+    spec = make_spec(folder)
+    db = folder / "p.db"
     r = perflab("run", str(spec), "--store", str(db))
+    return Experiment(spec, db, r, (folder / "log.txt").read_text().count("reset"))
+
+
+def test_run_stores_every_run_and_prints_tldr(experiment):
+    db, r = experiment.db, experiment.run
     assert r.code == 0, r.err
     assert "TLDR — slow vs fast" in r.out
     # 2 cells x 2 variants x (4 + 1 warm-up) runs, all ok, each with 3 metrics
@@ -116,7 +136,7 @@ def test_run_stores_every_run_and_prints_tldr(tmp_path):
     rates = db_rows(db, "SELECT DISTINCT m.value FROM metrics m WHERE m.name='rate' ORDER BY 1")
     assert [x for (x,) in rates] == [7000.0, 21000.0, 140000.0, 420000.0]
     # hooks ran before every run; stdout/stderr of every step are kept
-    assert (tmp_path / "log.txt").read_text().count("reset") == 20
+    assert experiment.hook_lines == 20
     assert (
         db_rows(db, "SELECT count(*) FROM artifacts WHERE name='stdout:phase:prepare'")[0][0] == 20
     )
@@ -131,10 +151,9 @@ def test_run_stores_every_run_and_prints_tldr(tmp_path):
     assert {s["n"] for s in doc["summaries"]} == {4}
 
 
-def test_interleaved_order_is_blocked_and_reproducible(tmp_path):
-    spec = make_spec(tmp_path)
-    db = tmp_path / "p.db"
-    assert perflab("run", str(spec), "--store", str(db), "--no-compare").code == 0
+def test_interleaved_order_is_blocked_and_reproducible(experiment):
+    spec, db = experiment.spec, experiment.db
+    assert experiment.run.code == 0
     rows = db_rows(db, "SELECT block, cell_key, variant, warmup FROM runs ORDER BY order_index")
     for b in range(5):  # every block holds each (cell, variant) exactly once
         block = sorted((c, v) for blk, c, v, _ in rows if blk == b)
@@ -152,10 +171,9 @@ def test_interleaved_order_is_blocked_and_reproducible(tmp_path):
     assert len(orders) == 4
 
 
-def test_environment_captured_once_and_shown(tmp_path):
-    spec = make_spec(tmp_path)
-    db = tmp_path / "p.db"
-    assert perflab("run", str(spec), "--store", str(db), "--no-compare").code == 0
+def test_environment_captured_once_and_shown(experiment):
+    db = experiment.db
+    assert experiment.run.code == 0
     assert db_rows(db, "SELECT count(*) FROM environment")[0][0] == 1
     names = {n for (n,) in db_rows(db, "SELECT name FROM artifacts WHERE run_id IS NULL")}
     assert {"/proc/cpuinfo", "/proc/meminfo", "uname -a"} <= names
@@ -355,10 +373,15 @@ def test_ctrl_c_stops_cleanly_and_resume_by_id(tmp_path):
     assert db_rows(db, "SELECT status, count(*) FROM runs GROUP BY status") == [("ok", 20)]
 
 
-def test_new_flag_starts_over_and_complete_spec_starts_new(tmp_path):
-    spec = make_spec(tmp_path)
-    db = tmp_path / "p.db"
-    assert perflab("run", str(spec), "--store", str(db), "--no-compare").code == 0
+def test_new_flag_starts_over_and_complete_spec_starts_new(experiment, tmp_path):
+    spec, db = experiment.spec, tmp_path / "p.db"
+    assert experiment.run.code == 0
+    src, dst = sqlite3.connect(experiment.db), sqlite3.connect(db)
+    try:
+        src.backup(dst)  # a copy of the store: the same spec, run to the end once already
+    finally:
+        src.close()
+        dst.close()
     assert perflab("run", str(spec), "--store", str(db), "--no-compare").code == 0
     assert db_rows(db, "SELECT id, status FROM experiments") == [(1, "complete"), (2, "complete")]
     r = perflab("run", "--resume", "1", "--store", str(db))
@@ -369,8 +392,6 @@ def test_new_flag_starts_over_and_complete_spec_starts_new(tmp_path):
 
 def test_harness_metrics_are_the_commands_own(tmp_path):
     """max_rss reflects the command (not the Python harness), CPU time is measured."""
-    from pathlib import Path
-
     from perflab.run.process import exec_shim, run_process, spawn_argv
 
     assert exec_shim() is not None, "scripts/setup installs the perflab-exec shim"
