@@ -127,3 +127,26 @@ def test_one_sqlite_library_serves_both_connections():
     maps = open("/proc/self/maps").read().splitlines()
     libraries = {line.split()[-1] for line in maps if "libsqlite3" in line.split()[-1]}
     assert len(libraries) == 1, libraries
+
+
+def test_prefetched_reads_are_the_reads_and_their_errors_are_store_errors(tmp_path):
+    """`Store.prefetch` reads in threads while the caller goes on; the reads hand over what
+    the threads read (once: a second read reads again) or raise what they raised, worded."""
+    path = tmp_path / "p.db"
+    (eid,) = _store(path, 5, 500)[:1]
+    with Store(path, write=False) as s:
+        plain = s.measured_values(eid), s.cells_and_variants(eid)
+        s.prefetch(eid)
+        assert (s.measured_values(eid), s.cells_and_variants(eid)) == plain
+        assert s.measured_values(eid) == plain[0]  # read again
+        size = path.stat().st_size
+        with open(path, "r+b") as f:
+            f.seek(4096)
+            f.write(b"\xa5" * (size - 4096))
+        s.prefetch(eid)
+        for read in (s.measured_values, s.cells_and_variants):
+            with pytest.raises(StoreError) as e:
+                read(eid)
+            assert str(e.value) == (
+                f"cannot read store {path}: it is damaged (database disk image is malformed)"
+            )

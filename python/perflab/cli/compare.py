@@ -80,9 +80,6 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.analysis.compare import compare_dataset, regressions
-    from perflab.analysis.dataset import load_dataset
-
     opts = analysis_options(args)
     scaling = opts.pop("scaling")
     pairs = experiment_pairs(args)
@@ -91,6 +88,11 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
         return run_scaling(args, io, opts, scaling, pairs)
     to_json: Callable[[Any], str] = _compare_json
     with open_store(args) as store:
+        if args.other is None:  # the values read while the statistics load
+            store.prefetch(store.experiment(args.experiment).id)
+        from perflab.analysis.compare import compare_dataset, regressions
+        from perflab.analysis.dataset import load_dataset
+
         if across is not None:
             from perflab.analysis.across import across_dataset, compare_across
 
