@@ -97,10 +97,28 @@ def _which(affected: list[dict[str, Any]], every: list[str]) -> str:
 
 
 def system_warnings(snapshots: list[dict[str, Any]]) -> list[StatWarning]:
-    """Every warning the snapshots (oldest first) call for."""
+    """Every warning the snapshots (oldest first) call for, host by host: with snapshots of
+    several hosts each warning says which host it is about."""
+    hosts: dict[str, list[dict[str, Any]]] = {}
+    for s in snapshots:
+        hosts.setdefault(_printable(s.get("host") or ""), []).append(s)
+    if len(hosts) < 2:
+        return _host_warnings(snapshots)
+    every = _variants(snapshots)  # a host's snapshots are judged against every variant
+    return [
+        StatWarning(w.code, f"on host {host}: {w.message}", {**w.details, "host": host})
+        for host, taken in hosts.items()
+        for w in _host_warnings(taken, every)
+    ]
+
+
+def _host_warnings(
+    snapshots: list[dict[str, Any]], every: list[str] | None = None
+) -> list[StatWarning]:
+    """The warnings of one host's snapshots."""
     if not snapshots:
         return []
-    every = _variants(snapshots)
+    every = every if every is not None else _variants(snapshots)
     out: list[StatWarning] = []
     out += _load(snapshots)
     out += _busy(snapshots, every)

@@ -33,7 +33,7 @@ from perflab.run.service_scopes import ServiceScopes, stop_services
 from perflab.run.services import ServiceRun
 from perflab.run.ssh import HostError
 from perflab.run.stop_signals import install_stop_signals, restore_signals
-from perflab.run.system_snapshots import SystemSnapshots
+from perflab.run.system_snapshots import EverySnapshot
 from perflab.run.variant_kernel import ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
@@ -134,10 +134,10 @@ class Runner:
         capture_environments(
             self.store, self.eid, self.spec.model, self.hosts, self.executor, self.core_choices
         )
-        self.snapshots = SystemSnapshots(
+        self.snapshots = EverySnapshot(
             self.store,
             self.eid,
-            self.executor,
+            [self.executor, *(ex for ex in self.hosts.remote() if id(ex) != id(self.executor))],
             self.spec.model.order,
             message=self.observer.message,
         )

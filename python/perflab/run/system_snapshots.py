@@ -7,14 +7,18 @@ every (cell, variant) — the plan's block; with ``order = "sequential"`` the re
 one (cell, variant), so each snapshot covers one variant and conditions that differed
 between variants can be told apart (`perflab.analysis.system_conditions`).
 
-The snapshots are of this machine, through the executor's `HostAccess`, leaving out
-perflab's own process tree from the busiest processes.
+The snapshots are of the experiment's machine, through its executor's `HostAccess`
+(leaving out perflab's own process tree from the busiest processes there), and of every
+other host the spec names (`EverySnapshot`): a noisy load machine or a device under test
+whose governor changed spoils a comparison as much as the machine perflab runs on. Each
+snapshot says which host it is of.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,12 +35,20 @@ if TYPE_CHECKING:
 
 class HostReader:
     """`SystemReader` over a `HostAccess`: files read through it, folders listed with
-    ``ls`` there (directly on this machine)."""
+    ``ls`` there (directly on this machine).
+
+    On a remote host every read is a round trip, and the busiest-processes check reads
+    ``/proc/PID/stat`` of every process, twice: listing ``/proc`` there also fetches every
+    process's ``stat`` in the same command (``grep -H``: one line each, after its path), and
+    those reads are answered from it until the next listing."""
 
     def __init__(self, host: HostAccess):
         self.host = host
+        self._stats: dict[str, bytes] = {}
 
     def read_file(self, path: str) -> bytes | None:
+        if path in self._stats:
+            return self._stats[path]
         return self.host.read_file(path)
 
     def list_dir(self, path: str) -> list[str] | None:
@@ -45,10 +57,31 @@ class HostReader:
                 return os.listdir(path)
             except (OSError, ValueError):
                 return None
+        if path.rstrip("/") == "/proc":
+            return self._list_proc()
         result = self.host.run(["ls", "-1A", "--", path], 10.0)
         if result is None or result[0] != 0:
             return None
         return [line for line in result[1].splitlines() if line]
+
+    def _list_proc(self) -> list[str] | None:
+        script = (
+            "ls -1A /proc && echo " + _MARK + " && grep -H '' /proc/[0-9]*/stat 2>/dev/null; true"
+        )
+        result = self.host.run(["sh", "-c", script], 20.0)
+        if result is None or result[0] != 0 or _MARK not in result[1]:
+            return None
+        listing, _, stats = result[1].partition(_MARK + "\n")
+        self._stats = {}
+        for line in stats.splitlines():
+            where, sep, text = line.partition(":")  # "/proc/PID/stat:..." (a path has no ':')
+            if sep and where.startswith("/proc/") and where.endswith("/stat"):
+                self._stats[where] = (text + "\n").encode()
+        return [line for line in listing.splitlines() if line and line != _MARK]
+
+
+#: Where the listing of /proc ends and the processes' stat lines begin.
+_MARK = "--perflab-proc-stat--"
 
 
 class SystemSnapshots:
@@ -79,20 +112,29 @@ class SystemSnapshots:
         self.take("start")
 
     def after_run(self, run: RunRow, following: RunRow | None) -> None:
+        label = self.due(run, following)
+        if label is not None:
+            self.take(label)
+
+    def due(self, run: RunRow, following: RunRow | None) -> str | None:
+        """Notes a completed run; the label of the snapshot due after it, or None."""
         self._since.append(run)
         if following is not None and self._segment(following) == self._segment(run):
-            return
+            return None
         if self.sequential:
-            label = f"after {run.variant}" + (f" · {run.cell_key}" if run.cell_key != "-" else "")
-        else:
-            label = f"after block {run.block + 1}"
-        self.take(label)
+            return f"after {run.variant}" + (f" · {run.cell_key}" if run.cell_key != "-" else "")
+        return f"after block {run.block + 1}"
 
     def _segment(self, run: RunRow) -> tuple[Any, ...]:
         return (run.cell_key, run.variant) if self.sequential else (run.block,)
 
     def take(self, label: str) -> dict[str, Any] | None:
         """Reads the checks and stores them as the next ``system/NNN`` artifact."""
+        return self.save(self.read(label))
+
+    def read(self, label: str) -> dict[str, Any] | None:
+        """The snapshot's document (None if the checks could not be read); touches no store,
+        so that several hosts' are read at once."""
         runs, self._since = self._since, []
         try:
             state = read_system_state(self.reader, own_pid=self.own_pid)
@@ -110,8 +152,58 @@ class SystemSnapshots:
             "last_run": runs[-1].order_index + 1 if runs else None,
             "variants": list(dict.fromkeys(r.variant for r in runs)),
         }
+        return doc
+
+    def save(self, doc: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``doc`` stored as the experiment's next ``system/NNN`` artifact."""
+        if doc is None:
+            return None
         index = sum(
             1 for n, _ in self.store.artifact_names(self.eid) if n.startswith(SNAPSHOT_PREFIX)
         )
         self.store.put_artifact(self.eid, f"{SNAPSHOT_PREFIX}{index:03d}", json.dumps(doc).encode())
         return doc
+
+
+class EverySnapshot:
+    """The snapshots of the experiment's executor and of each remote host of the spec,
+    taken at the same moments (`SystemSnapshots` each), the hosts' at once: each waits out
+    the busiest-processes check's sampling interval, and a remote one its round trips."""
+
+    def __init__(
+        self,
+        store: Store,
+        eid: int,
+        executors: list[Executor],
+        order: str,
+        *,
+        message: Callable[[str], None] | None = None,
+    ):
+        self.each = [
+            SystemSnapshots(store, eid, executor, order, message=message) for executor in executors
+        ]
+
+    def start(self) -> None:
+        self._take(["start"] * len(self.each))
+
+    def after_run(self, run: RunRow, following: RunRow | None) -> None:
+        self._take([s.due(run, following) for s in self.each])
+
+    def _take(self, labels: list[str | None]) -> None:
+        """Each host's snapshot that is due, read at once (in threads), stored in order."""
+        docs: list[dict[str, Any] | None] = [None] * len(self.each)
+
+        def read(i: int, label: str) -> None:
+            docs[i] = self.each[i].read(label)
+
+        threads = [
+            threading.Thread(target=read, args=(i, label), daemon=True)
+            for i, label in enumerate(labels)
+            if label is not None
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for s, doc in zip(self.each, docs):
+            s.save(doc)
