@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from perflab.report.blocks import Cell, Table
-from perflab.report.terminal_layout import Layout, _rich, lay_out, safe_texts, width_of
+from perflab.report.terminal_layout import Layout, _build, lay_out, safe_texts, width_of
 from perflab.stats import Verdict
 from rich.cells import cell_len
 from rich.console import Console
@@ -52,7 +52,7 @@ def test_computed_width_is_richs_for_every_layout(seed):
     ]
     for layout in layouts:
         for words in (False, True):
-            built = _rich(table, layout, safe_texts(table, words))
+            built = _build(table, layout, safe_texts(table, words))
             assert built.width == width_of(console, built.rich_table()), (layout, words)
             for colors in (None, "standard", "truecolor"):
                 drawn, by_rich = (

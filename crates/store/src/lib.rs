@@ -5,7 +5,7 @@
 //! experiment (160,000 values) that, and grouping them in Python, cost more than the
 //! statistics. Here the rows are read and grouped without an object per value.
 use rusqlite::{Connection, OpenFlags};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The measured values of one experiment, grouped. Group `g` holds
 /// `values[offsets[g]..offsets[g + 1]]` (and the same range of `blocks`), in run order;
@@ -165,13 +165,13 @@ pub fn read_cells_and_variants(
         db.prepare("SELECT cell_key, variant, cell FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
     let mut rows = stmt.query([experiment_id])?;
     let (mut cells, mut variants) = (Names::default(), Names::default());
-    let mut seen: HashMap<(u32, u32), ()> = HashMap::new();
+    let mut seen: HashSet<(u32, u32)> = HashSet::new();
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
         let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         let id = (cells.number(cell), variants.number(variant));
-        if seen.insert(id, ()).is_none() {
+        if seen.insert(id) {
             let labels = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
             out.push((cell.to_string(), labels.to_string(), variant.to_string()));
         }

@@ -126,7 +126,7 @@ def safe_texts(table: Table, words: bool) -> list[list[str]]:
     ]
 
 
-def _rich(table: Table, layout: Layout, safe: list[list[str]]) -> _Built:
+def _build(table: Table, layout: Layout, safe: list[list[str]]) -> _Built:
     """``table`` (its cells' texts: `safe_texts`) laid out as ``layout`` says."""
     rows = table.rows + table.footer
     texts: dict[tuple[int, int], str] = {}
@@ -178,11 +178,11 @@ def _chunks(
     out: list[list[int]] = []
     for j in rest:
         trial = replace(layout, columns=head + tuple((out[-1] if out else []) + [j]))
-        if out and _rich(table, trial, safe).width <= width:
+        if out and _build(table, trial, safe).width <= width:
             out[-1].append(j)
             continue
         alone = replace(layout, columns=head + (j,))
-        if _rich(table, alone, safe).width > width:
+        if _build(table, alone, safe).width > width:
             return None
         out.append([j])
     return [replace(layout, columns=head + tuple(c)) for c in out]
@@ -211,7 +211,7 @@ def lay_out(
         two,
     ]
     for step in steps:
-        built = _rich(table, step, safe)
+        built = _build(table, step, safe)
         if built.width <= width:
             return Laid([built.renderable(console)])
     layout = steps[-1]
@@ -220,13 +220,13 @@ def lay_out(
         keep = tuple(j for j in layout.columns if table.columns[j] not in drop)
         dropped = tuple(table.columns[j] for j in layout.columns if j not in keep)
         layout = replace(layout, columns=keep)
-        built = _rich(table, layout, safe)
+        built = _build(table, layout, safe)
         if built.width <= width:
             return Laid([built.renderable(console)], dropped)
     chunks = _chunks(table, layout, lead, safe, width)
     if chunks is not None and len(chunks) > 1:
-        return Laid([_rich(table, c, safe).renderable(console) for c in chunks], dropped)
-    return Laid([_rich(table, replace(layout, fold=True), safe).renderable(console)], dropped)
+        return Laid([_build(table, c, safe).renderable(console) for c in chunks], dropped)
+    return Laid([_build(table, replace(layout, fold=True), safe).renderable(console)], dropped)
 
 
 def dropped_line(dropped: tuple[str, ...], width: int) -> str:
