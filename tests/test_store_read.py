@@ -89,6 +89,22 @@ def test_groups_match_sql_read_and_grouped_in_python(tmp_path, seed):
     assert len(want_samples) >= 6  # the data exercised many groups
 
 
+def test_runs_overview_has_the_cells_and_the_status_counts_sql_gives(tmp_path):
+    """One pass over the runs (in Rust) gives every (cell, variant) in order of first
+    appearance and the runs per status, as the store's SQL reads count them."""
+    path = tmp_path / "o.db"
+    eids = _store(path, 4, 300)
+    with Store(path, write=False) as s:
+        for eid in eids:
+            cells, counts = s.runs_overview(eid)
+            assert counts == s.status_counts(eid)
+            assert list(counts) == sorted(counts)  # by status, as GROUP BY gives them
+            assert {"ok", "failed", "timeout"} <= counts.keys()
+            order = [(r.cell_key, r.variant) for r in s.runs(eid)]
+            assert [(k, v) for k, _, v in cells] == list(dict.fromkeys(order))
+            assert all(labels == {"n": k[2:]} for k, labels, _ in cells)
+
+
 def test_an_experiment_without_measured_runs_reads_empty(tmp_path):
     path = tmp_path / "p.db"
     with Store(path) as s:
@@ -150,3 +166,21 @@ def test_prefetched_reads_are_the_reads_and_their_errors_are_store_errors(tmp_pa
             assert str(e.value) == (
                 f"cannot read store {path}: it is damaged (database disk image is malformed)"
             )
+
+
+def test_datasets_arrays_are_its_samples_as_float64(tmp_path):
+    """`Dataset.arrays`, what the statistics read: each sample's values, in run order, as
+    float64 arrays of its own length (mixed lengths, signs and magnitudes), made once."""
+    import numpy as np
+    from perflab.analysis.dataset import load_dataset
+
+    path = tmp_path / "d.db"
+    eid = _store(path, 5, 400)[0]
+    with Store(path, write=False) as s:
+        data = load_dataset(s, eid)
+    assert data.arrays.keys() == data.samples.keys()
+    assert len({len(v) for v in data.samples.values()}) >= 3  # blocks of several sizes
+    for key, values in data.samples.items():
+        arr = data.arrays[key]
+        assert arr.dtype == np.float64 and arr.tolist() == values
+    assert data.arrays is data.arrays

@@ -70,3 +70,59 @@ def test_compare_many_with_a_level_per_pair_and_in_a_correction():
             recompute_many=lambda js, lvs: w.compare_many([pairs[j] for j in js], lvs),
         )
         assert repr(one.comparisons) == repr(many.comparisons)
+
+
+def _rebuilt(obj):
+    """``obj`` made again by its dataclass's own constructor, from its fields."""
+    import dataclasses
+
+    return type(obj)(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+
+
+def test_table_records_are_their_dataclasses_field_for_field():
+    """The table-at-once forms make their summaries, locations and comparisons without the
+    dataclasses' __init__ (`perflab.stats.records`): each must be the object __init__ makes,
+    every field there, nothing else."""
+    from perflab.stats import Auto, MannWhitney
+
+    rng = np.random.default_rng(8)
+    scales = 10.0 ** rng.integers(-100, 100, 300)
+    pairs = list(zip(_samples(rng, 300, scales), _samples(rng, 300, scales)))
+    for method in (Welch(), MannWhitney(), Auto()):
+        comps = method.compare_many(pairs, 0.95)
+        many = getattr(method, "summary_many", None)  # Auto summarizes per chosen method
+        summaries = many([a for a, _ in pairs], 0.95) if many else []
+        for obj in comps + summaries + [s.location for s in summaries]:
+            again = _rebuilt(obj)
+            assert repr(again) == repr(obj) and vars(again) == vars(obj)
+
+
+def test_mannwhitney_many_says_ties_exactly_where_the_runs_tie():
+    """Whether a comparison warns of ties is read from how its row was computed (tied rows
+    never exactly); checked against the runs themselves, for exact and approximate sizes."""
+    from perflab.stats import MannWhitney
+
+    rng = np.random.default_rng(9)
+    pairs = []
+    for _ in range(300):
+        n = int(rng.choice([5, 12, 60]))  # 60 runs: the normal approximation, untied or not
+        coarse = rng.random() < 0.5
+        draw = (lambda: rng.integers(0, 8, n).astype(float)) if coarse else (lambda: rng.random(n))
+        pairs.append((draw() + 1, draw() + 1))
+    mw = MannWhitney()
+    for (a, b), c in zip(pairs, mw.compare_many(pairs, 0.95)):
+        both = np.concatenate([a, b])
+        tied = np.unique(both).size < both.size
+        assert any(w.code == "ties" for w in c.warnings) == tied
+    assert repr(mw.compare_many(pairs, 0.95)) == repr([mw.compare(a, b, 0.95) for a, b in pairs])
+
+
+def test_medians_are_numpys_bit_for_bit():
+    from perflab.stats.arrays import medians
+
+    rng = np.random.default_rng(10)
+    for n in (1, 2, 3, 4, 19, 20):
+        x = rng.standard_t(2, (500, n)) * 10.0 ** rng.integers(-300, 300, (500, 1))
+        x[::7] = np.round(x[::7])  # ties
+        assert np.array_equal(medians(x), np.median(x, axis=1))
+        assert medians(x[0]) == np.median(x[0])

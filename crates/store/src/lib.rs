@@ -146,36 +146,45 @@ pub fn read_grouped(db: &Connection, experiment_id: i64) -> Result<Grouped, Stor
     Ok(out)
 }
 
-/// Every (cell_key, cell labels as stored (JSON), variant) of an experiment's runs, whatever
-/// their status, in order of first appearance.
-pub fn cells_and_variants(
-    uri: &str,
-    experiment_id: i64,
-    busy_timeout_ms: u32,
-) -> Result<Vec<(String, String, String)>, StoreError> {
+/// What an experiment's runs are, whatever their status: every (cell_key, cell labels as
+/// stored (JSON), variant) in order of first appearance, and how many runs have each status.
+#[derive(Debug, Default, PartialEq)]
+pub struct RunsOverview {
+    pub cells: Vec<(String, String, String)>,
+    /// (status, runs), by status in byte order (as SQL's GROUP BY status gives them).
+    pub status_counts: Vec<(String, i64)>,
+}
+
+pub fn cells_and_variants(uri: &str, experiment_id: i64, busy_timeout_ms: u32) -> Result<RunsOverview, StoreError> {
     read_cells_and_variants(&open(uri, busy_timeout_ms)?, experiment_id)
 }
 
 /// `cells_and_variants` on an open connection.
-pub fn read_cells_and_variants(
-    db: &Connection,
-    experiment_id: i64,
-) -> Result<Vec<(String, String, String)>, StoreError> {
+pub fn read_cells_and_variants(db: &Connection, experiment_id: i64) -> Result<RunsOverview, StoreError> {
     let mut stmt =
-        db.prepare("SELECT cell_key, variant, cell FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
+        db.prepare("SELECT cell_key, variant, cell, status FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
     let mut rows = stmt.query([experiment_id])?;
     let (mut cells, mut variants) = (Names::default(), Names::default());
     let mut seen: HashSet<(u32, u32)> = HashSet::new();
-    let mut out = Vec::new();
+    let mut out = RunsOverview::default();
+    let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
     while let Some(row) = rows.next()? {
         let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
         let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         let id = (cells.number(cell), variants.number(variant));
         if seen.insert(id) {
             let labels = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
-            out.push((cell.to_string(), labels.to_string(), variant.to_string()));
+            out.cells.push((cell.to_string(), labels.to_string(), variant.to_string()));
+        }
+        let status = row.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
+        match counts.get_mut(status) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(status.to_string(), 1);
+            }
         }
     }
+    out.status_counts = counts.into_iter().collect();
     Ok(out)
 }
 
@@ -263,7 +272,11 @@ mod tests {
         let want = [("c1", "{\"n\": \"c1\"}", "b"), ("c1", "{\"n\": \"c1\"}", "a"), ("c2", "{\"n\": \"c2\"}", "a")];
         let want: Vec<(String, String, String)> =
             want.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())).collect();
-        assert_eq!(got, want);
+        assert_eq!(got.cells, want);
+        // every status of experiment 1's runs, warm-ups included, in byte order
+        let counts = [("failed", 1), ("ok", 2), ("pending", 1)];
+        let counts: Vec<(String, i64)> = counts.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        assert_eq!(got.status_counts, counts);
     }
 
     #[test]

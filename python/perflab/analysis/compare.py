@@ -32,6 +32,7 @@ from perflab.stats import (
 from perflab.stats.auto import Auto, Choice, choose_many
 from perflab.stats.methods import Method
 from perflab.stats.paired import Paired
+from perflab.stats.records import made
 from perflab.store import MetricDef
 
 
@@ -104,8 +105,11 @@ class _Engine:
         self.choices: dict[tuple[str, str], Choice] = {}
         if isinstance(self.impl, Auto):
             units = [(k, m.name) for k, _ in data.cells for m in data.metrics]
-            made = choose_many([[data.sample(k, v, m) for v in data.variants] for k, m in units])
-            self.choices = dict(zip(units, made))
+            arrays = data.arrays
+            chosen = choose_many(
+                [[arrays.get((k, v, m), ()) for v in data.variants] for k, m in units]
+            )
+            self.choices = dict(zip(units, chosen))
 
     def _for(self, cell_key: str, metric: str) -> Method:
         if isinstance(self.impl, Auto):
@@ -116,20 +120,22 @@ class _Engine:
         self, keys: list[tuple[str, str, str]], confidence: float
     ) -> dict[tuple[str, str, str], Summary]:
         """(cell, variant, metric) → Summary, batched per method where the method can."""
-        groups: dict[int, list[tuple[str, str, str]]] = {}
-        impls: dict[int, Method] = {}
-        for key in keys:
-            impl = self._for(key[0], key[2])
-            groups.setdefault(id(impl), []).append(key)
-            impls[id(impl)] = impl
+        groups: dict[str, list[tuple[str, str, str]]] = {}
+        impls: dict[str, Method] = {}
+        if isinstance(self.impl, Auto):  # by the method chosen for each (cell, metric)
+            impls.update(self.impl.methods)
+            for key in keys:
+                groups.setdefault(self.choices[key[0], key[2]].method, []).append(key)
+        else:
+            groups[self.method], impls[self.method] = list(keys), self.impl
         out: dict[tuple[str, str, str], Summary] = {}
-        for ident, group in groups.items():
-            impl, samples = impls[ident], [self.data.sample(*key) for key in group]
+        for name, group in groups.items():
+            impl, samples = impls[name], [self.data.arrays[key] for key in group]
             if hasattr(impl, "summary_many"):
-                made = impl.summary_many(samples, confidence)
+                summarized = impl.summary_many(samples, confidence)
             else:
-                made = [impl.summary(x, confidence) for x in samples]
-            out.update(zip(group, made))
+                summarized = [impl.summary(x, confidence) for x in samples]
+            out.update(zip(group, summarized))
         return out
 
     def compare(self, rows: list[_Row], levels: list[float]) -> list[Comparison]:
@@ -141,17 +147,15 @@ class _Engine:
             return [
                 self._paired(impl, k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)
             ]
-        pairs = [
-            (data.sample(k, data.baseline, m.name), data.sample(k, v, m.name))
-            for k, _, v, m, _ in rows
-        ]
+        arrays, baseline = data.arrays, data.baseline
+        pairs = [(arrays[k, baseline, m.name], arrays[k, v, m.name]) for k, _, v, m, _ in rows]
         try:
             if isinstance(self.impl, Auto):
                 choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
                 return self.impl.compare_many(pairs, levels, choices)
             if hasattr(self.impl, "compare_many"):
-                made: list[Comparison] = self.impl.compare_many(pairs, levels)
-                return made
+                compared: list[Comparison] = self.impl.compare_many(pairs, levels)
+                return compared
         except ValueError as e:
             raise InputError(f"{self.method}: {e}") from None
         return [self._one(row, pair, lv) for row, pair, lv in zip(rows, pairs, levels)]
@@ -230,10 +234,7 @@ def compare_dataset(
     ]
     notes += _first_comparisons(data, engine, pending, confidence, threshold, diagnostics)
     statement = _correct(engine, pending, correction)
-    comparisons = [
-        ComparedCell(k, lab, v, m, c, classify(c, m.better, threshold) if c else Verdict.UNDEFINED)
-        for k, lab, v, m, c in pending
-    ]
+    comparisons = _compared_cells(pending, threshold)
     notes += _experiment_notes(data, n_samples if skipped_diagnostics else 0)
     sweeps = _sweeps(data, summaries, confidence, threshold)
     notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
@@ -250,6 +251,24 @@ def compare_dataset(
         dedupe_notes(notes),
         sweeps.rows,
     )
+
+
+def _compared_cells(pending: list[_Row], threshold: float) -> list[ComparedCell]:
+    """The rows of the table, each with its verdict."""
+    return [
+        made(
+            ComparedCell,
+            {
+                "cell_key": k,
+                "labels": lab,
+                "variant": v,
+                "metric": m,
+                "comparison": c,
+                "verdict": classify(c, m.better, threshold) if c else Verdict.UNDEFINED,
+            },
+        )
+        for k, lab, v, m, c in pending
+    ]
 
 
 def _sweeps(
@@ -279,26 +298,40 @@ def _summaries(
     data: Dataset, engine: _Engine, confidence: float, diagnostics: bool
 ) -> tuple[list[SummarizedCell], list[Note]]:
     """Every (cell, metric, variant) summary, with its warnings and diagnostics."""
+    samples = data.samples
     keys = [(k, v, m.name) for k, _ in data.cells for m in data.metrics for v in data.variants]
-    by_key = engine.summaries([key for key in keys if data.sample(*key)], confidence)
+    by_key = engine.summaries([key for key in keys if samples.get(key)], confidence)
     overheads = overhead_metrics(data)
     summaries: list[SummarizedCell] = []
     notes: list[Note] = []
     for cell_key, labels in data.cells:
         for metric in data.metrics:
+            overhead = metric.name in overheads
             for variant in data.variants:
-                values = data.sample(cell_key, variant, metric.name)
-                summary = by_key.get((cell_key, variant, metric.name))
-                summaries.append(SummarizedCell(cell_key, labels, variant, metric, summary))
+                where = (cell_key, variant, metric.name)
+                summary = by_key.get(where)
+                summaries.append(
+                    made(
+                        SummarizedCell,
+                        {
+                            "cell_key": cell_key,
+                            "labels": labels,
+                            "variant": variant,
+                            "metric": metric,
+                            "summary": summary,
+                        },
+                    )
+                )
                 if summary is None:
                     continue
-                where = (cell_key, variant, metric.name)
-                notes += [Note(w, *where) for w in summary.warnings]
-                if metric.name in overheads:
+                if summary.warnings:
+                    notes += [Note(w, *where) for w in summary.warnings]
+                if overhead:
                     notes += [
                         Note(w, *where)
                         for w in overhead_warnings(data, cell_key, variant, metric.name, confidence)
                     ]
+                values = samples[where]
                 if diagnostics and len(values) >= 3:
                     d = diagnose_sample(values, in_order=True, better=metric.better)
                     notes += [Note(w, *where) for w in d.warnings]
@@ -315,10 +348,11 @@ def _first_comparisons(
 ) -> list[Note]:
     """Fills ``pending`` with each comparison at ``confidence`` (where both sides have
     runs); returns their warnings and diagnostics."""
+    samples, baseline = data.samples, data.baseline
     todo = [
         i
         for i, (k, _, v, m, _) in enumerate(pending)
-        if data.sample(k, data.baseline, m.name) and data.sample(k, v, m.name)
+        if samples.get((k, baseline, m.name)) and samples.get((k, v, m.name))
     ]
     notes: list[Note] = []
     computed = engine.compare([pending[i] for i in todo], [confidence] * len(todo))
@@ -326,11 +360,12 @@ def _first_comparisons(
         cell_key, labels, variant, metric, _ = pending[i]
         pending[i] = (cell_key, labels, variant, metric, comp)
         where = (cell_key, variant, metric.name)
-        # too_few_runs: already said by the summary.
-        notes += [Note(w, *where) for w in comp.warnings if w.code != "too_few_runs"]
-        base = data.sample(cell_key, data.baseline, metric.name)
-        cand = data.sample(cell_key, variant, metric.name)
-        if diagnostics and len(base) >= 2 and len(cand) >= 2:
+        if comp.warnings:  # too_few_runs: already said by the summary.
+            notes += [Note(w, *where) for w in comp.warnings if w.code != "too_few_runs"]
+        if not diagnostics:
+            continue
+        base, cand = samples[cell_key, baseline, metric.name], samples[where]
+        if len(base) >= 2 and len(cand) >= 2:
             notes += [
                 Note(w, *where)
                 for w in diagnose_comparison(
@@ -343,12 +378,12 @@ def _first_comparisons(
 def _correct(engine: _Engine, pending: list[_Row], correction: str) -> str:
     """Applies the multiple-comparison correction to ``pending`` in place; returns the
     sentence saying what it controlled ("none" too: what an uncorrected table risks)."""
-    made = [(i, c) for i, (*_, c) in enumerate(pending) if c is not None and c.defined]
-    if not made:
+    done = [(i, c) for i, (*_, c) in enumerate(pending) if c is not None and c.defined]
+    if not done:
         return ""
-    defined = [i for i, _ in made]
+    defined = [i for i, _ in done]
     family = correct(
-        [c for _, c in made],
+        [c for _, c in done],
         correction,
         holm_intervals="nominal",
         recompute_many=lambda js, levels: engine.compare([pending[defined[j]] for j in js], levels),

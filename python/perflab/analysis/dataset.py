@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -54,6 +55,25 @@ class Dataset:
 
     def sample(self, cell_key: str, variant: str, metric: str) -> list[float]:
         return self.samples.get((cell_key, variant, metric), [])
+
+    @functools.cached_property
+    def arrays(self) -> dict[tuple[str, str, str], Any]:
+        """``samples`` as float64 arrays, made once (rows of one 2-D block per sample size):
+        the statistics take arrays, and converting 80,000 runs' lists costs each call."""
+        import numpy as np
+
+        by_size: dict[int, list[tuple[str, str, str]]] = {}
+        for key, values in self.samples.items():
+            by_size.setdefault(len(values), []).append(key)
+        out: dict[tuple[str, str, str], Any] = {}
+        for keys in by_size.values():
+            try:
+                block = np.array([self.samples[k] for k in keys], dtype=np.float64)
+            except (TypeError, ValueError):  # not numbers: the statistics say so, per sample
+                out.update((k, self.samples[k]) for k in keys)
+                continue
+            out.update(zip(keys, block))
+        return out
 
     def numeric_values(self, param: str) -> dict[str, float]:
         """cell_key → the numeric value of matrix parameter ``param`` in that cell.
@@ -110,13 +130,17 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
     }
     variants = [v["name"] for v in settings.get("variants", [])]
     samples, blocks = store.measured_values(exp.id)
-    counts = store.status_counts(exp.id)
+    seen, counts = store.runs_overview(exp.id)
     failed = [
         FailedRun(r.order_index, r.cell_key, r.variant, r.repetition, r.status, r.reason)
-        for r in store.runs(exp.id, ["failed", "timeout"])
+        for r in (
+            store.runs(exp.id, ["failed", "timeout"])
+            if counts.get("failed") or counts.get("timeout")
+            else []
+        )
     ]
     seen_cells = {k for k, _ in cells}
-    for cell_key, labels, variant in store.cells_and_variants(exp.id):
+    for cell_key, labels, variant in seen:
         if cell_key not in seen_cells:  # imports/stores without a cell list in settings
             cells.append((cell_key, labels))
             seen_cells.add(cell_key)

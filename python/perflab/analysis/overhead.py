@@ -15,7 +15,7 @@ from typing import Any
 
 from perflab.analysis.dataset import Dataset
 from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX
-from perflab.stats import StatWarning, subtract_overhead
+from perflab.stats import StatWarning
 
 
 def overhead_metrics(data: Dataset) -> dict[str, dict[str, Any]]:
@@ -31,6 +31,8 @@ def overhead_warnings(
     over = data.sample(cell_key, variant, metric + OVERHEAD_SUFFIX)
     if len(gross) < 2 or len(over) < 2:
         return []
+    from perflab.stats.overhead import subtract_overhead  # (only where overheads were measured)
+
     try:
         return list(subtract_overhead(gross, over, confidence).warnings)
     except ValueError:

@@ -18,7 +18,6 @@ from typing import Any
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import Comparison, StatWarning, Summary, SweepSummary, Verdict, classify, special
-from perflab.stats.scaling import MIN_SIZES  # distinct sizes a scaling fit needs
 from perflab.stats.sweep import sweep_summary_of_moments
 from perflab.store import MetricDef
 
@@ -254,6 +253,8 @@ def heterogeneity_warning(data: Dataset, row: SweepRow, keys: list[str]) -> Stat
 
 def _fittable(data: Dataset, param: str) -> bool:
     """Could `--scaling PARAM` fit this parameter: numeric, positive, with enough values?"""
+    from perflab.stats.scaling import MIN_SIZES  # distinct sizes a scaling fit needs
+
     try:
         values = set(data.numeric_values(param).values())
     except InputError:

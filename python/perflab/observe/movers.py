@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from perflab.observe.folded import Stacks, decompress, parse_folded, shares
-from perflab.observe.profile import INFO_PREFIX, PROFILE_PREFIX
-from perflab.stats import get_method
+from perflab.observe import INFO_PREFIX, PROFILE_PREFIX
 from perflab.store import Store
+
+if TYPE_CHECKING:
+    from perflab.observe.folded import Stacks
 
 #: Functions below this share of the samples in every run are not compared.
 MIN_SHARE = 0.01
@@ -86,6 +88,8 @@ def read_profiles(store: Store, eid: int) -> dict[str, list[RunProfile]]:
     profiled = store.runs_with_artifact(eid, PROFILE_PREFIX)
     if not profiled:  # one query when nothing was profiled: compare stays fast
         return out
+    from perflab.observe.folded import decompress, parse_folded
+
     for r in store.runs(eid, ["ok"]):
         if r.warmup:
             continue
@@ -132,6 +136,9 @@ def _movers(
 ) -> list[Mover]:
     if len(base) < 2 or len(cand) < 2:
         return []
+    from perflab.observe.folded import shares
+    from perflab.stats import get_method
+
     welch = get_method("welch", interval="difference")
     a, b = [shares(s) for s in base], [shares(s) for s in cand]
     out = []

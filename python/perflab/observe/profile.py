@@ -37,10 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from perflab.observe import INFO_PREFIX, PROFILE_PREFIX
 from perflab.observe.folded import compress
 
-PROFILE_PREFIX = "profile:"  # profile:PHASE — folded stacks, gzip
-INFO_PREFIX = "profile-info:"  # profile-info:PHASE — JSON
 MODES = ("process", "system")
 FREQUENCY = 999  # samples per second per CPU
 #: `perf script` fields: one count per sample (no period: cpu-clock's is nanoseconds)

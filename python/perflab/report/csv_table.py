@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import TYPE_CHECKING
 
 from perflab.analysis.compare import ComparedCell, CompareResult
-from perflab.analysis.scaling import ScalingResult
 from perflab.analysis.sweep import SweepRow
 from perflab.report.format import fmt_cost_change, tldr_text
+
+if TYPE_CHECKING:
+    from perflab.analysis.scaling import ScalingResult
 
 #: The columns after the matrix parameters' (one column each, first).
 COMPARE_COLUMNS = [

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.stats.arrays import BoolArray, FloatArray
+from perflab.stats.arrays import BoolArray, FloatArray, medians
 from perflab.stats.intervals import Intervals, as_batch, check_levels, levels_per_row
 from perflab.stats.mannwhitney import MannWhitney, mannwhitney_batch
+from perflab.stats.records import replaced
 from perflab.stats.summary import Summary, as_samples
-from perflab.stats.types import Comparison, replace_comparison
+from perflab.stats.types import Comparison
 from perflab.stats.welch import Welch, welch_batch
 
 OUTLIER_Z = 3.5
@@ -63,12 +64,19 @@ class Choice:
         return REASONS[self.reason]
 
 
+# The four choices there are, made once (a table's thousands of cells share them).
+_OUTLIERS = Choice("mannwhitney", "outliers")
+_SKEW = Choice("mannwhitney", "skew")
+_CLEAN = Choice("welch", "clean")
+_FEW_RUNS = Choice("welch", "few_runs")
+
+
 def _flags(residuals: FloatArray) -> tuple[BoolArray, BoolArray]:
     """(outlying, skewed) per row of an (E, N) array of median-centred residuals."""
     n = residuals.shape[1]
-    med = np.median(residuals, axis=1, keepdims=True)
+    med = medians(residuals)[:, None]
     dev = np.abs(residuals - med)
-    scale = 1.4826 * n / (n - 0.8) * np.median(dev, axis=1, keepdims=True)
+    scale = 1.4826 * n / (n - 0.8) * medians(dev)[:, None]
     # More than half the residuals tie (integer counts): the mean absolute deviation instead.
     scale = np.where(scale > 0, scale, 1.2533 * np.mean(dev, axis=1, keepdims=True))
     sd = residuals.std(axis=1, ddof=1)
@@ -91,26 +99,21 @@ def choose_many(groups: Sequence[Sequence[Sequence[float]]]) -> list[Choice]:
     for i, g in enumerate(arrays):
         sizes = tuple(x.size for x in g)
         if not sizes or min(sizes) < MIN_RANK_RUNS:
-            out[i] = Choice("welch", "few_runs")
+            out[i] = _FEW_RUNS
         else:
             by_sizes.setdefault(sizes, []).append(i)
     for sizes, rows in by_sizes.items():
         outlying, skewed = _flags_of_batch(
-            [np.stack([arrays[i][j] for i in rows]) for j in range(len(sizes))]
+            [np.array([arrays[i][j] for i in rows]) for j in range(len(sizes))]
         )
-        for r, i in enumerate(rows):
-            if outlying[r]:
-                out[i] = Choice("mannwhitney", "outliers")
-            elif skewed[r]:
-                out[i] = Choice("mannwhitney", "skew")
-            else:
-                out[i] = Choice("welch", "clean")
+        for i, out_r, skew_r in zip(rows, outlying.tolist(), skewed.tolist()):
+            out[i] = _OUTLIERS if out_r else _SKEW if skew_r else _CLEAN
     return [c for c in out if c is not None]
 
 
 def _flags_of_batch(groups: Sequence[FloatArray]) -> tuple[BoolArray, BoolArray]:
     """(outlying, skewed) per row of E groups given as (E, n_v) arrays, one per variant."""
-    residuals = np.concatenate([x - np.median(x, axis=1, keepdims=True) for x in groups], axis=1)
+    residuals = np.concatenate([x - medians(x)[:, None] for x in groups], axis=1)
     # Rescale each row to unit spread first: runs of 1e-300 or 1e300 decide alike.
     span = np.max(np.abs(residuals), axis=1, keepdims=True)
     return _flags(residuals / np.where(span > 0, span, 1.0))
@@ -193,5 +196,5 @@ class Auto:
             if rows:
                 made = impl.compare_many([pairs[i] for i in rows], [levels[i] for i in rows])
                 for i, c in zip(rows, made):
-                    out[i] = replace_comparison(c, choice=choices[i].reason)
+                    out[i] = replaced(c, choice=choices[i].reason)
         return [c for c in out if c is not None]

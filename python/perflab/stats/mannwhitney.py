@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from perflab.stats import special
-from perflab.stats.arrays import BoolArray, FloatArray, IntArray
+from perflab.stats.arrays import BoolArray, FloatArray, IntArray, medians
 from perflab.stats.intervals import (
     ABSOLUTE,
     RATIO,
@@ -67,6 +67,7 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
+from perflab.stats.records import made, replaced
 from perflab.stats.summary import (
     Location,
     Summary,
@@ -146,7 +147,7 @@ def _untied(
     m = xb.shape[1]
     nm = n * m
     d = np.sort((xb[:, None, :] - xa[:, :, None]).reshape(e, nm), axis=1)
-    hl = np.median(d, axis=1)
+    hl = medians(d)
     u = (d > 0).sum(axis=1)
     u_min = np.minimum(u, nm - u)
     if max(n, m) <= EXACT_MAX_RUNS:
@@ -252,7 +253,7 @@ def mannwhitney_batch(
     positive = positive_rows(a, b)
     if scale == "ratio" and not positive.all():
         raise ValueError("scale='ratio' needs positive values")
-    med_a, med_b = np.median(a, axis=1), np.median(b, axis=1)
+    med_a, med_b = medians(a), medians(b)
     k = pow2_scale(a, b)
     use_log = positive if scale != "shift" else np.zeros(e, bool)
     est = np.full(e, np.nan)
@@ -375,13 +376,23 @@ class MannWhitney:
         for n, rows in by_size.items():
             cdf = special.bdtr(np.arange(n + 1), n, 0.5)
             j = int(np.searchsorted(cdf, (1 - confidence) / 2 * (1 + 1e-12), side="right"))
-            x = np.sort(np.stack([arrays[i] for i in rows]), axis=1)
-            med = np.median(x, axis=1).tolist()
+            x = np.sort(np.array([arrays[i] for i in rows]), axis=1)
+            med = medians(x).tolist()
             lo = x[:, j - 1].tolist() if j >= 1 else [math.nan] * len(rows)
             hi = x[:, n - j].tolist() if j >= 1 else [math.nan] * len(rows)
             for r, i in enumerate(rows):
-                loc = Location("median", med[r], lo[r], hi[r], confidence, "order-statistics")
-                out[i] = dataclasses.replace(out[i], location=loc)
+                loc = made(
+                    Location,
+                    {
+                        "statistic": "median",
+                        "value": med[r],
+                        "low": lo[r],
+                        "high": hi[r],
+                        "confidence": confidence,
+                        "interval": "order-statistics",
+                    },
+                )
+                out[i] = replaced(out[i], location=loc)
         return out
 
     def compare(
@@ -411,10 +422,11 @@ class MannWhitney:
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
-        scale = str(res.scale[i])
+        scale = res.rows().scale[i]
         warnings: list[StatWarning] = []
         combined = np.concatenate([a, b])
-        tied = np.unique(combined).size < combined.size
+        # Tied rows are never computed exactly (mannwhitney_batch): "exact" rows are untied.
+        tied = res.rows().kind[i] != "exact" and np.unique(combined).size < combined.size
         if math.isnan(float(res.low[i])):
             need = next(k for k in range(2, 100) if _exact_k(k, k, 1 - confidence) >= 1)
             warnings.append(

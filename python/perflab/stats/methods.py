@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+import importlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.stats.auto import Auto
-from perflab.stats.bootstrap import Bootstrap
-from perflab.stats.mannwhitney import MannWhitney
-from perflab.stats.paired import Paired
-from perflab.stats.summary import Summary
-from perflab.stats.types import Comparison
-from perflab.stats.welch import Welch
+if TYPE_CHECKING:
+    from perflab.stats.summary import Summary
+    from perflab.stats.types import Comparison
 
 
 class Method(Protocol):
@@ -29,12 +26,14 @@ class Method(Protocol):
 #:   auto() (Welch or Mann–Whitney per comparison, from the runs: `auto.py`),
 #:   welch(interval="auto"|"difference"|"fieller"), bootstrap(statistic="mean"|"median"|"pNN",
 #:   resamples=10000, seed=0), mannwhitney(scale="auto"|"ratio"|"shift"), paired().
-_METHODS: dict[str, Callable[..., Method]] = {
-    "auto": Auto,
-    "welch": Welch,
-    "bootstrap": Bootstrap,
-    "mannwhitney": MannWhitney,
-    "paired": Paired,
+#: Each as (module, class), imported when asked for (the bootstrap is not imported to run
+#: the default).
+_METHODS: dict[str, tuple[str, str]] = {
+    "auto": ("perflab.stats.auto", "Auto"),
+    "welch": ("perflab.stats.welch", "Welch"),
+    "bootstrap": ("perflab.stats.bootstrap", "Bootstrap"),
+    "mannwhitney": ("perflab.stats.mannwhitney", "MannWhitney"),
+    "paired": ("perflab.stats.paired", "Paired"),
 }
 
 DEFAULT_METHOD = "auto"
@@ -50,12 +49,14 @@ def get_method(name: str = DEFAULT_METHOD, **options: Any) -> Method:
     Raises ValueError (one line, naming the valid choices) for an unknown name or option.
     """
     try:
-        cls = _METHODS[name]
+        module, class_name = _METHODS[name]
     except KeyError:
         raise ValueError(
             f"unknown statistical method {name!r} (choose from {', '.join(available_methods())})"
         ) from None
+    cls = getattr(importlib.import_module(module), class_name)
     try:
-        return cls(**options)
+        method: Method = cls(**options)
+        return method
     except TypeError as exc:
         raise ValueError(f"bad option for method {name!r}: {exc}") from None

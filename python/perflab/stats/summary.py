@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from perflab.stats import special
-from perflab.stats.arrays import FloatArray, Values
+from perflab.stats.arrays import FloatArray, Values, medians
+from perflab.stats.records import made
 from perflab.stats.warnings import StatWarning
 
 #: The fewest runs for which a 95% t interval is worth printing without a warning.
@@ -188,7 +189,7 @@ def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[
             for i in rows:
                 out[i] = summarize(arrays[i], confidence)
             continue
-        x = np.stack([arrays[i] for i in rows])
+        x = np.array([arrays[i] for i in rows])
         top = np.max(np.abs(x), axis=1)
         k = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
         xs = x / k[:, None]
@@ -196,21 +197,43 @@ def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[
         sd = k * np.std(xs, axis=1, ddof=1)
         t = float(special.stdtrit(n - 1, q))
         moe, half = z * sd / math.sqrt(n), t * sd / math.sqrt(n)
-        med, lo_x, hi_x = np.median(x, axis=1), np.min(x, axis=1), np.max(x, axis=1)
-        for j, i in enumerate(rows):
-            m, h = float(mean[j]), float(half[j])
-            out[i] = Summary(
-                n=n,
-                mean=m,
-                median=float(med[j]),
-                stddev=float(sd[j]),
-                min=float(lo_x[j]),
-                max=float(hi_x[j]),
-                margin_of_error=float(moe[j]),
-                ci_low=m - h,
-                ci_high=m + h,
-                confidence=confidence,
-                warnings=(),
-                location=Location("mean", m, m - h, m + h, confidence, "t"),
+        med, lo_x, hi_x = medians(x), np.min(x, axis=1), np.max(x, axis=1)
+        columns = zip(
+            rows,
+            mean.tolist(),
+            half.tolist(),
+            med.tolist(),
+            sd.tolist(),
+            lo_x.tolist(),
+            hi_x.tolist(),
+            moe.tolist(),
+        )
+        for i, m, h, md, s, lo, hi, e in columns:
+            out[i] = made(
+                Summary,
+                {
+                    "n": n,
+                    "mean": m,
+                    "median": md,
+                    "stddev": s,
+                    "min": lo,
+                    "max": hi,
+                    "margin_of_error": e,
+                    "ci_low": m - h,
+                    "ci_high": m + h,
+                    "confidence": confidence,
+                    "warnings": (),
+                    "location": made(
+                        Location,
+                        {
+                            "statistic": "mean",
+                            "value": m,
+                            "low": m - h,
+                            "high": m + h,
+                            "confidence": confidence,
+                            "interval": "t",
+                        },
+                    ),
+                },
             )
     return [s for s in out if s is not None]

@@ -300,8 +300,18 @@ class Welch:
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
+        scale = res.rows().scale[i]
+        if not res.rows().note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1:
+            # nothing to warn about (most rows of a table): the row as it is
+            return res.comparison(
+                i,
+                method=self.name,
+                confidence=confidence,
+                n_baseline=int(a.size),
+                n_candidate=int(b.size),
+                statistic="mean",
+            )
         notes = res.notes(i)
-        scale = str(res.scale[i])
         warnings: list[StatWarning] = []
         if a.size < 2 or b.size < 2:
             warnings.append(

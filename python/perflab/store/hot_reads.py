@@ -69,8 +69,16 @@ class HotReads:
     @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict[str, str], str]]:
         """Distinct (cell_key, labels, variant) of every run, in order of first appearance."""
+        return self.runs_overview(eid)[0]
+
+    @reads
+    def runs_overview(
+        self, eid: int
+    ) -> tuple[list[tuple[str, dict[str, str], str]], dict[str, int]]:
+        """(`cells_and_variants`, `status_counts`) in one pass over the experiment's runs."""
         from perflab import _native
 
+        cells, counts = self._read("cells", eid, _native.cells_and_variants)
         labels: dict[str, dict[str, str]] = {}
         return [
             (
@@ -78,8 +86,8 @@ class HotReads:
                 labels[cell] if cell in labels else labels.setdefault(cell, json.loads(cell)),
                 variant,
             )
-            for key, cell, variant in self._read("cells", eid, _native.cells_and_variants)
-        ]
+            for key, cell, variant in cells
+        ], dict(counts)
 
 
 def _fill(future: Future[Any], read: Callable[..., Any], *args: Any) -> None:
