@@ -165,3 +165,38 @@ def test_fail_if_worse_is_not_read_as_a_pass_when_the_pipe_closes(mglru_store):
     finally:
         os.close(write_end)
     assert p.wait(timeout=120) != 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "1", "--format", "csv"],
+        ["compare", "1", "--fail-if-worse", "0"],
+        ["compare", "7"],  # no such experiment: exit 2 and one line on stderr
+        ["show", "1", "--runs"],
+        ["ls"],
+    ],
+    ids=" ".join,
+)
+def test_the_program_ends_with_the_commands_output_code_and_exit_handlers(
+    argv, big_store, tmp_path
+):
+    """The `perflab` program ends a read-only command without the interpreter's teardown
+    (`perflab.cli.console`): its output, all of it (here 100+ KB into a file), its exit
+    code and stderr are those of the command run in-process, and exit handlers still run."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('exit handler ran\\n'))\n"
+        f"sys.argv = ['perflab', *{argv + ['--store', str(big_store)]!r}]\n"
+        "from perflab.cli import console\nconsole()\n"
+    )
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as f:
+        p = subprocess.run(
+            [sys.executable, "-c", code], stdout=f, stderr=subprocess.PIPE, env=_env(), timeout=120
+        )
+    want = perflab(*argv, "--store", str(big_store))
+    assert p.returncode == want.code
+    assert out.read_text() == want.out
+    assert len(want.out) > 10_000 or argv[0] == "ls" or (want.code == 2 and want.err)
+    assert p.stderr.decode() == want.err + "exit handler ran\n"

@@ -1,5 +1,3 @@
-import sys
+from perflab.cli import console
 
-from perflab.cli import main
-
-sys.exit(main())
+console()
