@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from perflab.report.blocks import Cell, Table
-from perflab.report.terminal_layout import Layout, _build, lay_out, safe_texts, width_of
+from perflab.report.terminal_layout import Layout, _build, _Columns, lay_out, safe_texts, width_of
 from perflab.stats import Verdict
 from rich.cells import cell_len
 from rich.console import Console
@@ -54,6 +54,9 @@ def test_computed_width_is_richs_for_every_layout(seed):
         for words in (False, True):
             built = _build(table, layout, safe_texts(table, words))
             assert built.width == width_of(console, built.rich_table()), (layout, words)
+            # and computed from the columns alone, without building the table
+            columns = _Columns(table, safe_texts(table, words))
+            assert columns.width(layout) == built.width, (layout, words)
             for colors in (None, "standard", "truecolor"):
                 drawn, by_rich = (
                     _printed(built.renderable, colors),

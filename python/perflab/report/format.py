@@ -10,17 +10,21 @@ from perflab.stats import Comparison, Verdict
 
 def fmt_number(x: float | None, digits: int = 4) -> str:
     """Readable at a glance: 48,551 · 812.3 · 8.435 · 0.00469 (≥ ``digits`` significant digits)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if x is None or x != x:  # (x != x: NaN)
         return "–"
     if x == 0:
         return "0"
     ax = abs(x)
     if ax >= 10**digits:
-        return f"{x:,.0f}"
+        return format(x, ",.0f")
     if ax >= 1e-4:
         decimals = max(0, digits - 1 - math.floor(math.log10(ax)))
-        return f"{x:,.{decimals}f}"
+        return format(x, _GROUPED[decimals] if decimals < 12 else f",.{decimals}f")
     return f"{x:.{digits - 1}e}"
+
+
+#: The format specs of `fmt_number` (made once: a summary table formats ~50,000 numbers).
+_GROUPED = [f",.{d}f" for d in range(12)]
 
 
 def fmt_pct_interval(c: Comparison, decimals: int = 1, unit: str = "") -> str:

@@ -55,6 +55,8 @@ def terminal_safe(text: str | bytes | None, *, one_line: bool = False) -> str:
         return ""
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode("utf-8", "replace")
+    if text.isascii() and text.isprintable():  # nothing to escape (a table's every number)
+        return text
     pattern = UNSAFE if one_line else _MULTI
     return pattern.sub(_escape, text)
 

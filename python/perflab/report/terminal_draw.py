@@ -39,12 +39,12 @@ class Grid:
     def widths(self) -> list[int]:
         """Each column's width inside its padding: its longest line."""
         return [
-            max([_longest(self.headers[j])] + [_longest(row[j][0]) for row in self.rows])
+            max([longest_line(self.headers[j])] + [longest_line(row[j][0]) for row in self.rows])
             for j in range(len(self.headers))
         ]
 
 
-def _longest(text: str) -> int:
+def longest_line(text: str) -> int:
     if "\n" not in text:
         return _cells(text)
     return max(_cells(line) for line in text.split("\n"))
@@ -101,6 +101,21 @@ def _row(
     (top, or ``bottom`` for the header), between the box's edges. Unstyled neighbours are
     joined into one segment (printed the same: no escape codes either way), styled ones are
     kept apart as rich keeps them."""
+    left, divider, right = edges
+    null = Style.null()
+    if not base:
+        # one line of unstyled cells (most rows of a large table): what the general case
+        # below joins into one segment, made directly
+        parts = []
+        for (text, style), width, how in zip(cells, widths, justify):
+            if style or "\n" in text:
+                break
+            if how == "right":
+                text = text.rstrip()
+            pad = " " * (width - (len(text) if text.isascii() else cell_len(text)))
+            parts.append(f" {pad}{text} " if how == "right" else f" {text}{pad} ")
+        else:
+            return [Segment(left + divider.join(parts) + right, null), Segment.line()]
     lines = [text.split("\n") for text, _ in cells]
     height = max(len(ls) for ls in lines)
     drawn: list[list[list[tuple[str, Style]]]] = []
@@ -121,8 +136,6 @@ def _row(
         blank = [(" " * (width + 2), base)]
         fill = [blank] * (height - len(rendered))
         drawn.append(fill + rendered if bottom else rendered + fill)
-    left, divider, right = edges
-    null = Style.null()
     out: list[Segment] = []
     for k in range(height):
         plain = left  # unstyled text not yet emitted

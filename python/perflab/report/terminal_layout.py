@@ -20,7 +20,7 @@ from rich.text import Text
 
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text, terminal_safe
-from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, segments
+from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, longest_line, segments
 from perflab.stats import Verdict
 
 STYLE: dict[Verdict | None, str] = {
@@ -70,6 +70,8 @@ def _wrap(text: str, width: int) -> str:
 
 def _cell_break(text: str) -> str:
     """A cell on two lines before its verdict's word, its interval or its parenthesis."""
+    if " " not in text:  # a number
+        return text
     for word in (" better", " worse", " (within noise)"):
         if text.endswith(word) and len(text) > len(word) + 1:
             return text[: -len(word)] + "\n" + word.strip()
@@ -115,52 +117,103 @@ class _Built:
 def safe_texts(table: Table, words: bool) -> list[list[str]]:
     """Every cell's text (rows, then the footer's) as printed on one line: with its
     verdict's word (``words``), terminal-safe. Made once per table, for every layout tried."""
-    return [
-        [
-            terminal_safe(
-                c.text + (WORD.get(c.verdict, "") if words and c.verdict else ""), one_line=True
+    out = []
+    for row in table.rows + table.footer:
+        texts = []
+        for c in row:
+            text = c.text + (WORD.get(c.verdict, "") if words and c.verdict else "")
+            safe = text.isascii() and text.isprintable()  # (most cells: no call needed)
+            texts.append(text if safe else terminal_safe(text, one_line=True))
+        out.append(texts)
+    return out
+
+
+class _Columns:
+    """A table's cell texts by column, one line (``safe``: `safe_texts`) or broken on two
+    (`_cell_break`), and their widths over the body rows: made once per column and form,
+    whatever the number of layouts tried (each layout's width is then a sum over columns,
+    not a pass over every row — 8,000 rows × 9 layouts for a large comparison's summaries)."""
+
+    def __init__(self, table: Table, safe: list[list[str]]):
+        self.table, self.safe, self.body = table, safe, len(table.rows)
+        self._texts: dict[tuple[int, bool], list[str]] = {}
+        self._lens: dict[tuple[int, bool], tuple[int, int]] = {}
+
+    def texts(self, j: int, broken: bool) -> list[str]:
+        """Column ``j``'s texts, the body's then the footer's."""
+        key = (j, broken)
+        if key not in self._texts:
+            column = [row[j] for row in self.safe]
+            self._texts[key] = [_cell_break(t) for t in column] if broken else column
+        return self._texts[key]
+
+    def body_widths(self, j: int, broken: bool) -> tuple[int, int]:
+        """(the longest line of the body's cells in characters, at least 4 — what headers and
+        the footer's label wrap to —, and in terminal cells — what the column takes)."""
+        key = (j, broken)
+        if key not in self._lens:
+            body = self.texts(j, broken)[: self.body]
+            lines = [line for t in body for line in t.split("\n")]
+            self._lens[key] = (
+                max([len(line) for line in lines] + [4]),
+                max([longest_line(t) for t in body] + [0]),
             )
-            for c in row
-        ]
-        for row in table.rows + table.footer
-    ]
+        return self._lens[key]
 
+    def broken(self, layout: Layout, j: int) -> bool:
+        return layout.cell_lines > 1 and (not layout.lead_only or j < layout.lead_only)
 
-def _build(table: Table, layout: Layout, safe: list[list[str]]) -> _Built:
-    """``table`` (its cells' texts: `safe_texts`) laid out as ``layout`` says."""
-    rows = table.rows + table.footer
-    texts: dict[tuple[int, int], str] = {}
-    for i in range(len(rows)):
+    def header(self, layout: Layout, j: int) -> str:
+        name = terminal_safe(self.table.columns[j], one_line=True)
+        if not layout.wrap_headers:
+            return name
+        return _wrap(name, self.body_widths(j, self.broken(layout, j))[0])
+
+    def footer(self, layout: Layout, j: int) -> list[str]:
+        """Column ``j``'s footer texts as laid out."""
+        broken = self.broken(layout, j)
+        texts = self.texts(j, broken)[self.body :]
+        if layout.cell_lines > 1 and not self.table.numeric[j]:
+            # the footer's label: as wide as the cells above, or the header kept whole
+            header = 0 if layout.wrap_headers else len(self.table.columns[j])
+            width = max(self.body_widths(j, broken)[0], 12, header)
+            texts = [_wrap(t, width) for t in texts]
+        return texts
+
+    def column_widths(self, layout: Layout) -> list[int]:
+        """Each column's longest line in terminal cells, its header's and footer's included
+        (`Grid.widths` of the table built, without building it)."""
+        out = []
         for j in layout.columns:
-            text = safe[i][j]
-            if layout.cell_lines > 1 and (not layout.lead_only or j < layout.lead_only):
-                text = _cell_break(text)
-            texts[i, j] = text
-    width = {
-        j: max(
-            [len(line) for i in range(len(table.rows)) for line in texts[i, j].split("\n")] + [4]
-        )
+            cells = self.body_widths(j, self.broken(layout, j))[1]
+            footer = [longest_line(t) for t in self.footer(layout, j)]
+            out.append(max([longest_line(self.header(layout, j)), cells] + footer))
+        return out
+
+    def width(self, layout: Layout) -> int:
+        """The width ``layout`` prints at (`_Built.width`)."""
+        return sum(w + 2 for w in self.column_widths(layout)) + len(layout.columns) + 1
+
+
+def _build(table: Table, layout: Layout, safe: list[list[str]] | _Columns) -> _Built:
+    """``table`` (its cells' texts: `safe_texts`, or their `_Columns`) laid out as
+    ``layout`` says."""
+    cols = safe if isinstance(safe, _Columns) else _Columns(table, safe)
+    column = {
+        j: cols.texts(j, cols.broken(layout, j))[: cols.body] + cols.footer(layout, j)
         for j in layout.columns
     }
-    headers = {}
-    for j in layout.columns:
-        name = terminal_safe(table.columns[j], one_line=True)
-        headers[j] = _wrap(name, width[j]) if layout.wrap_headers else name
-    for i in range(len(table.rows), len(rows)):
-        for j in layout.columns:
-            if layout.cell_lines > 1 and not table.numeric[j]:
-                # the footer's label: as wide as the cells above, or the header kept whole
-                header = 0 if layout.wrap_headers else len(table.columns[j])
-                texts[i, j] = _wrap(texts[i, j], max(width[j], 12, header))
+    rows = table.rows + table.footer
     grid = Grid(
-        headers=[headers[j] for j in layout.columns],
+        headers=[cols.header(layout, j) for j in layout.columns],
         justify=["right" if table.numeric[j] else "left" for j in layout.columns],
         rows=[
-            [(texts[i, j], STYLE.get(row[j].verdict, "")) for j in layout.columns]
+            [(column[j][i], STYLE.get(row[j].verdict, "")) for j in layout.columns]
             for i, row in enumerate(rows)
         ],
         rule_after=len(table.rows) - 1 if table.footer else -1,
     )
+    grid.__dict__["widths"] = cols.column_widths(layout)  # known: not measured again
     return _Built(grid, layout.fold)
 
 
@@ -169,20 +222,18 @@ def width_of(console: Console, t: rich_table.Table) -> int:
     return console.measure(t, options=console.options.update_width(100_000)).maximum
 
 
-def _chunks(
-    table: Table, layout: Layout, lead: int, safe: list[list[str]], width: int
-) -> list[Layout] | None:
+def _chunks(layout: Layout, lead: int, cols: _Columns, width: int) -> list[Layout] | None:
     """The value columns split over tables that each fit (the ``lead`` columns in every
     one), or None when one value column does not fit beside them."""
     head, rest = layout.columns[:lead], layout.columns[lead:]
     out: list[list[int]] = []
     for j in rest:
         trial = replace(layout, columns=head + tuple((out[-1] if out else []) + [j]))
-        if out and _build(table, trial, safe).width <= width:
+        if out and cols.width(trial) <= width:
             out[-1].append(j)
             continue
         alone = replace(layout, columns=head + (j,))
-        if _build(table, alone, safe).width > width:
+        if cols.width(alone) > width:
             return None
         out.append([j])
     return [replace(layout, columns=head + tuple(c)) for c in out]
@@ -200,7 +251,7 @@ def lay_out(
     ``lead``: how many leading columns (the cell, the variant) every split table repeats;
     ``drop``: the names of columns that may be left out."""
     width = console.width
-    safe = safe_texts(table, words)
+    cols = _Columns(table, safe_texts(table, words))
     layout = Layout(tuple(range(len(table.columns))))
     two = replace(layout, wrap_headers=True, cell_lines=2)
     steps = [
@@ -211,22 +262,20 @@ def lay_out(
         two,
     ]
     for step in steps:
-        built = _build(table, step, safe)
-        if built.width <= width:
-            return Laid([built.renderable(console)])
+        if cols.width(step) <= width:
+            return Laid([_build(table, step, cols).renderable(console)])
     layout = steps[-1]
     dropped: tuple[str, ...] = ()
     if drop:
         keep = tuple(j for j in layout.columns if table.columns[j] not in drop)
         dropped = tuple(table.columns[j] for j in layout.columns if j not in keep)
         layout = replace(layout, columns=keep)
-        built = _build(table, layout, safe)
-        if built.width <= width:
-            return Laid([built.renderable(console)], dropped)
-    chunks = _chunks(table, layout, lead, safe, width)
+        if cols.width(layout) <= width:
+            return Laid([_build(table, layout, cols).renderable(console)], dropped)
+    chunks = _chunks(layout, lead, cols, width)
     if chunks is not None and len(chunks) > 1:
-        return Laid([_build(table, c, safe).renderable(console) for c in chunks], dropped)
-    return Laid([_build(table, replace(layout, fold=True), safe).renderable(console)], dropped)
+        return Laid([_build(table, c, cols).renderable(console) for c in chunks], dropped)
+    return Laid([_build(table, replace(layout, fold=True), cols).renderable(console)], dropped)
 
 
 def dropped_line(dropped: tuple[str, ...], width: int) -> str:
