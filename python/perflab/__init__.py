@@ -20,12 +20,13 @@ first, that subpackage is made callable (`_CallableRun`): calling it calls
 from __future__ import annotations
 
 import importlib
-import inspect
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import inspect
+
     from perflab._version import __version__
     from perflab.api import open, run
 
@@ -46,6 +47,8 @@ class _CallableRun(types.ModuleType):
 
     @property
     def __signature__(self) -> inspect.Signature:  # help() and notebooks show the function's
+        import inspect  # (here: importing it costs `perflab --help` ~20 ms)
+
         from perflab.api import run
 
         return inspect.signature(run)

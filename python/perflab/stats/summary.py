@@ -112,6 +112,18 @@ def as_samples(samples: Sequence[Values]) -> list[FloatArray]:
     by_size: dict[int, list[int]] = {}
     rows: dict[int, FloatArray] = {}
     try:
+        sizes = {len(v) for v in samples}
+    except TypeError:  # not samples: as_sample says why
+        return [as_sample(v) for v in samples]
+    if len(sizes) == 1 and 0 not in sizes:  # one size (most tables): one block, no grouping
+        try:
+            block = np.array(samples, dtype=np.float64)
+            if block.ndim == 2 and np.isfinite(block).all():
+                return list(block)
+        except (TypeError, ValueError):
+            pass
+        return [as_sample(v) for v in samples]  # says what is wrong
+    try:
         for i, v in enumerate(samples):
             by_size.setdefault(len(v), []).append(i)
         for n, idx in by_size.items():
