@@ -53,7 +53,8 @@ fn cells_and_variants(
     busy_timeout_ms: u32,
 ) -> PyResult<(Vec<(String, String, String)>, Vec<(String, i64)>)> {
     let uri = uri.to_string();
-    let read = py.allow_threads(|| read_cells(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
+    let read =
+        py.allow_threads(|| read_cells(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
     Ok((read.cells, read.status_counts))
 }
 

@@ -87,10 +87,13 @@ fn code_name(extended: i32) -> String {
     primary.to_string()
 }
 
-/// Successful, non-warm-up runs' values, in run order (the store's schema, `store/schema.py`).
-const MEASURED: &str = "SELECT r.cell_key, r.variant, r.block, m.name, m.value FROM runs r \
-     JOIN metrics m ON m.run_id = r.id \
-     WHERE r.experiment_id=?1 AND r.status='ok' AND r.warmup=0 ORDER BY r.order_index";
+/// Successful, non-warm-up runs, in run order (the store's schema, `store/schema.py`).
+const MEASURED_RUNS: &str = "SELECT id, cell_key, variant, block FROM runs \
+     WHERE experiment_id=?1 AND status='ok' AND warmup=0 ORDER BY order_index";
+
+/// The values of the runs with ids in [?1, ?2], in the table's own order (run id, then
+/// metric name): one pass over a range of the table rather than a lookup per run.
+const VALUES_OF_RUNS: &str = "SELECT run_id, name, value FROM metrics WHERE run_id BETWEEN ?1 AND ?2";
 
 /// Open the store read-only at `uri` (an SQLite `file:` URI, with the mode the caller's own
 /// reading connection succeeded with) and read experiment `experiment_id`'s measured values.
@@ -106,36 +109,83 @@ fn open(uri: &str, busy_timeout_ms: u32) -> Result<Connection, StoreError> {
 }
 
 /// The grouping itself, on an open connection.
+///
+/// Two reads joined here: the runs (in run order) and then their values (one range of the
+/// metrics table). The same result as joining in SQL and ordering by run, at a third of
+/// the cost: SQL's join looks each run's values up in the metrics table one run at a time.
 pub fn read_grouped(db: &Connection, experiment_id: i64) -> Result<Grouped, StoreError> {
-    let mut stmt = db.prepare(MEASURED)?;
-    let mut rows = stmt.query([experiment_id])?;
     // Each text is looked up by &str (no allocation per row) and numbered once; a group is
-    // keyed by the three numbers. Rows of one group are scattered through run order:
-    // collected per group, then laid out one after another.
+    // keyed by the three numbers.
     let (mut cells, mut variants, mut metrics) = (Names::default(), Names::default(), Names::default());
+    let mut runs: Vec<(u32, u32, i64)> = Vec::new(); // (cell, variant, block) in run order
+    let mut ids: Vec<i64> = Vec::new();
+    {
+        let mut stmt = db.prepare(MEASURED_RUNS)?;
+        let mut rows = stmt.query([experiment_id])?;
+        while let Some(row) = rows.next()? {
+            let cell = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+            let variant = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+            ids.push(row.get(0)?);
+            runs.push((cells.number(cell), variants.number(variant), row.get(3)?));
+        }
+    }
+    let position = Positions::new(&ids); // run id → its place in `runs`
+    let (low, high) = (ids.iter().min().copied().unwrap_or(0), ids.iter().max().copied().unwrap_or(-1));
+    // (run's place, metric, value), then laid out in run order (a counting sort: stable, so
+    // each run's values stay in metric-name order, as SQL's join gives them).
+    let mut found: Vec<(u32, u32, f64)> = Vec::new();
+    if !runs.is_empty() {
+        let mut stmt = db.prepare(VALUES_OF_RUNS)?;
+        let mut rows = stmt.query([low, high])?;
+        while let Some(row) = rows.next()? {
+            let Some(at) = position.get(row.get(0)?) else {
+                continue; // a run of another experiment, failed or warm-up
+            };
+            let metric = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+            found.push((at, metrics.number(metric), row.get(2)?));
+        }
+    }
+    let mut start = vec![0usize; runs.len() + 1];
+    for &(at, _, _) in &found {
+        start[at as usize + 1] += 1;
+    }
+    for i in 0..runs.len() {
+        start[i + 1] += start[i];
+    }
+    let mut ordered = vec![(0u32, 0.0f64); found.len()];
+    for &(at, metric, value) in &found {
+        ordered[start[at as usize]] = (metric, value);
+        start[at as usize] += 1;
+    }
+    // Groups in order of their first value; rows of one group are scattered through run
+    // order: collected per group, then laid out one after another.
+    let (cell_names, variant_names, metric_names) = (cells.list, variants.list, metrics.list);
     let mut index: HashMap<(u32, u32, u32), usize> = HashMap::new();
     let mut groups: Vec<(Vec<f64>, Vec<i64>)> = Vec::new();
     let mut keys: Vec<(String, String, String)> = Vec::new();
-    let mut total = 0usize;
-    while let Some(row) = rows.next()? {
-        let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
-        let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-        let metric = row.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
-        let id = (cells.number(cell), variants.number(variant), metrics.number(metric));
-        let g = *index.entry(id).or_insert_with(|| {
-            keys.push((cell.to_string(), variant.to_string(), metric.to_string()));
-            groups.push((Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
-        groups[g].0.push(row.get(4)?);
-        groups[g].1.push(row.get(2)?);
-        total += 1;
+    let mut next = 0usize;
+    for (at, &(cell, variant, block)) in runs.iter().enumerate() {
+        let end = next + (start[at] - next).min(ordered.len() - next);
+        for &(metric, value) in &ordered[next..end] {
+            let g = *index.entry((cell, variant, metric)).or_insert_with(|| {
+                keys.push((
+                    cell_names[cell as usize].clone(),
+                    variant_names[variant as usize].clone(),
+                    metric_names[metric as usize].clone(),
+                ));
+                groups.push((Vec::new(), Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].0.push(value);
+            groups[g].1.push(block);
+        }
+        next = end;
     }
     let mut out = Grouped {
         keys,
         offsets: Vec::with_capacity(groups.len() + 1),
-        values: Vec::with_capacity(total),
-        blocks: Vec::with_capacity(total),
+        values: Vec::with_capacity(ordered.len()),
+        blocks: Vec::with_capacity(ordered.len()),
     };
     out.offsets.push(0);
     for (values, blocks) in groups {
@@ -144,6 +194,42 @@ pub fn read_grouped(db: &Connection, experiment_id: i64) -> Result<Grouped, Stor
         out.offsets.push(out.values.len());
     }
     Ok(out)
+}
+
+/// Run id → place in run order: an array over the ids' range when they are dense (an
+/// experiment's runs are numbered together), else a hash map.
+enum Positions {
+    Dense { low: i64, at: Vec<u32> },
+    Sparse(HashMap<i64, u32>),
+}
+
+impl Positions {
+    const NONE: u32 = u32::MAX;
+
+    fn new(ids: &[i64]) -> Self {
+        let (Some(&low), Some(&high)) = (ids.iter().min(), ids.iter().max()) else {
+            return Positions::Sparse(HashMap::new());
+        };
+        let span = (high - low) as u128 + 1;
+        if span > 4 * ids.len() as u128 + 1024 {
+            return Positions::Sparse(ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect());
+        }
+        let mut at = vec![Self::NONE; span as usize];
+        for (i, &id) in ids.iter().enumerate() {
+            at[(id - low) as usize] = i as u32;
+        }
+        Positions::Dense { low, at }
+    }
+
+    fn get(&self, id: i64) -> Option<u32> {
+        match self {
+            Positions::Dense { low, at } => {
+                let i = id.checked_sub(*low)?;
+                at.get(usize::try_from(i).ok()?).copied().filter(|&p| p != Self::NONE)
+            }
+            Positions::Sparse(map) => map.get(&id).copied(),
+        }
+    }
 }
 
 /// What an experiment's runs are, whatever their status: every (cell_key, cell labels as
@@ -188,18 +274,33 @@ pub fn read_cells_and_variants(db: &Connection, experiment_id: i64) -> Result<Ru
     Ok(out)
 }
 
-/// Texts numbered in order of first sight.
+/// Texts numbered in order of first sight. Rows come in runs of the same text (a cell's
+/// runs, a run's few metrics): the last text seen, and a short list, are checked before
+/// the hash map.
 #[derive(Default)]
-struct Names(HashMap<String, u32>);
+struct Names {
+    list: Vec<String>,
+    map: HashMap<String, u32>,
+    last: u32,
+}
 
 impl Names {
     fn number(&mut self, name: &str) -> u32 {
-        if let Some(&n) = self.0.get(name) {
-            return n;
+        if self.list.get(self.last as usize).is_some_and(|x| x == name) {
+            return self.last;
         }
-        let n = self.0.len() as u32;
-        self.0.insert(name.to_string(), n);
-        n
+        let known = if self.list.len() <= 8 {
+            self.list.iter().position(|x| x == name).map(|n| n as u32)
+        } else {
+            self.map.get(name).copied()
+        };
+        self.last = known.unwrap_or_else(|| {
+            let n = self.list.len() as u32;
+            self.list.push(name.to_string());
+            self.map.insert(name.to_string(), n);
+            n
+        });
+        self.last
     }
 }
 
@@ -277,6 +378,29 @@ mod tests {
         let counts = [("failed", 1), ("ok", 2), ("pending", 1)];
         let counts: Vec<(String, i64)> = counts.iter().map(|(s, n)| (s.to_string(), *n)).collect();
         assert_eq!(got.status_counts, counts);
+    }
+
+    #[test]
+    fn runs_far_apart_and_interleaved_with_another_experiments_group_alike() {
+        let db = store();
+        // experiment 1's runs: ids 5, 9 and 50,000,000 (sparse), experiment 2's in between
+        run(&db, (50_000_000, 1, 0, "c1", "a", 0, "ok"));
+        run(&db, (9, 1, 1, "c1", "a", 0, "ok"));
+        run(&db, (7, 2, 0, "c1", "a", 0, "ok"));
+        run(&db, (5, 1, 2, "c1", "b", 0, "ok"));
+        for (r, name, v) in
+            [(50_000_000, "u", 1.0), (50_000_000, "t", 2.0), (9, "t", 3.0), (7, "t", 4.0), (5, "t", 5.0)]
+        {
+            value(&db, r, name, v);
+        }
+        let g = read_grouped(&db, 1).unwrap();
+        let keys: Vec<(&str, &str, &str)> =
+            g.keys.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+        // in run order, and within a run by metric name (t before u), as SQL's join gives
+        assert_eq!(keys, vec![("c1", "a", "t"), ("c1", "a", "u"), ("c1", "b", "t")]);
+        assert_eq!(g.group(0), (&[2.0, 3.0][..], &[0i64, 0][..]));
+        assert_eq!(g.group(1), (&[1.0][..], &[0i64][..]));
+        assert_eq!(g.group(2), (&[5.0][..], &[1i64][..]));
     }
 
     #[test]
