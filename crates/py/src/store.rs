@@ -42,16 +42,14 @@ fn measured_values<'py>(
     Ok((samples, blocks))
 }
 
+/// Every (cell_key, cell labels as JSON, variant) of an experiment's runs, and its runs per status.
+type Overview = (Vec<(String, String, String)>, Vec<(String, i64)>);
+
 /// `cells_and_variants(uri, experiment_id, busy_timeout_ms) -> ([(cell_key, cell_json,
 /// variant)], [(status, runs)])`: every (cell, variant) of the experiment's runs, in order of
 /// first appearance, and the number of runs of each status (by status).
 #[pyfunction]
-fn cells_and_variants(
-    py: Python<'_>,
-    uri: &str,
-    experiment_id: i64,
-    busy_timeout_ms: u32,
-) -> PyResult<(Vec<(String, String, String)>, Vec<(String, i64)>)> {
+fn cells_and_variants(py: Python<'_>, uri: &str, experiment_id: i64, busy_timeout_ms: u32) -> PyResult<Overview> {
     let uri = uri.to_string();
     let read =
         py.allow_threads(|| read_cells(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
