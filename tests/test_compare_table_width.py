@@ -92,3 +92,44 @@ def test_a_table_laid_out_fits_and_a_wider_one_is_split():
         f"metric_{k}" for k in range(6)
     ]
     assert len(re.findall(r"┃ n=49 ", out.getvalue().replace("│", "┃"))) == len(laid.tables)
+
+
+def test_a_plain_table_drawn_column_by_column_is_richs():
+    """Rows of one-line unstyled cells (a large comparison's summaries) are drawn a
+    column at a time (`terminal_draw._plain_rows`): the bytes must still be rich's."""
+    from perflab.report.terminal_draw import _plain_rows
+
+    rng = random.Random(3)
+    numbers = ["48,551", "812.3", "8.435", "0.00469", "–", "0", "1.000e-07", "12 ", "日本"]
+    rows = tuple(
+        (
+            Cell(f"size={i}"),
+            Cell(rng.choice(["base", "new (mglru)"])),
+            *(Cell(rng.choice(numbers)) for _ in range(4)),
+        )
+        for i in range(30)
+    )
+    table = Table("t", ("cell", "variant", "n", "mean", "± MoE", "max"), rows, (False, False) + (True,) * 4,
+                  footer=((Cell("all 30 cells (geometric mean)"), Cell("new"), *(Cell("1.0") for _ in range(4))),))  # fmt: skip
+    one_line, footer_wrapped = Layout(tuple(range(6))), Layout(tuple(range(6)), cell_lines=2)
+    for layout in (one_line, footer_wrapped):
+        built = _build(table, layout, safe_texts(table, False))
+        plain = _plain_rows(built.grid.rows, built.grid.widths, built.grid.justify)
+        # rows with a cell on two lines (a footer's label, "new (mglru)" broken) drawn alone
+        two_lines = [any("\n" in text for text, _ in row) for row in built.grid.rows]
+        assert [p is None for p in plain] == two_lines
+        assert any(two_lines) == (layout == footer_wrapped) and not all(two_lines)
+        for colors in (None, "truecolor"):
+            assert _printed(built.renderable, colors) == _printed(built.rich_table, colors)
+
+
+def test_numbers_formatted_in_one_loop_are_fmt_numbers():
+    import math
+
+    from perflab.report.format import fmt_number, fmt_numbers
+
+    rng = random.Random(4)
+    xs = [0.0, -0.0, math.nan, 1e-4, 9.9999e-5, 1e4, 9999.99, 9999.5, -1e4, 1e300, -1e-300, 5e-324]
+    xs += [rng.choice([-1, 1]) * 10 ** rng.uniform(-8, 8) for _ in range(20_000)]
+    xs += [float(rng.randint(-100, 100000)) for _ in range(2000)]
+    assert fmt_numbers(xs) == [fmt_number(x) for x in xs]

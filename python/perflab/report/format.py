@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from perflab.stats import Comparison, Verdict
@@ -25,6 +26,24 @@ def fmt_number(x: float | None, digits: int = 4) -> str:
 
 #: The format specs of `fmt_number` (made once: a summary table formats ~50,000 numbers).
 _GROUPED = [f",.{d}f" for d in range(12)]
+
+
+def fmt_numbers(xs: Iterable[float]) -> list[str]:
+    """`fmt_number` of each (4 digits), the same texts, in one loop rather than a call each."""
+    out = []
+    floor, log10 = math.floor, math.log10
+    for x in xs:
+        if x != x:
+            out.append("–")
+        elif x == 0:
+            out.append("0")
+        elif (ax := abs(x)) >= 10_000:
+            out.append(format(x, ",.0f"))
+        elif ax >= 1e-4:
+            out.append(format(x, _GROUPED[max(0, 3 - floor(log10(ax)))]))
+        else:
+            out.append(format(x, ".3e"))
+    return out
 
 
 def fmt_pct_interval(c: Comparison, decimals: int = 1, unit: str = "") -> str:

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
-from perflab.report.format import fmt_number, method_words, metric_header, tldr_text
+from perflab.report.format import (
+    fmt_numbers,
+    method_words,
+    metric_header,
+    tldr_text,
+)
 from perflab.stats.records import made
 
 BASELINE_MARK = " (baseline)"
@@ -193,7 +198,7 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
                 continue
             x = s.summary
             numbers = (x.mean, x.median, x.stddev, x.min, x.max, x.margin_of_error)
-            rows.append((*lead, name, _text_cell(str(x.n)), *map(_number_cell, numbers)))
+            rows.append((*lead, name, *map(_text_cell, [str(x.n), *fmt_numbers(numbers)])))
         unit = f" ({m.unit})" if m.unit else ""
         title = (
             f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
@@ -215,10 +220,6 @@ def _text_cell(text: str) -> Cell:
     """``Cell(text)``, made at a third of its cost (`stats.records`): a summary table makes
     ~50,000."""
     return made(Cell, {"text": text, "verdict": None, "color": None, "title": None})
-
-
-def _number_cell(x: float) -> Cell:
-    return _text_cell(fmt_number(x))
 
 
 def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:

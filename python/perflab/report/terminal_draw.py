@@ -74,17 +74,49 @@ def segments(console: Console, grid: Grid) -> Segments:
         bottom=True,
     )
     out += [Segment(b.get_row(outer, "head", edge=True)), Segment.line()]
+    plain = _plain_rows(grid.rows, widths, grid.justify)
+    null = Style.null()
     for i, row in enumerate(grid.rows):
         edges = (
             (b.foot_left, b.foot_vertical, b.foot_right)
             if i == len(grid.rows) - 1
             else (b.mid_left, b.mid_vertical, b.mid_right)
         )
-        out += _row(row, widths, grid.justify, Style.null(), styles, edges, bottom=False)
+        cells = plain[i]
+        if cells is not None:  # what _row makes of such a row
+            out += [Segment(edges[0] + edges[1].join(cells) + edges[2], null), Segment.line()]
+        else:
+            out += _row(row, widths, grid.justify, null, styles, edges, bottom=False)
         if i == grid.rule_after and i < len(grid.rows) - 1:
             out += [Segment(b.get_row(outer, "row", edge=True)), Segment.line()]
     out += [Segment(b.get_bottom(outer)), Segment.line()]
     return Segments(out)
+
+
+def _plain_rows(
+    rows: Sequence[Sequence[tuple[str, str]]], widths: Sequence[int], justify: Sequence[str]
+) -> list[tuple[str, ...] | None]:
+    """Each row's cells padded (``" text "`` to the column's width, justified) when every
+    one is a line of unstyled text, else None (`_row` draws that row): made a column at a
+    time, as a large table's summaries (thousands of rows) are nearly all such rows."""
+    padded: list[list[str]] = []
+    other = [False] * len(rows)  # rows with a styled or multi-line cell
+    for column, width, how in zip(zip(*rows), widths, justify):
+        texts = [text for text, _ in column]
+        odd = [bool(style) or "\n" in text for text, style in column]
+        if any(odd):
+            other = [a or b for a, b in zip(other, odd)]
+        if how == "right":
+            texts = [t.rstrip() for t in texts]
+        if "".join(texts).isascii():  # a character per terminal cell
+            pad = [" " * (width - len(t)) for t in texts]
+        else:
+            pad = [" " * (width - _cells(t)) for t in texts]
+        if how == "right":
+            padded.append([f" {p}{t} " for p, t in zip(pad, texts)])
+        else:
+            padded.append([f" {t}{p} " for p, t in zip(pad, texts)])
+    return [None if o else cells for cells, o in zip(zip(*padded), other)]
 
 
 def _row(

@@ -152,12 +152,11 @@ class _Columns:
         the footer's label wrap to —, and in terminal cells — what the column takes)."""
         key = (j, broken)
         if key not in self._lens:
-            body = self.texts(j, broken)[: self.body]
-            lines = [line for t in body for line in t.split("\n")]
-            self._lens[key] = (
-                max([len(line) for line in lines] + [4]),
-                max([longest_line(t) for t in body] + [0]),
-            )
+            joined = "\n".join(self.texts(j, broken)[: self.body])
+            lines = joined.split("\n") if joined else []
+            chars = max(map(len, lines), default=0)
+            cells = chars if joined.isascii() else max(map(longest_line, lines), default=0)
+            self._lens[key] = (max(chars, 4), cells)
         return self._lens[key]
 
     def broken(self, layout: Layout, j: int) -> bool:
