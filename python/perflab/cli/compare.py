@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
     across = _across_option(args)
     if scaling is not None:
         return run_scaling(args, io, opts, scaling, pairs)
-    to_json: Callable[[Any], str] = _compare_json
+    to_json: Callable[[Any], str | bytes] = _compare_json
     with open_store(args) as store:
         if args.other is None:  # the values read while the statistics load
             store.prefetch(store.experiment(args.experiment).id)
@@ -140,10 +140,10 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
 # not needed for --format csv, nor the CSV writer for the terminal).
 
 
-def _compare_json(result: Any) -> str:
-    from perflab.report.json_doc import render_compare_json
+def _compare_json(result: Any) -> bytes:
+    from perflab.report.json_doc import render_compare_json_bytes
 
-    return render_compare_json(result)
+    return render_compare_json_bytes(result)
 
 
 def _compare_markdown(result: Any) -> str:
@@ -274,14 +274,21 @@ def _emit(
     args: argparse.Namespace,
     io: CliIO,
     result: Result,
-    to_json: Callable[[Result], str],
+    to_json: Callable[[Result], str | bytes],
     to_markdown: Callable[[Result], str],
     to_csv: Callable[[Result], str],
     to_terminal: Callable[[Result, Console], None],
 ) -> None:
     """Write ``result`` in the chosen --format: text renderers return text, the terminal prints."""
     text = {"json": to_json, "markdown": to_markdown, "csv": to_csv}.get(args.format)
-    if text is not None:
-        io.out.write(text(result))
-    else:
+    if text is None:
         to_terminal(result, io.console)
+        return
+    out = text(result)
+    if isinstance(out, str):
+        io.out.write(out)
+    elif hasattr(io.out, "buffer"):  # a byte stream under the text one (stdout): as it is
+        io.out.flush()
+        io.out.buffer.write(out)
+    else:
+        io.out.write(out.decode())

@@ -93,7 +93,13 @@ _ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SER
 
 
 def _dumps(doc: dict[str, Any]) -> str:
-    return orjson.dumps(doc, option=_ORJSON_OPTIONS).decode() + "\n"
+    return _dumps_bytes(doc).decode()
+
+
+def _dumps_bytes(doc: dict[str, Any]) -> bytes:
+    """The document as UTF-8, ending in a newline (OPT_APPEND_NEWLINE: no copy of 9 MB to
+    add one)."""
+    return orjson.dumps(doc, option=_ORJSON_OPTIONS | orjson.OPT_APPEND_NEWLINE)
 
 
 # ----- perflab.compare/1 ----------------------------------------------------------------------
@@ -138,7 +144,9 @@ def compare_document(result: CompareResult) -> dict[str, Any]:
                 "labels": s.labels,
                 "variant": s.variant,
                 "metric": s.metric.name,
-                **(s.summary.to_dict() if s.summary else {"n": 0}),
+                # its fields as they are: orjson writes the nested dataclasses (location,
+                # warnings) as `Summary.to_dict` does, at a fraction of the cost
+                **(vars(s.summary) if s.summary else {"n": 0}),
             }
             for s in result.summaries
         ],
@@ -166,6 +174,12 @@ def compare_document(result: CompareResult) -> dict[str, Any]:
 
 def render_compare_json(result: CompareResult) -> str:
     return _dumps(compare_document(result))
+
+
+def render_compare_json_bytes(result: CompareResult) -> bytes:
+    """`render_compare_json` as UTF-8 (written as is to a byte stream: no decode and
+    encode of a document that is 9 MB for 80,000 runs)."""
+    return _dumps_bytes(compare_document(result))
 
 
 # ----- perflab.scaling/1 ----------------------------------------------------------------------

@@ -139,8 +139,8 @@ def _row(
         # one line of unstyled cells (most rows of a large table): what the general case
         # below joins into one segment, made directly
         parts = []
-        for (text, style), width, how in zip(cells, widths, justify):
-            if style or "\n" in text:
+        for (text, style_name), width, how in zip(cells, widths, justify):
+            if style_name or "\n" in text:
                 break
             if how == "right":
                 text = text.rstrip()
