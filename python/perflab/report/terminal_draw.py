@@ -135,19 +135,24 @@ def _row(
     kept apart as rich keeps them."""
     left, divider, right = edges
     null = Style.null()
-    if not base:
-        # one line of unstyled cells (most rows of a large table): what the general case
-        # below joins into one segment, made directly
-        parts = []
-        for (text, style_name), width, how in zip(cells, widths, justify):
-            if style_name or "\n" in text:
-                break
-            if how == "right":
-                text = text.rstrip()
-            pad = " " * (width - (len(text) if text.isascii() else cell_len(text)))
-            parts.append(f" {pad}{text} " if how == "right" else f" {text}{pad} ")
-        else:
-            return [Segment(left + divider.join(parts) + right, null), Segment.line()]
+    if not base and not any(style_name for _, style_name in cells):
+        # unstyled cells (most rows of a large table): what the general case below joins
+        # into one segment per line, made directly
+        split = [text.split("\n") for text, _ in cells]
+        height = max(len(lines) for lines in split)
+        out = []
+        for k in range(height):
+            parts = []
+            for lines, width, how in zip(split, widths, justify):
+                at = k - (height - len(lines) if bottom else 0)
+                if not 0 <= at < len(lines):
+                    parts.append(" " * (width + 2))
+                    continue
+                line = lines[at].rstrip() if how == "right" else lines[at]
+                pad = " " * (width - _cells(line))
+                parts.append(f" {pad}{line} " if how == "right" else f" {line}{pad} ")
+            out += [Segment(left + divider.join(parts) + right, null), Segment.line()]
+        return out
     lines = [text.split("\n") for text, _ in cells]
     height = max(len(ls) for ls in lines)
     drawn: list[list[list[tuple[str, Style]]]] = []

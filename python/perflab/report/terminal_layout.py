@@ -119,11 +119,13 @@ def safe_texts(table: Table, words: bool) -> list[list[str]]:
     verdict's word (``words``), terminal-safe. Made once per table, for every layout tried."""
     out = []
     for row in table.rows + table.footer:
-        texts = []
-        for c in row:
-            text = c.text + (WORD.get(c.verdict, "") if words and c.verdict else "")
-            safe = text.isascii() and text.isprintable()  # (most cells: no call needed)
-            texts.append(text if safe else terminal_safe(text, one_line=True))
+        if words:
+            texts = [c.text + (WORD.get(c.verdict, "") if c.verdict else "") for c in row]
+        else:
+            texts = [c.text for c in row]
+        joined = "".join(texts)
+        if not (joined.isascii() and joined.isprintable()):  # (most rows: nothing to escape)
+            texts = [terminal_safe(t, one_line=True) for t in texts]
         out.append(texts)
     return out
 
