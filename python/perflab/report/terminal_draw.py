@@ -139,20 +139,20 @@ def _row(
         # unstyled cells (most rows of a large table): what the general case below joins
         # into one segment per line, made directly
         split = [text.split("\n") for text, _ in cells]
-        height = max(len(lines) for lines in split)
-        out = []
+        height = max(len(cell) for cell in split)
+        drawn_lines: list[Segment] = []
         for k in range(height):
             parts = []
-            for lines, width, how in zip(split, widths, justify):
-                at = k - (height - len(lines) if bottom else 0)
-                if not 0 <= at < len(lines):
+            for cell, width, how in zip(split, widths, justify):
+                at = k - (height - len(cell) if bottom else 0)
+                if not 0 <= at < len(cell):
                     parts.append(" " * (width + 2))
                     continue
-                line = lines[at].rstrip() if how == "right" else lines[at]
+                line = cell[at].rstrip() if how == "right" else cell[at]
                 pad = " " * (width - _cells(line))
                 parts.append(f" {pad}{line} " if how == "right" else f" {line}{pad} ")
-            out += [Segment(left + divider.join(parts) + right, null), Segment.line()]
-        return out
+            drawn_lines += [Segment(left + divider.join(parts) + right, null), Segment.line()]
+        return drawn_lines
     lines = [text.split("\n") for text, _ in cells]
     height = max(len(ls) for ls in lines)
     drawn: list[list[list[tuple[str, Style]]]] = []
