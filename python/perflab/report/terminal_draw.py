@@ -139,16 +139,16 @@ def _row(
         # unstyled cells (most rows of a large table): what the general case below joins
         # into one segment per line, made directly
         split = [text.split("\n") for text, _ in cells]
-        height = max(len(cell) for cell in split)
+        height = max(len(texts) for texts in split)
         drawn_lines: list[Segment] = []
         for k in range(height):
             parts = []
-            for cell, width, how in zip(split, widths, justify):
-                at = k - (height - len(cell) if bottom else 0)
-                if not 0 <= at < len(cell):
+            for texts, width, how in zip(split, widths, justify):
+                at = k - (height - len(texts) if bottom else 0)
+                if not 0 <= at < len(texts):
                     parts.append(" " * (width + 2))
                     continue
-                line = cell[at].rstrip() if how == "right" else cell[at]
+                line = texts[at].rstrip() if how == "right" else texts[at]
                 pad = " " * (width - _cells(line))
                 parts.append(f" {pad}{line} " if how == "right" else f" {line}{pad} ")
             drawn_lines += [Segment(left + divider.join(parts) + right, null), Segment.line()]
