@@ -13,7 +13,6 @@ from perflab.report.format import (
     metric_header,
     tldr_text,
 )
-from perflab.stats.records import made
 
 BASELINE_MARK = " (baseline)"
 
@@ -198,7 +197,7 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
                 continue
             x = s.summary
             numbers = (x.mean, x.median, x.stddev, x.min, x.max, x.margin_of_error)
-            rows.append((*lead, name, *map(_text_cell, [str(x.n), *fmt_numbers(numbers)])))
+            rows.append((*lead, name, *map(Cell, [str(x.n), *fmt_numbers(numbers)])))
         unit = f" ({m.unit})" if m.unit else ""
         title = (
             f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
@@ -216,10 +215,6 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
     return out
 
 
-def _text_cell(text: str) -> Cell:
-    """``Cell(text)``, made at a third of its cost (`stats.records`): a summary table makes
-    ~50,000."""
-    return made(Cell, {"text": text, "verdict": None, "color": None, "title": None})
 
 
 def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
