@@ -215,8 +215,6 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
     return out
 
 
-
-
 def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
     """One line per distinct warning, naming where it applies (grouped, so that a
     design-wide issue such as too few runs is said once, not per cell)."""

@@ -82,9 +82,10 @@ def segments(console: Console, grid: Grid) -> Segments:
             if i == len(grid.rows) - 1
             else (b.mid_left, b.mid_vertical, b.mid_right)
         )
-        cells = plain[i]
-        if cells is not None:  # what _row makes of such a row
-            out += [Segment(edges[0] + edges[1].join(cells) + edges[2], null), Segment.line()]
+        lines = plain[i]
+        if lines is not None:  # what _row makes of such a row: a segment per line
+            for cells in lines:
+                out += [Segment(edges[0] + edges[1].join(cells) + edges[2], null), Segment.line()]
         else:
             out += _row(row, widths, grid.justify, null, styles, edges, bottom=False)
         if i == grid.rule_after and i < len(grid.rows) - 1:
@@ -95,28 +96,55 @@ def segments(console: Console, grid: Grid) -> Segments:
 
 def _plain_rows(
     rows: Sequence[Sequence[tuple[str, str]]], widths: Sequence[int], justify: Sequence[str]
-) -> list[tuple[str, ...] | None]:
-    """Each row's cells padded (``" text "`` to the column's width, justified) when every
-    one is a line of unstyled text, else None (`_row` draws that row): made a column at a
-    time, as a large table's summaries (thousands of rows) are nearly all such rows."""
-    padded: list[list[str]] = []
-    other = [False] * len(rows)  # rows with a styled or multi-line cell
-    for column, width, how in zip(zip(*rows), widths, justify):
+) -> list[list[tuple[str, ...]] | None]:
+    """Each row's lines, each a tuple of its cells' pieces (``" text "`` padded to the
+    column's width, justified; blank below a cell's last line), when none of its cells is
+    styled; None for a row with a styled cell (`_row` draws it). Made a column at a time,
+    as a large table's summaries (thousands of rows) are nearly all unstyled."""
+    pieces: list[list[str]] = []
+    styled = [False] * len(rows)
+    tall: dict[int, dict[int, list[str]]] = {}  # row → column → the pieces of its lines
+    for j, (column, width, how) in enumerate(zip(zip(*rows), widths, justify)):
         texts = [text for text, _ in column]
-        odd = [bool(style) or "\n" in text for text, style in column]
-        if any(odd):
-            other = [a or b for a, b in zip(other, odd)]
-        if how == "right":
-            texts = [t.rstrip() for t in texts]
-        if "".join(texts).isascii():  # a character per terminal cell
-            pad = [" " * (width - len(t)) for t in texts]
+        marks = [bool(style) for _, style in column]
+        if any(marks):
+            styled = [a or b for a, b in zip(styled, marks)]
+        if "\n" in "".join(texts):
+            for i, text in enumerate(texts):
+                if "\n" in text:
+                    tall.setdefault(i, {})[j] = _pieces(text.split("\n"), width, how)
+        pieces.append(_pieces(texts, width, how))
+    out: list[list[tuple[str, ...]] | None] = []
+    for i, cells in enumerate(zip(*pieces)):
+        if styled[i]:
+            out.append(None)
+        elif i not in tall:
+            out.append([cells])
         else:
-            pad = [" " * (width - _cells(t)) for t in texts]
-        if how == "right":
-            padded.append([f" {p}{t} " for p, t in zip(pad, texts)])
-        else:
-            padded.append([f" {t}{p} " for p, t in zip(pad, texts)])
-    return [None if o else cells for cells, o in zip(zip(*padded), other)]
+            lines = [tall[i].get(j, [cell]) for j, cell in enumerate(cells)]
+            height = max(len(cell_lines) for cell_lines in lines)
+            blank = [" " * (w + 2) for w in widths]
+            out.append(
+                [
+                    tuple(ls[k] if k < len(ls) else blank[j] for j, ls in enumerate(lines))
+                    for k in range(height)
+                ]
+            )
+    return out
+
+
+def _pieces(texts: list[str], width: int, how: str) -> list[str]:
+    """Each one-line text as a cell's piece: a space, the text padded to ``width`` (on the
+    left when ``how`` is "right", the text's trailing spaces dropped), a space."""
+    if how == "right":
+        texts = [t.rstrip() for t in texts]
+    if "".join(texts).isascii():  # a character per terminal cell
+        pad = [" " * (width - len(t)) for t in texts]
+    else:
+        pad = [" " * (width - _cells(t)) for t in texts]
+    if how == "right":
+        return [f" {p}{t} " for p, t in zip(pad, texts)]
+    return [f" {t}{p} " for p, t in zip(pad, texts)]
 
 
 def _row(
