@@ -301,16 +301,22 @@ class Welch:
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
         scale = res.rows().scale[i]
-        if not res.rows().note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1:
-            # nothing to warn about (most rows of a table): the row as it is
-            return res.comparison(
-                i,
-                method=self.name,
-                confidence=confidence,
-                n_baseline=int(a.size),
-                n_candidate=int(b.size),
-                statistic="mean",
-            )
+        quiet = not res.rows().note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1
+        return res.comparison(
+            i,
+            method=self.name,
+            confidence=confidence,
+            n_baseline=int(a.size),
+            n_candidate=int(b.size),
+            statistic="mean",
+            # (most rows of a table have nothing to warn about: no call for them)
+            warnings=() if quiet else self._warnings(res, i, a, b, confidence, scale),
+        )
+
+    def _warnings(
+        self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float, scale: str
+    ) -> tuple[StatWarning, ...]:
+        """What row ``i`` of a batch result calls for saying."""
         notes = res.notes(i)
         warnings: list[StatWarning] = []
         if a.size < 2 or b.size < 2:
@@ -352,15 +358,7 @@ class Welch:
             if w is not None:
                 warnings.append(w)
             warnings += note_warnings(res, i)
-        return res.comparison(
-            i,
-            method=self.name,
-            confidence=confidence,
-            n_baseline=int(a.size),
-            n_candidate=int(b.size),
-            statistic="mean",
-            warnings=tuple(warnings),
-        )
+        return tuple(warnings)
 
     @staticmethod
     def _coverage_warning(
