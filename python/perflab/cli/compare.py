@@ -13,6 +13,7 @@ from perflab.cli.common import (
     add_store_option,
     analysis_options,
     experiment_pairs,
+    keep_until_exit,
     open_store,
     pct,
     without_cycle_collection,
@@ -122,6 +123,7 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
         _compare_csv,
         lambda r, console: _compare_terminal(args, r, console),
     )
+    keep_until_exit(result)
     if args.fail_if_worse is not None:
         from perflab.report.format import fmt_pct
 
