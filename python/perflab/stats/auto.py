@@ -32,7 +32,6 @@ import numpy as np
 from perflab.stats.arrays import BoolArray, FloatArray, medians
 from perflab.stats.intervals import Intervals, as_batch, check_levels, levels_per_row
 from perflab.stats.mannwhitney import MannWhitney, mannwhitney_batch
-from perflab.stats.records import replaced
 from perflab.stats.summary import Summary, as_samples
 from perflab.stats.types import Comparison
 from perflab.stats.welch import Welch, welch_batch
@@ -196,5 +195,7 @@ class Auto:
             if rows:
                 made = impl.compare_many([pairs[i] for i in rows], [levels[i] for i in rows])
                 for i, c in zip(rows, made):
-                    out[i] = replaced(c, choice=choices[i].reason)
+                    # (each made here, seen by no one yet: its field set in place, not copied)
+                    c.__dict__["choice"] = choices[i].reason
+                    out[i] = c
         return [c for c in out if c is not None]

@@ -34,6 +34,7 @@ import numpy as np
 from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.intervals import ABOVE_MINUS_ONE, check_confidence
+from perflab.stats.records import made
 from perflab.stats.types import Comparison, replace_comparison
 from perflab.stats.warnings import StatWarning
 
@@ -262,10 +263,14 @@ def correct(
     levels = interval_levels(p, correction, confidence, holm_intervals)
     if recompute_many is not None:
         recompute = _batched(recompute_many, levels, confidence, recompute)
-    out = [
-        _corrected(c, i, float(levels[i]), float(p_adj[i]), confidence, correction, recompute)
-        for i, c in enumerate(comps)
-    ]
+    alpha = 1 - confidence
+    out = []
+    for i, (c, level, pa) in enumerate(zip(comps, levels.tolist(), p_adj.tolist())):
+        # (the common case made directly: a table of thousands keeps most levels unchanged)
+        if level == confidence and _agrees(c, pa, alpha):
+            out.append(_at_level(c, level, pa, correction))
+        else:
+            out.append(_corrected(c, i, level, pa, confidence, correction, recompute))
     size = int((~np.isnan(p)).sum())
     return FamilyResult(
         correction=correction,
@@ -295,6 +300,26 @@ def _batched(
         return recompute
     batch = dict(zip(redo, recompute_many(redo, [float(levels[i]) for i in redo])))
     return lambda i, lv: batch[i]  # the batch's answers, by index
+
+
+def _agrees(c: Comparison, p_adj: float, alpha: float) -> bool:
+    """``c``'s interval and the adjusted p-value tell the same (the agreement rule), or
+    ``c`` has no interval."""
+    low, high = c.low, c.high
+    if low != low or high != high:  # (NaN: undefined)
+        return True
+    return (low > 0 or high < 0) == (p_adj <= alpha)
+
+
+def _at_level(c: Comparison, level: float, p_adj: float, correction: str) -> Comparison:
+    """``c`` with its adjusted p-value, its raw one kept, at its own level: `_corrected`'s
+    result where the level does not change and the interval agrees with ``p_adj``."""
+    fields = dict(c.__dict__)
+    fields["p_raw"] = c.p_value
+    fields["p_value"] = p_adj
+    fields["confidence"] = level
+    fields["correction"] = correction
+    return made(Comparison, fields)
 
 
 def _corrected(
