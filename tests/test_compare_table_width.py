@@ -114,7 +114,7 @@ def test_a_plain_table_drawn_column_by_column_is_richs():
     one_line, footer_wrapped = Layout(tuple(range(6))), Layout(tuple(range(6)), cell_lines=2)
     for layout in (one_line, footer_wrapped):
         built = _build(table, layout, safe_texts(table, False))
-        plain = _plain_rows(built.grid.rows, built.grid.widths, built.grid.justify)
+        plain = _plain_rows(built.grid, built.grid.widths, ("│", "│", "│"), ("│", "│", "│"))
         # rows with a cell on several lines (a footer's label, "new (mglru)" broken) as tall
         heights = [max(text.count("\n") + 1 for text, _ in row) for row in built.grid.rows]
         assert [len(lines) for lines in plain] == heights

@@ -5,6 +5,8 @@ strings + verdicts), built from a CompareResult, and the whole comparison as one
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
 from perflab.report.format import (
@@ -13,6 +15,9 @@ from perflab.report.format import (
     metric_header,
     tldr_text,
 )
+
+if TYPE_CHECKING:
+    from perflab.stats import Summary
 
 BASELINE_MARK = " (baseline)"
 
@@ -174,10 +179,11 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
     # Made once and shared (a table of thousands of rows repeats them): cells are frozen.
     leads: dict[str, list[Cell]] = {}
     names: dict[str, Cell] = {}
+    counts: dict[int, Cell] = {}
     empty = [Cell("0")] + [Cell("–")] * (len(SUMMARY_COLUMNS) - 1)
     for m in data.metrics:
         columns = _param_headers(result) + ["variant", *SUMMARY_COLUMNS]
-        rows = []
+        heads, summaries = [], []
         for s in result.summaries:
             if s.metric.name != m.name:
                 continue
@@ -192,12 +198,12 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
                 name = names[s.variant] = variant_cell(
                     s.variant + (BASELINE_MARK if base else ""), colors
                 )
-            if s.summary is None:
-                rows.append((*lead, name, *empty))
-                continue
-            x = s.summary
-            numbers = (x.mean, x.median, x.stddev, x.min, x.max, x.margin_of_error)
-            rows.append((*lead, name, *map(Cell, [str(x.n), *fmt_numbers(numbers)])))
+            heads.append((*lead, name))
+            summaries.append(s.summary)
+        rows = [
+            (*head, *numbers) if numbers is not None else (*head, *empty)
+            for head, numbers in zip(heads, _summary_cells(summaries, counts))
+        ]
         unit = f" ({m.unit})" if m.unit else ""
         title = (
             f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
@@ -213,6 +219,31 @@ def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) 
             )
         )
     return out
+
+
+def _summary_cells(
+    summaries: list[Summary | None], counts: dict[int, Cell]
+) -> list[tuple[Cell, ...] | None]:
+    """The n, mean, median, stddev, min, max and margin-of-error cells of each summary (None
+    where there is none), the numbers formatted a column at a time; ``counts``: the n cells
+    made so far, shared (a table repeats a few run counts thousands of times)."""
+    there = [x for x in summaries if x is not None]
+    numbers = [
+        fmt_numbers([x.mean for x in there]),
+        fmt_numbers([x.median for x in there]),
+        fmt_numbers([x.stddev for x in there]),
+        fmt_numbers([x.min for x in there]),
+        fmt_numbers([x.max for x in there]),
+        fmt_numbers([x.margin_of_error for x in there]),
+    ]
+    n_cells = []
+    for x in there:
+        cell = counts.get(x.n)
+        if cell is None:
+            cell = counts[x.n] = Cell(str(x.n))
+        n_cells.append(cell)
+    made = iter(zip(n_cells, *(map(Cell, texts) for texts in numbers)))
+    return [next(made) if x is not None else None for x in summaries]
 
 
 def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:

@@ -20,6 +20,10 @@ from rich.console import Console
 from rich.segment import Segment, Segments
 from rich.style import Style
 
+#: The line break after every line drawn (one segment, shared: `Segment.line()` makes one
+#: per call, 14,000 for a large comparison's summaries).
+_NEWLINE = Segment.line()
+
 #: The box of every perflab table (rich's default for `rich.table.Table`).
 BOX = box.HEAVY_HEAD
 HEADER_STYLE = "bold"
@@ -27,20 +31,34 @@ HEADER_STYLE = "bold"
 
 @dataclass(frozen=True)
 class Grid:
-    """A table's text: ``headers[j]`` and ``rows[i][j]`` as (text, style), lines split by
-    ``\\n``; ``justify[j]`` "left" or "right"; a rule after row ``rule_after`` (-1: none)."""
+    """A table's text by column: ``headers[j]``, and ``texts[j][i]`` with its style
+    ``styles[j][i]`` (``styles[j]`` None: column ``j`` unstyled), lines split by ``\\n``;
+    ``justify[j]`` "left" or "right"; a rule after row ``rule_after`` (-1: none). By
+    column, as it is laid out and drawn: a large table is thousands of rows of few columns."""
 
     headers: Sequence[str]
     justify: Sequence[str]
-    rows: Sequence[Sequence[tuple[str, str]]]
+    texts: Sequence[Sequence[str]]
+    styles: Sequence[Sequence[str] | None]
     rule_after: int = -1
+
+    @cached_property
+    def rows(self) -> list[tuple[tuple[str, str], ...]]:
+        """``rows[i][j]`` = (text, style): the grid a row at a time."""
+        styles = [s if s is not None else [""] * len(t) for t, s in zip(self.texts, self.styles)]
+        return list(zip(*(list(zip(t, s)) for t, s in zip(self.texts, styles))))
+
+    @property
+    def height(self) -> int:
+        """The number of rows."""
+        return len(self.texts[0]) if self.texts else 0
 
     @cached_property
     def widths(self) -> list[int]:
         """Each column's width inside its padding: its longest line."""
         return [
-            max([longest_line(self.headers[j])] + [longest_line(row[j][0]) for row in self.rows])
-            for j in range(len(self.headers))
+            max([longest_line(header)] + [longest_line(text) for text in texts])
+            for header, texts in zip(self.headers, self.texts)
         ]
 
 
@@ -62,7 +80,7 @@ def segments(console: Console, grid: Grid) -> Segments:
     b = BOX.substitute(console.options, safe=console.safe_box)
     header = console.get_style(HEADER_STYLE)
     styles: dict[tuple[Style, str], Style] = {}
-    out: list[Segment] = [Segment(b.get_top(outer)), Segment.line()]
+    out: list[Segment] = [Segment(b.get_top(outer)), _NEWLINE]
     head = [(text, "") for text in grid.headers]
     out += _row(
         head,
@@ -73,63 +91,78 @@ def segments(console: Console, grid: Grid) -> Segments:
         (b.head_left, b.head_vertical, b.head_right),
         bottom=True,
     )
-    out += [Segment(b.get_row(outer, "head", edge=True)), Segment.line()]
-    plain = _plain_rows(grid.rows, widths, grid.justify)
+    out += [Segment(b.get_row(outer, "head", edge=True)), _NEWLINE]
+    mid, foot = (b.mid_left, b.mid_vertical, b.mid_right), (b.foot_left, b.foot_vertical, b.foot_right)
+    plain = _plain_rows(grid, widths, mid, foot)
     null = Style.null()
-    for i, row in enumerate(grid.rows):
-        edges = (
-            (b.foot_left, b.foot_vertical, b.foot_right)
-            if i == len(grid.rows) - 1
-            else (b.mid_left, b.mid_vertical, b.mid_right)
-        )
-        lines = plain[i]
-        if lines is not None:  # what _row makes of such a row: a segment per line
-            for cells in lines:
-                out += [Segment(edges[0] + edges[1].join(cells) + edges[2], null), Segment.line()]
+    last = grid.height - 1
+    run: list[str] = []  # unstyled lines in a row: printed as one segment (no escape codes)
+    for i, lines in enumerate(plain):
+        if lines is not None:
+            run += lines
         else:
-            out += _row(row, widths, grid.justify, null, styles, edges, bottom=False)
-        if i == grid.rule_after and i < len(grid.rows) - 1:
-            out += [Segment(b.get_row(outer, "row", edge=True)), Segment.line()]
-    out += [Segment(b.get_bottom(outer)), Segment.line()]
+            if run:
+                out += [Segment("\n".join(run), null), _NEWLINE]
+                run = []
+            edges = foot if i == last else mid
+            out += _row(grid.rows[i], widths, grid.justify, null, styles, edges, bottom=False)
+        if i == grid.rule_after and i < last:
+            run.append(b.get_row(outer, "row", edge=True))
+    run.append(b.get_bottom(outer))
+    out += [Segment("\n".join(run), null), _NEWLINE]
     return Segments(out)
 
 
 def _plain_rows(
-    rows: Sequence[Sequence[tuple[str, str]]], widths: Sequence[int], justify: Sequence[str]
-) -> list[list[tuple[str, ...]] | None]:
-    """Each row's lines, each a tuple of its cells' pieces (``" text "`` padded to the
-    column's width, justified; blank below a cell's last line), when none of its cells is
-    styled; None for a row with a styled cell (`_row` draws it). Made a column at a time,
-    as a large table's summaries (thousands of rows) are nearly all unstyled."""
+    grid: Grid,
+    widths: Sequence[int],
+    edges: tuple[str, str, str],
+    last_edges: tuple[str, str, str],
+) -> list[list[str] | None]:
+    """Each row's lines drawn between ``edges`` (the last row's between ``last_edges``):
+    its cells' pieces (``" text "`` padded to the column's width, justified; blank below a
+    cell's last line), when none of its cells is styled; None for a row with a styled cell
+    (`_row` draws it). Made a column at a time, as a large table's summaries (thousands of
+    rows) are nearly all unstyled."""
     pieces: list[list[str]] = []
-    styled = [False] * len(rows)
+    styled = [False] * grid.height
     tall: dict[int, dict[int, list[str]]] = {}  # row → column → the pieces of its lines
-    for j, (column, width, how) in enumerate(zip(zip(*rows), widths, justify)):
-        texts = [text for text, _ in column]
-        marks = [bool(style) for _, style in column]
-        if any(marks):
-            styled = [a or b for a, b in zip(styled, marks)]
+    for j, (texts, marks, width, how) in enumerate(
+        zip(grid.texts, grid.styles, widths, grid.justify)
+    ):
+        if marks is not None:
+            styled = [a or bool(b) for a, b in zip(styled, marks)]
         if "\n" in "".join(texts):
+            made: dict[str, list[str]] = {}  # (a table repeats its tall cells: "base\n(baseline)")
             for i, text in enumerate(texts):
                 if "\n" in text:
-                    tall.setdefault(i, {})[j] = _pieces(text.split("\n"), width, how)
-        pieces.append(_pieces(texts, width, how))
-    out: list[list[tuple[str, ...]] | None] = []
-    for i, cells in enumerate(zip(*pieces)):
-        if styled[i]:
-            out.append(None)
-        elif i not in tall:
-            out.append([cells])
-        else:
-            lines = [tall[i].get(j, [cell]) for j, cell in enumerate(cells)]
-            height = max(len(cell_lines) for cell_lines in lines)
-            blank = [" " * (w + 2) for w in widths]
-            out.append(
-                [
-                    tuple(ls[k] if k < len(ls) else blank[j] for j, ls in enumerate(lines))
-                    for k in range(height)
-                ]
-            )
+                    if text not in made:
+                        made[text] = _pieces(text.split("\n"), width, how)
+                    tall.setdefault(i, {})[j] = made[text]
+        pieces.append(_pieces(list(texts), width, how))
+    left, divider, right = edges
+    out: list[list[str] | None] = [
+        None if styled[i] else [left + divider.join(cells) + right]
+        for i, cells in enumerate(zip(*pieces))
+    ]
+    blank = [" " * (w + 2) for w in widths]
+    redo = [i for i in tall if not styled[i]]
+    if out and out[-1] is not None and last_edges != edges:
+        redo.append(len(out) - 1)
+    for i in redo:
+        left, divider, right = last_edges if i == len(out) - 1 else edges
+        first = [column[i] for column in pieces]
+        lines = tall.get(i, {})
+        for j, cell_lines in lines.items():
+            first[j] = cell_lines[0]
+        drawn = [first]
+        for k in range(1, max([len(cell_lines) for cell_lines in lines.values()], default=1)):
+            line = blank.copy()
+            for j, cell_lines in lines.items():
+                if k < len(cell_lines):
+                    line[j] = cell_lines[k]
+            drawn.append(line)
+        out[i] = [left + divider.join(cells) + right for cells in drawn]
     return out
 
 
@@ -179,7 +212,7 @@ def _row(
                 line = texts[at].rstrip() if how == "right" else texts[at]
                 pad = " " * (width - _cells(line))
                 parts.append(f" {pad}{line} " if how == "right" else f" {line}{pad} ")
-            drawn_lines += [Segment(left + divider.join(parts) + right, null), Segment.line()]
+            drawn_lines += [Segment(left + divider.join(parts) + right, null), _NEWLINE]
         return drawn_lines
     lines = [text.split("\n") for text, _ in cells]
     height = max(len(ls) for ls in lines)
@@ -217,5 +250,5 @@ def _row(
                     plain = ""
                 else:
                     plain += text
-        out += [Segment(plain + right, null), Segment.line()]
+        out += [Segment(plain + right, null), _NEWLINE]
     return out

@@ -18,7 +18,7 @@ from rich import table as rich_table
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from perflab.report.blocks import Table
+from perflab.report.blocks import Cell, Table
 from perflab.report.safe_text import safe_text, terminal_safe
 from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, longest_line, segments
 from perflab.stats import Verdict
@@ -146,7 +146,9 @@ class _Columns:
         key = (j, broken)
         if key not in self._texts:
             column = [row[j] for row in self.safe]
-            self._texts[key] = [_cell_break(t) for t in column] if broken else column
+            # (`_cell_break` keeps a text without a space as it is: a column of numbers)
+            spaced = broken and " " in "".join(column)
+            self._texts[key] = [_cell_break(t) for t in column] if spaced else column
         return self._texts[key]
 
     def body_widths(self, j: int, broken: bool) -> tuple[int, int]:
@@ -208,14 +210,20 @@ def _build(table: Table, layout: Layout, safe: list[list[str]] | _Columns) -> _B
     grid = Grid(
         headers=[cols.header(layout, j) for j in layout.columns],
         justify=["right" if table.numeric[j] else "left" for j in layout.columns],
-        rows=[
-            [(column[j][i], STYLE.get(row[j].verdict, "")) for j in layout.columns]
-            for i, row in enumerate(rows)
-        ],
+        texts=[column[j] for j in layout.columns],
+        styles=[_styles(rows, j) for j in layout.columns],
         rule_after=len(table.rows) - 1 if table.footer else -1,
     )
     grid.__dict__["widths"] = cols.column_widths(layout)  # known: not measured again
     return _Built(grid, layout.fold)
+
+
+def _styles(rows: tuple[tuple[Cell, ...], ...], j: int) -> list[str] | None:
+    """Column ``j``'s cells' styles by their verdicts; None when no cell has one."""
+    verdicts = [row[j].verdict for row in rows]
+    if not any(verdicts):
+        return None
+    return [STYLE.get(v, "") for v in verdicts]
 
 
 def width_of(console: Console, t: rich_table.Table) -> int:
