@@ -92,7 +92,10 @@ def segments(console: Console, grid: Grid) -> Segments:
         bottom=True,
     )
     out += [Segment(b.get_row(outer, "head", edge=True)), _NEWLINE]
-    mid, foot = (b.mid_left, b.mid_vertical, b.mid_right), (b.foot_left, b.foot_vertical, b.foot_right)
+    mid, foot = (
+        (b.mid_left, b.mid_vertical, b.mid_right),
+        (b.foot_left, b.foot_vertical, b.foot_right),
+    )
     plain = _plain_rows(grid, widths, mid, foot)
     null = Style.null()
     last = grid.height - 1
