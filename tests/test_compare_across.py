@@ -263,6 +263,45 @@ def test_cells_without_a_reference_are_left_out_with_a_note(tmp_path):
     assert _cell(2, "y") in note["message"] and _cell(4, "y") in note["message"]
 
 
+def test_report_across_draws_every_cell_and_says_how_to_get_it_again(sweep, tmp_path):
+    """`perflab report ID --across n=1`: the comparison of `compare --across` (the same rows,
+    numbers and `across` fields), the plots of runs over the experiment's own cells (the
+    references' runs too, by their own cell and variant), and the commands that give it
+    again with --across; an HTML page and a Markdown post with their plots."""
+    db, eid, samples = sweep
+    r = perflab("report", eid, "--store", db, "--across", "n=1", "--json")
+    assert r.code == 0, r.err
+    report = json.loads(r.out)
+    compared = _json(db, eid)
+    doc = report["comparison"]
+    assert doc["across"] == compared["across"]
+    key = ("cell", "variant", "metric")
+    rows = {
+        tuple(c[k] for k in key): (c["low"], c["high"], c["p_value"]) for c in doc["comparisons"]
+    }
+    assert rows == {
+        tuple(c[k] for k in key): (c["low"], c["high"], c["p_value"])
+        for c in compared["comparisons"]
+    }
+    assert len(rows) == 2 * 2 * 2 * 2  # n=2, 4 × modes × variants × metrics
+    # every run is drawn under its own cell and variant, the reference cells' included
+    drawn: dict[tuple[str, str], list[float]] = {}
+    for run in report["runs"]:
+        drawn.setdefault((run["cell"], run["variant"]), []).append(run["values"]["tput"])
+    assert {k: sorted(v) for k, v in drawn.items()} == {
+        (_cell(n, mode), v): sorted(float(x) for x in t) for (n, mode, v), (t, _) in samples.items()
+    }
+    commands = [c["command"] for c in report["reproduce"]]
+    assert any(c.startswith(f"perflab report {eid} --across n=1") for c in commands), commands
+    assert any(c.startswith(f"perflab compare {eid} --across n=1") for c in commands), commands
+    for name in ("r.html", "r.md"):
+        out = perflab("report", eid, "--store", db, "--across", "n=1", "-o", str(tmp_path / name))
+        assert out.code == 0, out.err
+    html = (tmp_path / "r.html").read_text()
+    assert "each cell against the cell with n=1" in html and "--across n=1" in html
+    assert (tmp_path / "r_files").is_dir() and any((tmp_path / "r_files").iterdir())
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
@@ -274,10 +313,14 @@ def test_cells_without_a_reference_are_left_out_with_a_note(tmp_path):
         (["1", "--across", "n=1"], "drop the second experiment"),
     ],
 )
-def test_errors_are_one_line(sweep, extra, words):
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_errors_are_one_line(sweep, extra, words, command, tmp_path):
     db, eid, _ = sweep
-    r = perflab("compare", eid, *extra, "--store", db)
+    out = tmp_path / "report.html"
+    more = ["-o", str(out)] if command == "report" else []
+    r = perflab(command, eid, *extra, "--store", db, *more)
     assert r.code == 2
     assert r.out == ""
     lines = r.err.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], r.err
+    assert not out.exists()  # nothing written

@@ -252,6 +252,20 @@ def compare_across(
     )
 
 
+def run_view(across: Across, result: CompareResult) -> CompareResult:
+    """``result`` (`compare_across`'s) over the experiment's own cells and variants, the
+    reference cells included: what a report's plots of runs draw (each cell's runs as they
+    ran; the reference, ``PARAM=VALUE``, is a cell there, not a variant). The baseline is
+    still named ``PARAM=VALUE``: changes are drawn against it."""
+    shown = result.dataset
+    return dataclasses.replace(
+        result,
+        dataset=dataclasses.replace(
+            across.original, experiment=shown.experiment, metrics=shown.metrics
+        ),
+    )
+
+
 def _shown(across: Across, inner: CompareResult) -> Dataset:
     """The dataset the reporters draw: the experiment's matrix without the reference cells,
     the reference (``PARAM=VALUE``) as the baseline and the experiment's variants as the

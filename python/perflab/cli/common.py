@@ -255,6 +255,35 @@ def experiment_pairs(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     return parse_pairs(args.variant)
 
 
+def add_across_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--across",
+        metavar="PARAM=VALUE",
+        default=None,
+        help="compare every cell with the cell where PARAM=VALUE (and the same other "
+        "parameters), within each variant, instead of each variant with the baseline",
+    )
+
+
+def across_option(args: argparse.Namespace) -> tuple[str, str] | None:
+    """--across PARAM=VALUE as (PARAM, VALUE), checked against the other arguments."""
+    if args.across is None:
+        return None
+    from perflab.analysis.across import parse_across
+
+    if args.other is not None:
+        raise InputError(
+            f"--across compares the cells of one experiment with each other: drop the second "
+            f"experiment ({args.other}), or compare the two experiments without --across"
+        )
+    if args.scaling is not None:
+        raise InputError(
+            "--across and --scaling answer different questions: use one (--across PARAM=VALUE "
+            "compares cells with a reference cell; --scaling PARAM fits cost against PARAM)"
+        )
+    return parse_across(args.across)
+
+
 #: What the last command built and printed (`keep_until_exit`).
 _KEPT: list[Any] = []
 

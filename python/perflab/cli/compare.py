@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from perflab.cli.common import (
+    across_option,
+    add_across_option,
     add_analysis_options,
     add_experiment_arguments,
     add_store_option,
@@ -65,13 +67,7 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="every warning in full, one per line (default: one line per kind, with a count)",
     )
-    p.add_argument(
-        "--across",
-        metavar="PARAM=VALUE",
-        default=None,
-        help="compare every cell with the cell where PARAM=VALUE (and the same other "
-        "parameters), within each variant, instead of each variant with the baseline",
-    )
+    add_across_option(p)
     p.set_defaults(handler=run)
 
 
@@ -84,7 +80,7 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
     opts = analysis_options(args)
     scaling = opts.pop("scaling")
     pairs = experiment_pairs(args)
-    across = _across_option(args)
+    across = across_option(args)
     if scaling is not None:
         return run_scaling(args, io, opts, scaling, pairs)
     to_json: Callable[[Any], str | bytes] = _compare_json
@@ -100,7 +96,6 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
             result = compare_across(
                 across_dataset(load_dataset(store, args.experiment), *across), **opts
             )
-            to_json = _across_json
         elif args.other is None:
             from perflab.observe.movers import profile_movers
 
@@ -166,38 +161,6 @@ def _compare_terminal(args: argparse.Namespace, result: Any, console: Console) -
     render_terminal(
         result, console, summaries=not args.no_summary, verbose=args.verbose, more=_more(args)
     )
-
-
-def _across_option(args: argparse.Namespace) -> tuple[str, str] | None:
-    """--across PARAM=VALUE as (PARAM, VALUE), checked against the other arguments."""
-    if args.across is None:
-        return None
-    from perflab.analysis.across import parse_across
-    from perflab.errors import InputError
-
-    if args.other is not None:
-        raise InputError(
-            f"--across compares the cells of one experiment with each other: drop the second "
-            f"experiment ({args.other}), or compare the two experiments without --across"
-        )
-    if args.scaling is not None:
-        raise InputError(
-            "--across and --scaling answer different questions: use one (--across PARAM=VALUE "
-            "compares cells with a reference cell; --scaling PARAM fits cost against PARAM)"
-        )
-    return parse_across(args.across)
-
-
-def _across_json(result: Any) -> str:
-    """The ``perflab.compare/1`` document with ``across`` (what was compared with what)."""
-    import json
-
-    from perflab.analysis.across import across_fields
-    from perflab.report.json_doc import render_compare_json
-
-    doc = json.loads(render_compare_json(result))
-    doc["across"] = across_fields(result)
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def _with_movers(result: Any, movers: list[Any]) -> str:

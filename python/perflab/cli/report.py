@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perflab.cli.common import (
+    across_option,
+    add_across_option,
     add_analysis_options,
     add_experiment_arguments,
     add_store_option,
@@ -62,6 +64,7 @@ def register(sub: Subparsers) -> None:
         help="image format of a Markdown report's plots (default: png)",
     )
     add_analysis_options(p)
+    add_across_option(p)
     p.add_argument(
         "--screenshot",
         metavar="PNG",
@@ -89,9 +92,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
     opts = analysis_options(args)
     pairs = experiment_pairs(args)
+    across = across_option(args)
     with open_store(args) as store:
         if args.other is None:
-            report = report_for(store, args.experiment, **opts)
+            report = report_for(store, args.experiment, across=across, **opts)
         else:
             report = report_for_pair(store, args.experiment, args.other, pairs=pairs, **opts)
 

@@ -24,6 +24,9 @@ ratios are candidate/baseline (1.12). NaN is written as null.
 Change log (fields are only ever added within ``perflab.compare/1``):
   sweeps — added (geometric-mean ratio across the cells, the kernel-bypass
           memcached scaling experiment's "average gain").
+  across — added, in an across-cells comparison only (``--across PARAM=VALUE``, on
+          ``compare`` and ``report``): {param, value, reference, references: {cell: its
+          reference cell}}.
 
 Schema ``perflab.report/1`` (one object; NaN and infinities are written as null):
 
@@ -71,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from perflab import _version  # read on use: importlib.metadata costs ~15 ms
+from perflab.analysis.across import across_fields
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import Block, Details, Para, Plot, Section
@@ -106,10 +110,11 @@ def _dumps_bytes(doc: dict[str, Any]) -> bytes:
 
 
 def compare_document(result: CompareResult) -> dict[str, Any]:
-    """The ``perflab.compare/1`` document (module doc)."""
+    """The ``perflab.compare/1`` document (module doc); an across-cells comparison's has
+    ``across`` too (`perflab.analysis.across.across_fields`: what was compared with what)."""
     d = result.dataset
     e = d.experiment
-    return {
+    doc = {
         "schema": COMPARE_SCHEMA,
         "experiment": {
             "id": e.id,
@@ -170,6 +175,10 @@ def compare_document(result: CompareResult) -> dict[str, Any]:
             for s in result.sweeps
         ],
     }
+    across = across_fields(result)
+    if across is not None:
+        doc["across"] = across
+    return doc
 
 
 def render_compare_json(result: CompareResult) -> str:

@@ -39,11 +39,30 @@ __all__ = ["Report", "build_report", "report_for", "report_for_pair"]
 
 
 def report_for(
-    store: Store, ref: str | int, *, scaling: ScalingOptions | None = None, **options: Any
+    store: Store,
+    ref: str | int,
+    *,
+    scaling: ScalingOptions | None = None,
+    across: tuple[str, str] | None = None,
+    **options: Any,
 ) -> Report:
     """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s;
-    ``scaling`` adds a section with the scaling fits (`perflab.analysis.scaling`)."""
+    ``scaling`` adds a section with the scaling fits (`perflab.analysis.scaling`);
+    ``across`` (PARAM, VALUE) compares every cell with the cell where PARAM=VALUE, within
+    each variant (`perflab.analysis.across`), and the plots of runs show every cell."""
     data = load_dataset(store, ref)
+    if across is not None:
+        from perflab.analysis.across import across_dataset, compare_across, run_view
+
+        cells = across_dataset(data, *across)
+        compared = compare_across(cells, **options)
+        return build_report(
+            store,
+            compared,
+            single_origin(data),
+            [data.experiment],
+            runs_view=run_view(cells, compared),
+        )
     result = compare_dataset(data, **options)
     fits = (
         fit_dataset(data, scaling, confidence=result.confidence, threshold=result.threshold)
@@ -81,9 +100,13 @@ def build_report(
     origins: list[RunOrigin],
     experiments: list[ExperimentRow],
     scaling: ScalingResult | None = None,
+    *,
+    runs_view: CompareResult | None = None,
 ) -> Report:
+    """The report of ``result``, its runs read from ``origins``; ``runs_view``: the result
+    whose cells and variants the plots of runs draw, when not ``result``'s (`Report`)."""
     data = result.dataset
-    runs = load_run_data(store, origins, data)
+    runs = load_run_data(store, origins, (runs_view or result).dataset)
     colors = variant_colors(data.variants)
     e = data.experiment
     report = Report(
@@ -104,5 +127,6 @@ def build_report(
         profile=load_profile_report(store, e.id, data.variants, data.baseline, result.confidence)
         if len(experiments) == 1
         else None,
+        runs_view=runs_view,
     )
     return with_sections(report)

@@ -29,6 +29,15 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     scaling: ScalingResult | None = None  # `--scaling PARAM`: the fits of cost = a + b·PARAM^k
     profile: ProfileReport | None = None  # perf profiles: flame graphs, top movers
+    #: The result whose cells and variants the run plots are drawn over, when not
+    #: ``result``'s: an across-cells comparison's (`perflab.analysis.across.run_view`).
+    runs_view: CompareResult | None = None
+
+    @property
+    def run_result(self) -> CompareResult:
+        """What the plots of runs (distributions, execution order, spectra, parameters,
+        monitors) draw: the experiment's own cells and variants."""
+        return self.runs_view if self.runs_view is not None else self.result
 
     def flame_graphs(self) -> list[FlameGraph]:
         return [] if self.profile is None else list(self.profile.graphs)

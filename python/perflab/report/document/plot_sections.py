@@ -59,7 +59,7 @@ def change_section(r: Report, numbering: PlotNumbering) -> Section:
 
 
 def distributions_section(r: Report, numbering: PlotNumbering) -> Section:
-    result, metrics = r.result, r.result.dataset.metrics
+    result, metrics = r.run_result, r.run_result.dataset.metrics
     blocks: list[Block] = []
     summary_by_metric = {m.name: t for m, t in zip(metrics, summary_tables(result, r.colors))}
     for m in metrics:
@@ -79,7 +79,7 @@ def distributions_section(r: Report, numbering: PlotNumbering) -> Section:
 
 
 def order_section(r: Report, numbering: PlotNumbering) -> Section:
-    result, data = r.result, r.result.dataset
+    result, data = r.run_result, r.run_result.dataset
     if not r.runs.runs:
         blocks: list[Block] = [Para.of("No per-run data is stored for this experiment.")]
         return Section("order", "Runs in execution order", tuple(blocks))
@@ -111,7 +111,7 @@ def latency_section(r: Report, numbering: PlotNumbering) -> Section | None:
     phases = list(dict.fromkeys(s.phase for s in r.runs.spectra))
     if not phases:
         return None
-    data = r.result.dataset
+    data = r.run_result.dataset
     blocks: list[Block] = []
     cells = [k for k, _ in data.cells]
     for phase in phases:
@@ -143,7 +143,7 @@ def params_section(r: Report, numbering: PlotNumbering) -> Section | None:
     """Each metric against each numeric matrix parameter; None without any."""
     if not r.runs.numeric_params:
         return None
-    result, data = r.result, r.result.dataset
+    result, data = r.run_result, r.run_result.dataset
     blocks: list[Block] = []
     for param, values in r.runs.numeric_params.items():
         for m in data.metrics:
@@ -166,7 +166,7 @@ def monitor_section(r: Report, numbering: PlotNumbering) -> Section | None:
     """Monitor time series per phase and cell (`plots.monitor_panels`); None without any."""
     if not r.runs.monitors:
         return None
-    data = r.result.dataset
+    data = r.run_result.dataset
     keys = list(dict.fromkeys((m.phase, m.cell_key) for m in r.runs.monitors))
     order = {k: i for i, (k, _) in enumerate(data.cells)}
     keys.sort(key=lambda pc: order.get(pc[1], len(order)))

@@ -56,6 +56,9 @@ def _statistics_args(result: CompareResult, experiments: list[ExperimentRow]) ->
         opts += f" --confidence {result.confidence:g}"
     if result.threshold:
         opts += f" --threshold {result.threshold * 100:g}%"
+    across = result.dataset.experiment.settings.get("across")
+    if isinstance(across, dict):
+        opts += " --across " + shlex.quote(f"{across['param']}={across['value']}")
     return opts
 
 
