@@ -4,6 +4,7 @@ are one StoreError line like every other read."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sqlite3
 
@@ -87,6 +88,28 @@ def test_groups_match_sql_read_and_grouped_in_python(tmp_path, seed):
             assert all(type(v) is float for vs in samples.values() for v in vs)
             assert all(type(b) is int for bs in blocks.values() for b in bs)
     assert len(want_samples) >= 6  # the data exercised many groups
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_arrays_from_the_read_buffer_are_the_samples_as_arrays(tmp_path, seed):
+    """`Dataset.arrays` of a loaded experiment (from the read's buffer, samples of unequal
+    sizes here) equals the arrays made from the samples' lists, in the same order; they
+    are the caller's (writable, not a view of the buffer), and no list is made for them."""
+    import numpy as np
+    from perflab.analysis.dataset import Dataset, load_dataset
+
+    path = tmp_path / "a.db"
+    eids = _store(path, seed, 300)
+    with Store(path, write=False) as s:
+        data = load_dataset(s, eids[0])
+    fast = data.arrays
+    assert not data.samples._lists  # type: ignore[attr-defined]  # no list made
+    plain = Dataset.arrays.func(dataclasses.replace(data, samples=dict(data.samples)))  # type: ignore[attr-defined]
+    assert list(fast) == list(plain) and len({len(v) for v in plain.values()}) > 1
+    for key, row in fast.items():
+        assert row.dtype == np.float64 and row.flags.writeable
+        assert row.tolist() == plain[key].tolist() == data.samples[key]
+    assert all(data.measured(k) for k in fast) and not data.measured(("x", "y", "z"))
 
 
 def test_runs_overview_has_the_cells_and_the_status_counts_sql_gives(tmp_path):

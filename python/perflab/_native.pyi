@@ -89,10 +89,12 @@ def flamegraph_svg(
 # store
 # The hot read of the results store (crates/store): an experiment's measured values and
 # blocks by (cell_key, variant, metric), in run order; sqlite3 errors with sqlite_errorname.
+# measured_values: (keys, offsets, values, blocks) — group g is [offsets[g], offsets[g + 1])
+# of values (float64) and blocks (int64); offsets are uint64; all in native byte order.
 
 def measured_values(
     uri: str, experiment_id: int, busy_timeout_ms: int
-) -> tuple[dict[tuple[str, str, str], list[float]], dict[tuple[str, str, str], list[int]]]: ...
+) -> tuple[list[tuple[str, str, str]], bytes, bytes, bytes]: ...
 def cells_and_variants(
     uri: str, experiment_id: int, busy_timeout_ms: int
 ) -> tuple[list[tuple[str, str, str]], list[tuple[str, int]]]: ...

@@ -1,9 +1,10 @@
-//! Bindings for `perflab-store`: an experiment's measured values as Python lists, grouped
+//! Bindings for `perflab-store`: an experiment's measured values as one buffer and ranges, grouped
 //! by (cell, variant, metric); SQLite errors raised as `sqlite3` errors with
 //! `sqlite_errorname` set, so the store's callers word them as they word their own reads.
 use perflab_store::{cells_and_variants as read_cells, measured_values as read, StoreError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use std::collections::HashMap;
 
 fn sqlite_error(py: Python<'_>, e: StoreError) -> PyErr {
     let raised = (|| -> PyResult<PyErr> {
@@ -20,26 +21,35 @@ fn sqlite_error(py: Python<'_>, e: StoreError) -> PyErr {
     raised.unwrap_or_else(|failed| failed)
 }
 
-/// `measured_values(uri, experiment_id, busy_timeout_ms) -> (samples, blocks)`: dicts
-/// keyed by (cell_key, variant, metric), in order of each group's first run; values
-/// (floats) and blocks (ints) in run order. Reads with the GIL released.
+/// (keys, offsets, values, blocks): see `measured_values`.
+type FlatGroups<'py> = (Bound<'py, PyList>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+
+/// `measured_values(uri, experiment_id, busy_timeout_ms) -> (keys, offsets, values, blocks)`:
+/// the groups' keys (cell_key, variant, metric) in order of each group's first run; group
+/// `g` is `[offsets[g], offsets[g + 1])` of `values` (float64) and `blocks` (int64), native
+/// byte order, in run order. Read with the GIL released; then no Python object per value,
+/// one string per distinct name, so that a reader in a thread barely holds the GIL.
 #[pyfunction]
 fn measured_values<'py>(
     py: Python<'py>,
     uri: &str,
     experiment_id: i64,
     busy_timeout_ms: u32,
-) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+) -> PyResult<FlatGroups<'py>> {
     let uri = uri.to_string();
     let grouped = py.allow_threads(|| read(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
-    let (samples, blocks) = (PyDict::new(py), PyDict::new(py));
-    for (g, (cell, variant, metric)) in grouped.keys.iter().enumerate() {
-        let key = PyTuple::new(py, [cell.as_str(), variant.as_str(), metric.as_str()])?;
-        let (values, block) = grouped.group(g);
-        samples.set_item(&key, PyList::new(py, values)?)?;
-        blocks.set_item(&key, PyList::new(py, block)?)?;
+    let mut names: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    let mut keys = Vec::with_capacity(grouped.len());
+    for (cell, variant, metric) in &grouped.keys {
+        let [c, v, m] = [cell, variant, metric]
+            .map(|text| names.entry(text.as_str()).or_insert_with(|| PyString::new(py, text)).clone());
+        keys.push(PyTuple::new(py, [c, v, m])?);
     }
-    Ok((samples, blocks))
+    let bytes_of = |words: Vec<u8>| PyBytes::new(py, &words);
+    let offsets: Vec<u8> = grouped.offsets.iter().flat_map(|&o| (o as u64).to_ne_bytes()).collect();
+    let values: Vec<u8> = grouped.values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let blocks: Vec<u8> = grouped.blocks.iter().flat_map(|b| b.to_ne_bytes()).collect();
+    Ok((PyList::new(py, keys)?, bytes_of(offsets), bytes_of(values), bytes_of(blocks)))
 }
 
 /// Every (cell_key, cell labels as JSON, variant) of an experiment's runs, and its runs per status.

@@ -298,9 +298,9 @@ def _summaries(
     data: Dataset, engine: _Engine, confidence: float, diagnostics: bool
 ) -> tuple[list[SummarizedCell], list[Note]]:
     """Every (cell, metric, variant) summary, with its warnings and diagnostics."""
-    samples = data.samples
+    samples, measured = data.samples, data.measured
     keys = [(k, v, m.name) for k, _ in data.cells for m in data.metrics for v in data.variants]
-    by_key = engine.summaries([key for key in keys if samples.get(key)], confidence)
+    by_key = engine.summaries([key for key in keys if measured(key)], confidence)
     overheads = overhead_metrics(data)
     summaries: list[SummarizedCell] = []
     notes: list[Note] = []
@@ -331,8 +331,7 @@ def _summaries(
                         Note(w, *where)
                         for w in overhead_warnings(data, cell_key, variant, metric.name, confidence)
                     ]
-                values = samples[where]
-                if diagnostics and len(values) >= 3:
+                if diagnostics and len(values := samples[where]) >= 3:
                     d = diagnose_sample(values, in_order=True, better=metric.better)
                     notes += [Note(w, *where) for w in d.warnings]
     return summaries, notes
@@ -348,11 +347,11 @@ def _first_comparisons(
 ) -> list[Note]:
     """Fills ``pending`` with each comparison at ``confidence`` (where both sides have
     runs); returns their warnings and diagnostics."""
-    samples, baseline = data.samples, data.baseline
+    samples, baseline, measured = data.samples, data.baseline, data.measured
     todo = [
         i
         for i, (k, _, v, m, _) in enumerate(pending)
-        if samples.get((k, baseline, m.name)) and samples.get((k, v, m.name))
+        if measured((k, baseline, m.name)) and measured((k, v, m.name))
     ]
     notes: list[Note] = []
     computed = engine.compare([pending[i] for i in todo], [confidence] * len(todo))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import InputError
 from perflab.store import ExperimentRow, MetricDef, Store
+from perflab.store.grouped import Grouped
 
 #: Suffixes of numeric matrix labels ("1K", "10M", "2G"): powers of ten, as in
 #: the lookup-structure experiment's table.
@@ -42,8 +44,8 @@ class Dataset:
     params: list[str]
     cells: list[tuple[str, dict[str, str]]]
     variants: list[str]
-    samples: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
-    blocks: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+    samples: Mapping[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    blocks: Mapping[tuple[str, str, str], list[int]] = field(default_factory=dict)
     status_counts: dict[str, int] = field(default_factory=dict)
     failed: list[FailedRun] = field(default_factory=list)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -56,12 +58,19 @@ class Dataset:
     def sample(self, cell_key: str, variant: str, metric: str) -> list[float]:
         return self.samples.get((cell_key, variant, metric), [])
 
+    def measured(self, key: tuple[str, str, str]) -> bool:
+        """Whether sample ``key`` (cell_key, variant, metric) has a run — told by `arrays`,
+        without making the sample's list."""
+        return len(self.arrays.get(key, ())) > 0
+
     @functools.cached_property
     def arrays(self) -> dict[tuple[str, str, str], Any]:
         """``samples`` as float64 arrays, made once (rows of one 2-D block per sample size):
         the statistics take arrays, and converting 80,000 runs' lists costs each call."""
         import numpy as np
 
+        if isinstance(self.samples, Grouped):  # as read: from its buffer, no list per sample
+            return _arrays_of(self.samples)
         by_size: dict[int, list[tuple[str, str, str]]] = {}
         for key, values in self.samples.items():
             by_size.setdefault(len(values), []).append(key)
@@ -116,6 +125,26 @@ def parse_number(value: Any) -> float | None:
     else:
         return None
     return x if math.isfinite(x) else None
+
+
+def _arrays_of(grouped: Grouped) -> dict[tuple[str, str, str], Any]:
+    """`Dataset.arrays` of values as the store read them: the buffer copied once (the
+    arrays are the caller's), each group a row of one 2-D block per size, in the order
+    `Dataset.arrays` gives (sizes in order of first appearance, groups in order within)."""
+    import numpy as np
+
+    flat = np.frombuffer(grouped.data, dtype=np.float64).copy()
+    offsets = np.frombuffer(grouped.offsets, dtype=np.uint64).astype(np.intp)
+    sizes = np.diff(offsets)
+    keys = grouped.keys_in_order
+    if len(sizes) and (sizes == sizes[0]).all():  # one size (most experiments): one block
+        return dict(zip(keys, flat.reshape(len(sizes), int(sizes[0]))))
+    out: dict[tuple[str, str, str], Any] = {}
+    for n in dict.fromkeys(sizes.tolist()):
+        rows = np.flatnonzero(sizes == n)
+        block = flat[offsets[rows][:, None] + np.arange(n)]
+        out.update(zip([keys[g] for g in rows.tolist()], block))
+    return out
 
 
 def load_dataset(store: Store, ref: str | int) -> Dataset:

@@ -18,10 +18,7 @@ from typing import Any
 
 from perflab.store.connect import BUSY_TIMEOUT
 from perflab.store.faults import reads
-
-#: (cell_key, variant, metric) → the values, or the blocks, of its runs in run order.
-Samples = dict[tuple[str, str, str], list[float]]
-Blocks = dict[tuple[str, str, str], list[int]]
+from perflab.store.grouped import Grouped
 
 
 class HotReads:
@@ -52,13 +49,14 @@ class HotReads:
         return read(self.uri, eid, BUSY_TIMEOUT * 1000)
 
     @reads
-    def measured_values(self, eid: int) -> tuple[Samples, Blocks]:
+    def measured_values(self, eid: int) -> tuple[Grouped, Grouped]:
         """Values and blocks of successful non-warm-up runs by (cell_key, variant, metric), in
-        run order; groups in the order of their first run."""
+        run order; groups in the order of their first run (`grouped.Grouped`: mappings whose
+        lists are made when first read)."""
         from perflab import _native
 
-        values: tuple[Samples, Blocks] = self._read("values", eid, _native.measured_values)
-        return values
+        keys, offsets, values, blocks = self._read("values", eid, _native.measured_values)
+        return Grouped(keys, offsets, values, "d"), Grouped(keys, offsets, blocks, "q")
 
     @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict[str, str], str]]:
