@@ -3,8 +3,8 @@ command, its CSV read back into one number per event (and IPC when instructions 
 are both counted).
 
 An event the machine cannot count is a one-line error naming it and saying why (no
-hardware PMU, `perf_event_paranoid`, an unknown event), found by `check_events` before
-the first run that counts it, never a silent zero. Nothing here knows the experiment
+hardware PMU, `perf_event_paranoid`, an unknown event; and where: here or the host's
+name), found before the first run that counts it, never a silent zero. Nothing here knows the experiment
 file: `perflab.run.phase_watch` turns a phase's ``counters`` into these calls.
 """
 
@@ -60,6 +60,8 @@ HARDWARE_EVENTS = frozenset(
         "iTLB-load-misses",
     }
 )
+#: Where the kernel lists a machine's event sources (a hardware PMU: cpu, armv8_…).
+PMU_DEVICES = "/sys/bus/event_source/devices"
 #: Counters computed from others: name → (numerator, denominator).
 DERIVED = {"ipc": ("instructions", "cycles")}
 
@@ -111,10 +113,11 @@ class CounterReading:
 
 
 def parse_perf_stat(
-    text: str, events: list[str], why: Callable[[str], str] | None = None
+    text: str, events: list[str], why: Callable[[str], str] | None = None, where: str = "here"
 ) -> CounterReading:
     """The counts of ``events`` in ``perf stat -x,`` output; CounterError for an event that
-    was not supported or not counted (``why(event)`` says what the machine lacks), or missing."""
+    was not supported (``where``: "here", "on host dut"; ``why(event)`` says what the
+    machine lacks) or not counted, or missing."""
     rows = [_row(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
     found = [r for r in rows if r is not None]
     by_name = {r[2]: r for r in found}
@@ -130,7 +133,7 @@ def parse_perf_stat(
         raw, unit, _name, pct = row
         if raw == "<not supported>":
             reason = why(event) if why is not None else ""
-            raise CounterError(f"counter '{event}' is not supported here{reason}")
+            raise CounterError(f"counter '{event}' is not supported {where}{reason}")
         if raw == "<not counted>":
             raise CounterError(
                 f"counter '{event}' was not counted (perf could not schedule it: "
@@ -166,42 +169,51 @@ def _row(line: str) -> tuple[str, str, str, float] | None:
 
 
 def missing_pmu_reason(event: str, root: Path = Path("/")) -> str:
-    """Why a hardware event is not supported: said in a few words (for the error line)."""
-    devices = root / "sys/bus/event_source/devices"
+    """Why a hardware event is not supported on this machine: said in a few words (for the
+    error line)."""
     try:
-        pmus = sorted(p.name for p in devices.iterdir())
+        pmus = [p.name for p in (root / PMU_DEVICES.lstrip("/")).iterdir()]
     except OSError:
         return ""
-    if event.split(":")[0] in HARDWARE_EVENTS and not any(
-        p.startswith(("cpu", "armv", "arm_")) for p in pmus
-    ):
-        return (
-            f": no hardware PMU on this machine ({devices} has only {', '.join(pmus)}; "
-            "a VM without PMU passthrough); software events (page-faults, "
-            "context-switches, task-clock, cpu-migrations) still work"
-        )
-    return ""
+    return pmu_reason(event, pmus, "on this machine")
 
 
-def perf_failure(stderr: str) -> str:
-    """One line of why ``perf stat`` could not start (its stderr), with what to do."""
+def pmu_reason(event: str, pmus: list[str], where: str) -> str:
+    """Why a hardware event is not supported where the event sources are ``pmus`` (the
+    names in `PMU_DEVICES` there; ``where``: "on this machine", "there"); "" when a PMU is
+    among them or the event is not a hardware one."""
+    if not pmus or event.split(":")[0] not in HARDWARE_EVENTS:
+        return ""
+    if any(p.startswith(("cpu", "armv", "arm_")) for p in pmus):
+        return ""
+    return (
+        f": no hardware PMU {where} ({PMU_DEVICES} has only {', '.join(sorted(pmus))}; "
+        "a VM without PMU passthrough); software events (page-faults, "
+        "context-switches, task-clock, cpu-migrations) still work"
+    )
+
+
+def perf_failure(stderr: str, paranoid: str | None = None, where: str = "here") -> str:
+    """One line of why ``perf stat`` could not start (its stderr), with what to do;
+    ``where`` it ran ("here", "on host dut") and its perf_event_paranoid there (None: read
+    this machine's)."""
     text = stderr.strip()
     if not text:
-        return "perf stat failed without a message"
+        return f"perf stat failed {where} without a message"
     if "perf_event_paranoid" in text or "Permission denied" in text or "EACCES" in text:
-        level = _paranoid()
+        level = _paranoid() if paranoid is None else paranoid or "unknown"
         return (
-            f"perf may not count here: kernel.perf_event_paranoid = {level} "
+            f"perf may not count {where}: kernel.perf_event_paranoid = {level} "
             "(run as root, or sysctl kernel.perf_event_paranoid=1 to count kernel events "
             "of your own processes)"
         )
     if "event syntax error" in text:
         bad = re.search(r"'([^']*)'", text)
-        return f"perf does not know an event{f' near {bad.group(1)!r}' if bad else ''}"
+        return f"perf {where} does not know an event{f' near {bad.group(1)!r}' if bad else ''}"
     if "not found" in text and "perf" in text.split("\n", 1)[0]:
-        return "perf is not installed (Debian: apt-get install linux-perf)"
+        return f"perf is not installed {where} (Debian: apt-get install linux-perf)"
     first = next(line.strip() for line in text.splitlines() if line.strip())
-    return first[:200]
+    return first[:200] if where == "here" else f"{where}: {first[:200]}"
 
 
 def _paranoid() -> str:

@@ -302,11 +302,12 @@ class PhaseProfile:
             stop=None,
             on_start=None,
         )
+        where = f"profile of phase {self.phase} on {self.executor.host}"
         if not out.exists() or out.stat().st_size == 0:
             why = _read(err).strip().splitlines()[-1:] or [self._error or "no samples"]
-            raise ProfileError(f"profile of phase {self.phase}: perf script: {why[0]}")
+            raise ProfileError(f"{where}: perf script: {why[0]}")
         if out.stat().st_size > MAX_SCRIPT_BYTES:
-            raise ProfileError(f"profile of phase {self.phase}: perf script output over 1 GiB")
+            raise ProfileError(f"{where}: perf script output over 1 GiB")
         return self.artifacts(_read(out))
 
     def artifacts(self, script: str) -> dict[str, bytes]:

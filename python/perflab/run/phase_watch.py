@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.observe.counters import (
+    PMU_DEVICES,
     CounterError,
     missing_pmu_reason,
     parse_perf_stat,
     perf_failure,
     perf_stat_command,
+    pmu_reason,
 )
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries, parse_loop_output, shell_loop
@@ -31,6 +33,7 @@ from perflab.run.failure_policy import Failure
 from perflab.run.ssh import HostError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
     from perflab.run.executor import Executor
@@ -86,7 +89,8 @@ class PhaseWatch:
         events = list(phase.counters)
         key = (executor.host, tuple(events))
         if key not in _CHECKED:
-            _CHECKED[key] = self._check(executor, events)
+            env = self.ex.runner.hosts.env_for(phase.host, self.ex.runner.step_env(None, None))
+            _CHECKED[key] = self._check(executor, events, env)
         if _CHECKED[key] is not None:
             self._fail(f"{_CHECKED[key]}")
             return None
@@ -96,15 +100,18 @@ class PhaseWatch:
             self.counts_path = f"/tmp/perflab-counters-{secrets.token_hex(8)}.csv"
         return perf_stat_command(text, phase.shell, events, self.counts_path)
 
-    def _check(self, executor: Executor, events: list[str]) -> str | None:
-        """Why ``events`` cannot be counted on ``executor``'s host (None: they can)."""
+    def _check(self, executor: Executor, events: list[str], env: dict[str, str]) -> str | None:
+        """Why ``events`` cannot be counted on ``executor``'s host (None: they can); on a
+        remote host the line names it, and what it lacks is read there."""
         command = perf_stat_command("true", False, events, "/dev/stdout")
         out, err = self.ex.run_dir / "perf-check.out", self.ex.run_dir / "perf-check.err"
+        local = executor is self.ex.runner.hosts.local
+        where = "here" if local else f"on host {executor.host}"
         try:
             result = executor.run(
                 command,
                 shell=True,
-                env=self.ex.runner.step_env(None, None),
+                env=env,  # a host's own (its PATH's perf), not this machine's
                 cwd=self.ex.runner.spec.workdir,
                 stdout_path=out,
                 stderr_path=err,
@@ -113,12 +120,13 @@ class PhaseWatch:
                 on_start=None,
             )
         except (OSError, ValueError, HostError) as e:
-            return f"perf stat could not run: {e}"
+            return f"perf stat could not run {where}: {e}"
         if not result.ok:
-            return perf_failure(_text(err) or _text(out))
-        local = executor is self.ex.runner.hosts.local
+            paranoid = None if local else _host_paranoid(executor)
+            return perf_failure(_text(err) or _text(out), paranoid, where)
+        why = missing_pmu_reason if local else _host_pmu_reason(executor)
         try:
-            parse_perf_stat(_text(out), events, missing_pmu_reason if local else None)
+            parse_perf_stat(_text(out), events, why, where)
         except CounterError as e:
             return str(e)
         return None
@@ -138,6 +146,8 @@ class PhaseWatch:
             series = self.local.stop()
         elif self.remote is not None:
             series = self.remote.stop()
+        if kind is not None or self.ex.failure is not None:
+            self._discard_counts(phase)  # not read: a host's CSV removed all the same
         if kind is not None:
             return
         monitor: dict[str, float] = {}
@@ -170,6 +180,13 @@ class PhaseWatch:
         except CounterError as e:
             self._fail(str(e))
             return None
+
+    def _discard_counts(self, phase: PhaseSpec) -> None:
+        """Removes the counts file perf stat wrote on a remote host (a local one goes with
+        the run's directory)."""
+        executor = self.ex.runner.hosts[phase.host]
+        if self.counts_path is not None and executor is not self.ex.runner.hosts.local:
+            _quiet(executor, f"rm -f {self.counts_path}", self.ex.run_dir)
 
     def _fail(self, why: str) -> None:
         """The run fails at this phase, because of its counters."""
@@ -226,6 +243,23 @@ def _text(path: Path) -> str:
         return path.read_text("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _host_paranoid(executor: Executor) -> str:
+    """kernel.perf_event_paranoid on ``executor``'s host ("" when it cannot be read)."""
+    data = executor.host_access().read_file("/proc/sys/kernel/perf_event_paranoid")
+    return "" if data is None else data.decode("utf-8", "replace").strip()
+
+
+def _host_pmu_reason(executor: Executor) -> Callable[[str], str]:
+    """`missing_pmu_reason` for ``executor``'s host: its event sources listed there."""
+
+    def why(event: str) -> str:
+        done = executor.host_access().run(["ls", PMU_DEVICES], 30.0)
+        pmus = done[1].split() if done is not None and done[0] == 0 else []
+        return pmu_reason(event, pmus, "there")
+
+    return why
 
 
 def _quiet(executor: Executor, command: str, run_dir: Path) -> None:

@@ -255,7 +255,6 @@ class RunExecution:
             self.hosts += [f"{name}@{h}\t{ex.host}" for h, ex in executors.items()]
         else:
             result = run_kv_phase(phase, table, timeout=timeout, stop=self.runner.stop)
-        finish_profile(self, name, profile)
         self.artifacts.update(result.artifacts)
         self.commands += result.commands
         if result.failure:
@@ -263,7 +262,10 @@ class RunExecution:
                 result.status,
                 Failure(name, result.status, f"{name}: {result.failure}"),
             )
-        elif phase.measure:
+        finish_profile(self, name, profile)  # kept only if the phase succeeded
+        if result.failure:
+            return
+        if phase.measure:
             assert result.output is not None  # a kv phase that did not fail has its output
             self.outputs[phase.name] = result.output
 
@@ -297,10 +299,11 @@ class RunExecution:
             cpus=cpus,
             host=self._host_of(name, phase),
         )
-        finish_profile(self, name, profile)
         self._keep_output(step)
         if not step.ok:
             self.failure = (_status_of(step), _failure_of(step))
+        finish_profile(self, name, profile)  # kept only if the phase succeeded
+        if not step.ok:
             return
         if phase is not None and phase.fetch:
             self._fetch_files(phase, phase_values)
