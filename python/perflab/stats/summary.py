@@ -189,63 +189,90 @@ def summarize(values: Values, confidence: float = 0.95) -> Summary:
 def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[Summary]:
     """`summarize` of many samples, the same results: samples of equal size are summarized
     in one vectorized pass (thousands of cells cost milliseconds, not a call each)."""
+    q = 0.5 + confidence / 2
+    z = float(special.ndtri(q))
+    block = _one_block(samples)
+    if block is not None:  # one size (most tables): the block as it is, no regrouping
+        return _summaries_of_block(block, confidence, q, z)
     arrays = as_samples(samples)
     out: list[Summary | None] = [None] * len(arrays)
     groups: dict[int, list[int]] = {}
     for i, x in enumerate(arrays):
         groups.setdefault(x.size, []).append(i)
-    q = 0.5 + confidence / 2
-    z = float(special.ndtri(q))
     for n, rows in groups.items():
         if n < MIN_RUNS_FOR_INTERVAL:  # rare: the warning and NaNs are summarize's business
             for i in rows:
                 out[i] = summarize(arrays[i], confidence)
             continue
-        x = np.array([arrays[i] for i in rows])
-        top = np.max(np.abs(x), axis=1)
-        k = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
-        xs = x / k[:, None]
-        mean = k * np.mean(xs, axis=1)
-        sd = k * np.std(xs, axis=1, ddof=1)
-        t = float(special.stdtrit(n - 1, q))
-        moe, half = z * sd / math.sqrt(n), t * sd / math.sqrt(n)
-        med, lo_x, hi_x = medians(x), np.min(x, axis=1), np.max(x, axis=1)
-        columns = zip(
-            rows,
-            mean.tolist(),
-            half.tolist(),
-            med.tolist(),
-            sd.tolist(),
-            lo_x.tolist(),
-            hi_x.tolist(),
-            moe.tolist(),
-        )
-        for i, m, h, md, s, lo, hi, e in columns:
-            out[i] = made(
-                Summary,
-                {
-                    "n": n,
-                    "mean": m,
-                    "median": md,
-                    "stddev": s,
-                    "min": lo,
-                    "max": hi,
-                    "margin_of_error": e,
-                    "ci_low": m - h,
-                    "ci_high": m + h,
-                    "confidence": confidence,
-                    "warnings": (),
-                    "location": made(
-                        Location,
-                        {
-                            "statistic": "mean",
-                            "value": m,
-                            "low": m - h,
-                            "high": m + h,
-                            "confidence": confidence,
-                            "interval": "t",
-                        },
-                    ),
-                },
-            )
+        made_rows = _summaries_of_block(np.array([arrays[i] for i in rows]), confidence, q, z)
+        for i, summary in zip(rows, made_rows):
+            out[i] = summary
     return [s for s in out if s is not None]
+
+
+def _one_block(samples: Sequence[Values]) -> FloatArray | None:
+    """The samples as one (E, n) float64 block when they all have one size n of at least
+    `MIN_RUNS_FOR_INTERVAL` and are finite numbers; None otherwise (`as_samples` then says
+    what is wrong, if anything)."""
+    try:
+        sizes = {len(v) for v in samples}
+        if len(sizes) != 1 or min(sizes) < MIN_RUNS_FOR_INTERVAL:
+            return None
+        block = np.array(samples, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if block.ndim != 2 or not np.isfinite(block).all():
+        return None
+    return block
+
+
+def _summaries_of_block(x: FloatArray, confidence: float, q: float, z: float) -> list[Summary]:
+    """The summaries of the rows of an (E, n) block, n ≥ `MIN_RUNS_FOR_INTERVAL`."""
+    n = x.shape[1]
+    top = np.max(np.abs(x), axis=1)
+    k = np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+    xs = x / k[:, None]
+    mean = k * np.mean(xs, axis=1)
+    sd = k * np.std(xs, axis=1, ddof=1)
+    t = float(special.stdtrit(n - 1, q))
+    moe, half = z * sd / math.sqrt(n), t * sd / math.sqrt(n)
+    med, lo_x, hi_x = medians(x), np.min(x, axis=1), np.max(x, axis=1)
+    columns = zip(
+        mean.tolist(),
+        half.tolist(),
+        med.tolist(),
+        sd.tolist(),
+        lo_x.tolist(),
+        hi_x.tolist(),
+        moe.tolist(),
+    )
+    return [
+        made(
+            Summary,
+            {
+                "n": n,
+                "mean": m,
+                "median": md,
+                "stddev": s,
+                "min": lo,
+                "max": hi,
+                "margin_of_error": e,
+                "ci_low": m - h,
+                "ci_high": m + h,
+                "confidence": confidence,
+                "warnings": (),
+                "location": made(
+                    Location,
+                    {
+                        "statistic": "mean",
+                        "value": m,
+                        "low": m - h,
+                        "high": m + h,
+                        "confidence": confidence,
+                        "interval": "t",
+                    },
+                ),
+            },
+        )
+        for m, h, md, s, lo, hi, e in columns
+    ]
