@@ -377,7 +377,7 @@ def _first_comparisons(
 def _correct(engine: _Engine, pending: list[_Row], correction: str) -> str:
     """Applies the multiple-comparison correction to ``pending`` in place; returns the
     sentence saying what it controlled ("none" too: what an uncorrected table risks)."""
-    done = [(i, c) for i, (*_, c) in enumerate(pending) if c is not None and c.defined]
+    done = [(i, c) for i, row in enumerate(pending) if (c := row[4]) is not None and c.defined]
     if not done:
         return ""
     defined = [i for i, _ in done]

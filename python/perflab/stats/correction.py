@@ -163,6 +163,12 @@ class FamilyResult:
         }
 
 
+def _significant(comps: Sequence[Comparison]) -> int:
+    """How many of ``comps`` are significant (`Comparison.significant`, read off their
+    bounds: NaN bounds compare false)."""
+    return sum(1 for c in comps if c.low > 0 or c.high < 0)
+
+
 def _statement(
     correction: str,
     confidence: float,
@@ -188,7 +194,7 @@ def _statement(
             f"at {defined.min():.2%} hold simultaneously."
         )
     if correction == "holm" and holm_intervals == "nominal":
-        r = sum(1 for c in comps if c.significant)
+        r = _significant(comps)
         found = (
             f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
             f"{confidence:.0%} each"
@@ -213,7 +219,7 @@ def _statement(
             f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); "
             f"intervals at {span}, widened by step."
         )
-    r = sum(1 for c in comps if c.significant)
+    r = _significant(comps)
     if r:
         sel = (
             f"the {r} change{'s' if r != 1 else ''}' intervals are FCR-adjusted "
@@ -293,8 +299,8 @@ def _batched(
     level changes (``recompute`` itself when none does)."""
     redo = [
         i
-        for i in range(len(levels))
-        if not np.isnan(levels[i]) and not math.isclose(levels[i], confidence)
+        for i, level in enumerate(levels.tolist())
+        if level == level and not math.isclose(level, confidence)  # (level == level: not NaN)
     ]
     if not redo:
         return recompute
