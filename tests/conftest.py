@@ -18,6 +18,13 @@ set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
 from servers import start_memcached, start_redis  # noqa: E402 -- after the hypothesis home is set
+from signal_guard import keep_signal_state, normalize  # noqa: E402, F401 -- an autouse fixture
+
+pytest_plugins = ("pytester",)  # test_signal_guard.py runs the guard on a test of its own
+
+# Every test starts from a foreground launch's signal state (a background `make test &`
+# inherits SIGINT ignored), and fails if it leaves that state changed (signal_guard.py).
+normalize()
 
 # Tests read what perflab prints, not how it is laid out: they run at a wide terminal width
 # whatever the caller's, so no line of a table or a message is wrapped. The layout at 80,

@@ -10,8 +10,11 @@ import hashlib
 import io
 import json
 import math
+import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 
 import pandas as pd
 import perflab
@@ -433,6 +436,26 @@ def test_run_with_failing_runs_returns_the_experiment(tmp_path):
     failed = df[df["status"] == "failed"]
     assert set(failed["variant"]) == {"b"} and failed["value"].isna().all()
     assert df[df["status"] == "ok"]["value"].notna().all()
+
+
+def test_a_run_that_cannot_start_leaves_ctrl_c_and_the_experiment_as_they_were(
+    tmp_path, monkeypatch
+):
+    # No scratch folder can be made (the temporary directory is gone): the run fails before
+    # any step, and gives back the caller's SIGINT/SIGTERM handlers (not the runner's, which
+    # would turn every later Ctrl-C into a stop request nothing reads) and the experiment's lock.
+    spec = write_spec(tmp_path, TINY)
+    db = tmp_path / "p.db"
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(FileNotFoundError):
+        perflab.run(spec, store=db)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT id, runner_pid FROM experiments").fetchall() == [(1, None)]
+    monkeypatch.undo()
+    exp = perflab.run(spec, store=db)  # the same experiment, run now
+    assert (exp.id, exp.status, exp.failed) == (1, "complete", 0)
 
 
 def test_run_errors_are_one_line_and_write_nothing(tmp_path):

@@ -96,12 +96,15 @@ class Runner:
             raise PerflabError(
                 f"experiment {self.eid} is being run by process {holder[0]} on this host"
             )
-        previous = (
-            install_stop_signals(self.stop, self.observer.message) if self.handle_signals else None
-        )
-        remove_stale_scratch()
-        scratch = make_scratch()
+        # From here on, whatever ends run() (a scratch folder that cannot be made included)
+        # gives the caller back its signal handlers and the experiment's lock.
+        previous = None
+        scratch: Path | None = None
         try:
+            if self.handle_signals:
+                previous = install_stop_signals(self.stop, self.observer.message)
+            remove_stale_scratch()
+            scratch = make_scratch()
             try:  # an unreachable host stops the experiment before any run
                 self.hosts.prepare(self.spec.workdir)
             except HostError as e:
@@ -110,14 +113,17 @@ class Runner:
                 ) from None
             return self._run(scratch)
         finally:  # whatever ended the experiment, what its steps left running goes now
-            self.stop_services(self.services.running)
-            for held in (self._held, self._experiment_held):
-                stop_all(held)
-            self.hosts.close()
-            restore_signals(previous)
-            shutil.rmtree(scratch, ignore_errors=True)
-            with contextlib.suppress(StoreError):  # a full disk must not hide the first error
-                self.store.release(self.eid)
+            try:  # the runner's handlers stay for this (a second Ctrl-C stops waiting for it)
+                self.stop_services(self.services.running)
+                for held in (self._held, self._experiment_held):
+                    stop_all(held)
+                self.hosts.close()
+            finally:
+                restore_signals(previous)
+                if scratch is not None:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                with contextlib.suppress(StoreError):  # a full disk must not hide the first error
+                    self.store.release(self.eid)
 
     def request_stop(self) -> None:
         self.stop.set()
