@@ -98,5 +98,11 @@ def measured_values(
 def cells_and_variants(
     uri: str, experiment_id: int, busy_timeout_ms: int
 ) -> tuple[list[tuple[str, str, str]], list[tuple[str, int]]]: ...
+def experiment_values(
+    uri: str, experiment_id: int, busy_timeout_ms: int
+) -> tuple[
+    tuple[list[tuple[str, str, str]], bytes, bytes, bytes],
+    tuple[list[tuple[str, str, str]], list[tuple[str, int]]],
+]: ...
 
 # end store

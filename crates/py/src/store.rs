@@ -1,7 +1,9 @@
 //! Bindings for `perflab-store`: an experiment's measured values as one buffer and ranges, grouped
 //! by (cell, variant, metric); SQLite errors raised as `sqlite3` errors with
 //! `sqlite_errorname` set, so the store's callers word them as they word their own reads.
-use perflab_store::{cells_and_variants as read_cells, measured_values as read, StoreError};
+use perflab_store::{
+    cells_and_variants as read_cells, experiment_values as read_both, measured_values as read, Grouped, StoreError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use std::collections::HashMap;
@@ -38,6 +40,11 @@ fn measured_values<'py>(
 ) -> PyResult<FlatGroups<'py>> {
     let uri = uri.to_string();
     let grouped = py.allow_threads(|| read(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
+    flat_groups(py, &grouped)
+}
+
+/// `Grouped` as `measured_values` hands it over.
+fn flat_groups<'py>(py: Python<'py>, grouped: &Grouped) -> PyResult<FlatGroups<'py>> {
     let mut names: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
     let mut keys = Vec::with_capacity(grouped.len());
     for (cell, variant, metric) in &grouped.keys {
@@ -66,7 +73,24 @@ fn cells_and_variants(py: Python<'_>, uri: &str, experiment_id: i64, busy_timeou
     Ok((read.cells, read.status_counts))
 }
 
+/// `experiment_values(uri, experiment_id, busy_timeout_ms) -> (measured_values(...),
+/// cells_and_variants(...))`: both in one pass over the experiment's runs (a command that
+/// reads both, `compare`, pays for one).
+#[pyfunction]
+fn experiment_values<'py>(
+    py: Python<'py>,
+    uri: &str,
+    experiment_id: i64,
+    busy_timeout_ms: u32,
+) -> PyResult<(FlatGroups<'py>, Overview)> {
+    let uri = uri.to_string();
+    let (grouped, overview) =
+        py.allow_threads(|| read_both(&uri, experiment_id, busy_timeout_ms)).map_err(|e| sqlite_error(py, e))?;
+    Ok((flat_groups(py, &grouped)?, (overview.cells, overview.status_counts)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(measured_values, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_values, m)?)?;
     m.add_function(wrap_pyfunction!(cells_and_variants, m)?)
 }

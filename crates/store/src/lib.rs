@@ -116,19 +116,40 @@ fn open(uri: &str, busy_timeout_ms: u32) -> Result<Connection, StoreError> {
 pub fn read_grouped(db: &Connection, experiment_id: i64) -> Result<Grouped, StoreError> {
     // Each text is looked up by &str (no allocation per row) and numbered once; a group is
     // keyed by the three numbers.
-    let (mut cells, mut variants, mut metrics) = (Names::default(), Names::default(), Names::default());
-    let mut runs: Vec<(u32, u32, i64)> = Vec::new(); // (cell, variant, block) in run order
-    let mut ids: Vec<i64> = Vec::new();
+    let mut measured = Measured::default();
     {
         let mut stmt = db.prepare(MEASURED_RUNS)?;
         let mut rows = stmt.query([experiment_id])?;
         while let Some(row) = rows.next()? {
             let cell = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
             let variant = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
-            ids.push(row.get(0)?);
-            runs.push((cells.number(cell), variants.number(variant), row.get(3)?));
+            measured.push(row.get(0)?, cell, variant, row.get(3)?);
         }
     }
+    group_values(db, measured)
+}
+
+/// An experiment's measured runs (successful, not warm-up) in run order, as the grouping
+/// reads them: each run's id, and its cell, variant (numbered) and block.
+#[derive(Default)]
+struct Measured {
+    cells: Names,
+    variants: Names,
+    runs: Vec<(u32, u32, i64)>, // (cell, variant, block)
+    ids: Vec<i64>,
+}
+
+impl Measured {
+    fn push(&mut self, id: i64, cell: &str, variant: &str, block: i64) {
+        self.ids.push(id);
+        self.runs.push((self.cells.number(cell), self.variants.number(variant), block));
+    }
+}
+
+/// The values of the `measured` runs (one range of the metrics table), grouped.
+fn group_values(db: &Connection, measured: Measured) -> Result<Grouped, StoreError> {
+    let Measured { cells, variants, runs, ids } = measured;
+    let mut metrics = Names::default();
     let position = Positions::new(&ids); // run id → its place in `runs`
     let (low, high) = (ids.iter().min().copied().unwrap_or(0), ids.iter().max().copied().unwrap_or(-1));
     // (run's place, metric, value), then laid out in run order (a counting sort: stable, so
@@ -245,33 +266,94 @@ pub fn cells_and_variants(uri: &str, experiment_id: i64, busy_timeout_ms: u32) -
     read_cells_and_variants(&open(uri, busy_timeout_ms)?, experiment_id)
 }
 
+/// `measured_values` and `cells_and_variants` of one experiment in one pass over its runs
+/// (and one over their values): what a command that reads both pays once.
+pub fn experiment_values(
+    uri: &str,
+    experiment_id: i64,
+    busy_timeout_ms: u32,
+) -> Result<(Grouped, RunsOverview), StoreError> {
+    read_experiment_values(&open(uri, busy_timeout_ms)?, experiment_id)
+}
+
+/// `experiment_values` on an open connection.
+pub fn read_experiment_values(db: &Connection, experiment_id: i64) -> Result<(Grouped, RunsOverview), StoreError> {
+    let mut stmt = db.prepare(
+        "SELECT id, cell_key, variant, block, cell, status, warmup FROM runs WHERE experiment_id=?1 \
+         ORDER BY order_index",
+    )?;
+    let mut rows = stmt.query([experiment_id])?;
+    let mut overview = Overview::default();
+    let mut measured = Measured::default();
+    while let Some(row) = rows.next()? {
+        let cell = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        let variant = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+        let status = row.get_ref(5)?.as_str().map_err(rusqlite::Error::from)?;
+        overview.count(cell, variant, status, || {
+            Ok(row.get_ref(4)?.as_str().map_err(rusqlite::Error::from)?.to_string())
+        })?;
+        if status == "ok" && row.get::<_, i64>(6)? == 0 {
+            measured.push(row.get(0)?, cell, variant, row.get(3)?);
+        }
+    }
+    drop(rows);
+    drop(stmt);
+    Ok((group_values(db, measured)?, overview.finish()))
+}
+
 /// `cells_and_variants` on an open connection.
 pub fn read_cells_and_variants(db: &Connection, experiment_id: i64) -> Result<RunsOverview, StoreError> {
     let mut stmt =
         db.prepare("SELECT cell_key, variant, cell, status FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
     let mut rows = stmt.query([experiment_id])?;
-    let (mut cells, mut variants) = (Names::default(), Names::default());
-    let mut seen: HashSet<(u32, u32)> = HashSet::new();
-    let mut out = RunsOverview::default();
-    let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    let mut overview = Overview::default();
     while let Some(row) = rows.next()? {
         let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
         let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-        let id = (cells.number(cell), variants.number(variant));
-        if seen.insert(id) {
-            let labels = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
-            out.cells.push((cell.to_string(), labels.to_string(), variant.to_string()));
-        }
         let status = row.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
-        match counts.get_mut(status) {
+        overview.count(cell, variant, status, || {
+            Ok(row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?.to_string())
+        })?;
+    }
+    Ok(overview.finish())
+}
+
+/// `RunsOverview` as the runs are read: each (cell, variant) at first sight, the statuses counted.
+#[derive(Default)]
+struct Overview {
+    cells: Names,
+    variants: Names,
+    seen: HashSet<(u32, u32)>,
+    out: RunsOverview,
+    counts: std::collections::BTreeMap<String, i64>,
+}
+
+impl Overview {
+    /// One run; `labels` (its cell's labels as stored) is read only for a new (cell, variant).
+    fn count(
+        &mut self,
+        cell: &str,
+        variant: &str,
+        status: &str,
+        labels: impl FnOnce() -> Result<String, StoreError>,
+    ) -> Result<(), StoreError> {
+        let id = (self.cells.number(cell), self.variants.number(variant));
+        if self.seen.insert(id) {
+            self.out.cells.push((cell.to_string(), labels()?, variant.to_string()));
+        }
+        match self.counts.get_mut(status) {
             Some(n) => *n += 1,
             None => {
-                counts.insert(status.to_string(), 1);
+                self.counts.insert(status.to_string(), 1);
             }
         }
+        Ok(())
     }
-    out.status_counts = counts.into_iter().collect();
-    Ok(out)
+
+    fn finish(mut self) -> RunsOverview {
+        self.out.status_counts = self.counts.into_iter().collect();
+        self.out
+    }
 }
 
 /// Texts numbered in order of first sight. Rows come in runs of the same text (a cell's
@@ -358,6 +440,37 @@ mod tests {
         assert_eq!(g.group(2), (&[3.0, 4.0][..], &[0i64, 1][..]));
         assert_eq!(g.group(3), (&[-2.5e-300][..], &[2i64][..]));
         assert_eq!(g.values.len(), 5);
+    }
+
+    #[test]
+    fn the_read_of_both_is_each_read_alone() {
+        let db = store();
+        let mut id = 0;
+        for (exp, cell, variant, warmup, status) in [
+            (1, "c2", "a", 0, "failed"),
+            (1, "c1", "b", 1, "ok"),
+            (1, "c1", "a", 0, "pending"),
+            (1, "c1", "b", 0, "ok"),
+            (2, "c9", "a", 0, "ok"),
+            (1, "c2", "a", 0, "ok"),
+            (1, "c1", "a", 0, "ok"),
+            (1, "c2", "b", 0, "timeout"),
+            (1, "c1", "b", 0, "ok"),
+        ] {
+            id += 1;
+            run(&db, (id, exp, 100 - id, cell, variant, warmup, status));
+            value(&db, id, "t", id as f64 / 3.0);
+            if id % 2 == 0 {
+                value(&db, id, "u", -(id as f64));
+            }
+        }
+        db.execute_batch("UPDATE runs SET cell = '{\"n\": \"' || cell_key || '\"}'").unwrap();
+        for exp in [1, 2, 3] {
+            let (grouped, overview) = read_experiment_values(&db, exp).unwrap();
+            assert_eq!(grouped, read_grouped(&db, exp).unwrap());
+            assert_eq!(overview, read_cells_and_variants(&db, exp).unwrap());
+        }
+        assert_eq!(read_experiment_values(&db, 1).unwrap().0.len(), 5); // (c1 b, c2 a: t and u; c1 a: t)
     }
 
     #[test]
