@@ -57,7 +57,6 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
-from perflab.stats.records import made
 from perflab.stats.summary import Summary, as_sample, summarize, summarize_many
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import Detail, StatWarning
@@ -303,31 +302,7 @@ class Welch:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
         r = res.rows()
         scale = r.scale[i]
-        if not r.note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1:
-            # (most rows of a table have nothing to warn about: made directly)
-            p = r.p_value[i]
-            return made(
-                Comparison,
-                {
-                    "method": self.name,
-                    "confidence": confidence,
-                    "n_baseline": a.size,
-                    "n_candidate": b.size,
-                    "baseline_location": r.baseline[i],
-                    "candidate_location": r.candidate[i],
-                    "estimate": r.estimate[i],
-                    "low": r.low[i],
-                    "high": r.high[i],
-                    "p_value": p,
-                    "warnings": (),
-                    "statistic": "mean",
-                    "interval": r.kind[i],
-                    "scale": scale,
-                    "p_raw": p,
-                    "correction": "none",
-                    "choice": "",
-                },
-            )
+        quiet = not r.note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1
         return res.comparison(
             i,
             method=self.name,
@@ -335,7 +310,8 @@ class Welch:
             n_baseline=int(a.size),
             n_candidate=int(b.size),
             statistic="mean",
-            warnings=self._warnings(res, i, a, b, confidence, scale),
+            # (most rows of a table have nothing to warn about: no call for them)
+            warnings=() if quiet else self._warnings(res, i, a, b, confidence, scale),
         )
 
     def _warnings(
