@@ -163,12 +163,6 @@ class FamilyResult:
         }
 
 
-def _significant(comps: Sequence[Comparison]) -> int:
-    """How many of ``comps`` are significant (`Comparison.significant`, read off their
-    bounds: NaN bounds compare false)."""
-    return sum(1 for c in comps if c.low > 0 or c.high < 0)
-
-
 def _statement(
     correction: str,
     confidence: float,
@@ -194,7 +188,7 @@ def _statement(
             f"at {defined.min():.2%} hold simultaneously."
         )
     if correction == "holm" and holm_intervals == "nominal":
-        r = _significant(comps)
+        r = sum(1 for c in comps if c.significant)
         found = (
             f"the {r} change{'s' if r != 1 else ''} found {'are' if r != 1 else 'is'} shown at "
             f"{confidence:.0%} each"
@@ -219,7 +213,7 @@ def _statement(
             f"Holm over {n_word}: the chance of any false change is ≤ {a} (family-wise); "
             f"intervals at {span}, widened by step."
         )
-    r = _significant(comps)
+    r = sum(1 for c in comps if c.significant)
     if r:
         sel = (
             f"the {r} change{'s' if r != 1 else ''}' intervals are FCR-adjusted "
@@ -311,10 +305,7 @@ def _batched(
 def _agrees(c: Comparison, p_adj: float, alpha: float) -> bool:
     """``c``'s interval and the adjusted p-value tell the same (the agreement rule), or
     ``c`` has no interval."""
-    low, high = c.low, c.high
-    if low != low or high != high:  # (NaN: undefined)
-        return True
-    return (low > 0 or high < 0) == (p_adj <= alpha)
+    return not c.defined or c.significant == (p_adj <= alpha)
 
 
 def _at_level(c: Comparison, level: float, p_adj: float, correction: str) -> Comparison:

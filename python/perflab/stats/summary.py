@@ -116,13 +116,8 @@ def as_samples(samples: Sequence[Values]) -> list[FloatArray]:
     except TypeError:  # not samples: as_sample says why
         return [as_sample(v) for v in samples]
     if len(sizes) == 1 and 0 not in sizes:  # one size (most tables): one block, no grouping
-        try:
-            block = np.array(samples, dtype=np.float64)
-            if block.ndim == 2 and np.isfinite(block).all():
-                return list(block)
-        except (TypeError, ValueError):
-            pass
-        return [as_sample(v) for v in samples]  # says what is wrong
+        block = one_block(samples)
+        return list(block) if block is not None else [as_sample(v) for v in samples]
     try:
         for i, v in enumerate(samples):
             by_size.setdefault(len(v), []).append(i)
@@ -191,9 +186,9 @@ def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[
     in one vectorized pass (thousands of cells cost milliseconds, not a call each)."""
     q = 0.5 + confidence / 2
     z = float(special.ndtri(q))
-    block = _one_block(samples)
-    if block is not None:  # one size (most tables): the block as it is, no regrouping
-        return _summaries_of_block(block, confidence, q, z)
+    block = one_block(samples)
+    if block is not None and block.shape[1] >= MIN_RUNS_FOR_INTERVAL:  # one size (most tables):
+        return _summaries_of_block(block, confidence, q, z)  # the block as it is, no regrouping
     arrays = as_samples(samples)
     out: list[Summary | None] = [None] * len(arrays)
     groups: dict[int, list[int]] = {}
@@ -210,18 +205,16 @@ def summarize_many(samples: Sequence[Values], confidence: float = 0.95) -> list[
     return [s for s in out if s is not None]
 
 
-def _one_block(samples: Sequence[Values]) -> FloatArray | None:
-    """The samples as one (E, n) float64 block when they all have one size n of at least
-    `MIN_RUNS_FOR_INTERVAL` and are finite numbers; None otherwise (`as_samples` then says
-    what is wrong, if anything)."""
+def one_block(samples: Sequence[Values]) -> FloatArray | None:
+    """The samples as one (E, n) float64 block when they all have one size n ≥ 1 and are
+    finite numbers; None otherwise (`as_samples` then says what is wrong, if anything)."""
     try:
-        sizes = {len(v) for v in samples}
-        if len(sizes) != 1 or min(sizes) < MIN_RUNS_FOR_INTERVAL:
+        if len({len(v) for v in samples}) != 1:
             return None
         block = np.array(samples, dtype=np.float64)
     except (TypeError, ValueError):
         return None
-    if block.ndim != 2 or not np.isfinite(block).all():
+    if block.ndim != 2 or block.shape[1] == 0 or not np.isfinite(block).all():
         return None
     return block
 
