@@ -40,10 +40,11 @@ def fmt_numbers(xs: Iterable[float]) -> list[str]:
     a = np.array(values)
     ax = np.abs(a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        exponent = np.floor(np.log10(ax))
+        log = np.log10(ax)
+        exponent = np.floor(log)
         # math.log10 and numpy's may round differently within a few ulps of an integer,
         # and the floor of one then differs: those (rare) are taken from math.log10 itself.
-        near = np.abs(np.log10(ax) - np.rint(np.log10(ax))) < 1e-9
+        near = np.abs(log - np.rint(log)) < 1e-9
     for i in np.flatnonzero(near & (ax > 0) & np.isfinite(ax)).tolist():
         exponent[i] = math.floor(math.log10(abs(values[i])))
     decimals = np.clip(3 - np.nan_to_num(exponent, nan=0.0, posinf=0.0, neginf=0.0), 0, 11)

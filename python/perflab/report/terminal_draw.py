@@ -150,8 +150,8 @@ def _plain_rows(
     ]
     blank = [" " * (w + 2) for w in widths]
     redo = [i for i in tall if not styled[i]]
-    if out and out[-1] is not None and last_edges != edges:
-        redo.append(len(out) - 1)
+    if out and out[-1] is not None and last_edges != edges and len(out) - 1 not in tall:
+        redo.append(len(out) - 1)  # (the last row between its own edges)
     for i in redo:
         left, divider, right = last_edges if i == len(out) - 1 else edges
         first = [column[i] for column in pieces]

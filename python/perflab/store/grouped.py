@@ -4,7 +4,7 @@ store's Rust reader hands them over: one buffer of numbers and each group's rang
 A group is read as a list when it is first asked for, so that the reader — in a thread,
 while the statistics import — makes no Python object per value (160,000 for an
 80,000-run experiment, made while holding the GIL), and `Dataset.arrays` takes the numbers
-as arrays straight from the buffer (`layout`)."""
+as arrays straight from the buffer (its `data` and `offsets`)."""
 
 from __future__ import annotations
 
