@@ -205,7 +205,16 @@ def test_a_remote_phase_is_profiled_on_its_host(sshd, spin, tmp_path, mode):
     top = "profile = true" if mode == "process" else 'profile = "system"'
     spec = _spec(tmp_path, sshd, spin, 'command = "./spin"', top=top)
     before = _host_files()
-    code, said, db = _run(tmp_path, spec)
+    # another busy process on the host, outside the phase's tree, all the while: a system
+    # profile must have it, a process profile must not
+    bystander = tmp_path / "bystander"
+    shutil.copy(spin, bystander)
+    other = subprocess.Popen([str(bystander), "100000000000"])
+    try:
+        code, said, db = _run(tmp_path, spec)
+    finally:
+        other.kill()
+        other.wait()
     assert code == 0, said
     runs = _profiles(db)
     assert sorted(v for v, _, _ in runs) == ["a", "b"]
@@ -222,8 +231,8 @@ def test_a_remote_phase_is_profiled_on_its_host(sshd, spin, tmp_path, mode):
         if mode == "process":  # its own process tree only
             assert "spin" in comms and comms <= tree, comms
             assert own["spin_remote"] > 0.5, own
-        else:  # the whole host while it ran: perf itself, the idle task, perflab, ...
-            assert "spin" in comms and comms - tree, comms
+        else:  # the whole host while it ran: the bystander too
+            assert "spin" in comms and "bystander" in comms, comms
     _assert_host_clean(sshd, tmp_path, before)
 
 
