@@ -6,8 +6,13 @@ by benchmarks/harness_overhead."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
+from cli_helpers import perflab
+from testdata import MGLRU_RUNS, mglru_import
 
 HEAVY = [
     "numpy",
@@ -59,3 +64,57 @@ def test_version_is_read_when_asked():
     import perflab
 
     assert perflab.__version__ == p.stdout.split()[1]
+
+
+#: A `perflab` program that, as it exits, writes what numpy's OpenBLAS was told
+#: (OPENBLAS_NUM_THREADS) and the process's threads then (the store's reading thread is
+#: over by then: only the main thread and OpenBLAS's workers can be left).
+_PROGRAM = """\
+import atexit, os, sys
+def said():
+    threads = open("/proc/self/status").read().split("Threads:")[1].split()[0]
+    sys.stderr.write(f"blas={os.environ.get('OPENBLAS_NUM_THREADS')} threads={threads}"
+                     f" numpy={'numpy' in sys.modules}\\n")
+atexit.register(said)
+sys.argv = ["perflab", *sys.argv[1:]]
+from perflab.cli import console
+console()
+"""
+
+
+def _said(tmp_path, *argv: str, **env: str) -> str:
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run(
+        [sys.executable, "-c", _PROGRAM, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=base | env,
+        cwd=tmp_path,
+    )
+    return p.stderr.splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("blas") / "m.db"
+    metrics = ("ops_per_sec:higher", "p99_latency_ms:lower")
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
+    assert r.code == 0, r.err
+    return db
+
+
+def test_a_reading_command_runs_numpy_without_blas_workers(tmp_path, store):
+    """OpenBLAS, loaded with numpy, starts a worker per CPU that spins for work a
+    comparison never gives it, beside the store's read (`perflab.cli.console`). (On one
+    CPU it starts none whatever it is told: this machine's CI has two.)"""
+    assert _said(tmp_path, "compare", "1", "--store", str(store)) == ("blas=1 threads=1 numpy=True")
+    # the user's own choice is kept
+    said = _said(tmp_path, "compare", "1", "--store", str(store), OPENBLAS_NUM_THREADS="2")
+    assert said.startswith("blas=2 ")
+
+
+def test_a_command_that_starts_processes_leaves_their_environment_alone(tmp_path):
+    """`run` starts the user's commands: they inherit this process's environment, and
+    OpenBLAS's setting must not reach (and change) the benchmark."""
+    assert _said(tmp_path, "run", "no-such-spec.toml").startswith("blas=None ")

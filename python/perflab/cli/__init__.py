@@ -125,10 +125,17 @@ def console() -> None:
     ends there and the operating system reclaims its memory at once. The cycle collector
     is off for such a command from the start: it builds millions of objects, nearly none
     in cycles, and the first collection after it was switched back on would scan them all
-    (~20 ms for 80,000 runs) just before the process ends."""
+    (~20 ms for 80,000 runs) just before the process ends.
+
+    Such a command also asks numpy's OpenBLAS for one thread (unless the user chose a
+    number): loaded, OpenBLAS starts a worker per CPU that spins waiting for work it never
+    gets here (no matrix worth a thread) — ~170 ms of CPU in a 0.25 s `compare`, taken
+    from the store's read running beside the imports. The setting is safe only because
+    these commands start no process that would inherit it."""
     quick = bool(sys.argv[1:2]) and sys.argv[1] in QUICK_EXIT
     if quick:
         gc.disable()
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # (see above)
     code = main()
     if quick:
         for stream in (sys.stdout, sys.stderr):
