@@ -135,6 +135,7 @@ def _plain_rows(
     ):
         if marks is not None:
             styled = [a or bool(b) for a, b in zip(styled, marks)]
+        column = _pieces(list(texts), width, how)
         if "\n" in "".join(texts):
             made: dict[str, list[str]] = {}  # (a table repeats its tall cells: "base\n(baseline)")
             for i, text in enumerate(texts):
@@ -142,30 +143,43 @@ def _plain_rows(
                     if text not in made:
                         made[text] = _pieces(text.split("\n"), width, how)
                     tall.setdefault(i, {})[j] = made[text]
-        pieces.append(_pieces(list(texts), width, how))
+                    column[i] = made[text][0]  # its first line; the others drawn below
+        pieces.append(column)
     left, divider, right = edges
     out: list[list[str] | None] = [
         None if styled[i] else [left + divider.join(cells) + right]
         for i, cells in enumerate(zip(*pieces))
     ]
     blank = [" " * (w + 2) for w in widths]
-    redo = [i for i in tall if not styled[i]]
-    if out and out[-1] is not None and last_edges != edges and len(out) - 1 not in tall:
-        redo.append(len(out) - 1)  # (the last row between its own edges)
-    for i in redo:
-        left, divider, right = last_edges if i == len(out) - 1 else edges
-        first = [column[i] for column in pieces]
-        lines = tall.get(i, {})
-        for j, cell_lines in lines.items():
-            first[j] = cell_lines[0]
-        drawn = [first]
-        for k in range(1, max([len(cell_lines) for cell_lines in lines.values()], default=1)):
+
+    def below(lines: dict[int, list[str]], edges: tuple[str, str, str]) -> list[str]:
+        """The lines of a tall row under its first: its tall cells' next lines, blank around."""
+        left, divider, right = edges
+        drawn = []
+        for k in range(1, max(len(cell_lines) for cell_lines in lines.values())):
             line = blank.copy()
             for j, cell_lines in lines.items():
                 if k < len(cell_lines):
                     line[j] = cell_lines[k]
-            drawn.append(line)
-        out[i] = [left + divider.join(cells) + right for cells in drawn]
+            drawn.append(left + divider.join(line) + right)
+        return drawn
+
+    # the lines under a first line: the same for every row with the same tall cells (each
+    # cell's pieces are made once per text: the same list, `id` tells them apart)
+    under: dict[tuple[int, ...], list[str]] = {}
+    for i, lines in tall.items():
+        first = out[i]
+        if first is not None:
+            key = tuple(id(cell_lines) for cell_lines in lines.values())
+            if key not in under:
+                under[key] = below(lines, edges)
+            first += under[key]
+    last = len(out) - 1
+    if out and out[last] is not None and last_edges != edges:  # the last row between its own
+        left, divider, right = last_edges
+        out[last] = [left + divider.join(column[last] for column in pieces) + right]
+        if last in tall:
+            out[last] += below(tall[last], last_edges)
     return out
 
 

@@ -147,8 +147,10 @@ class _Columns:
         if key not in self._texts:
             column = [row[j] for row in self.safe]
             # (`_cell_break` keeps a text without a space as it is: a column of numbers)
-            spaced = broken and " " in "".join(column)
-            self._texts[key] = [_cell_break(t) for t in column] if spaced else column
+            if broken and " " in "".join(column):  # (a column repeats its texts: each broken once)
+                broken_of = {t: _cell_break(t) for t in set(column)}
+                column = [broken_of[t] for t in column]
+            self._texts[key] = column
         return self._texts[key]
 
     def body_widths(self, j: int, broken: bool) -> tuple[int, int]:
