@@ -133,3 +133,32 @@ def test_numbers_formatted_in_one_loop_are_fmt_numbers():
     xs += [rng.choice([-1, 1]) * 10 ** rng.uniform(-8, 8) for _ in range(20_000)]
     xs += [float(rng.randint(-100, 100000)) for _ in range(2000)]
     assert fmt_numbers(xs) == [fmt_number(x) for x in xs]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_table_given_by_column_is_the_table_given_by_row(seed):
+    """`Table.of_columns` (the summaries: plain cells kept as their texts) reads, lays out
+    and prints as the same table given a row at a time."""
+    rng = random.Random(seed)
+    by_row = replace(_table(rng), footer=())
+    body = [
+        [c.text if c.verdict is None and rng.random() < 0.7 else c for c in column]
+        for column in zip(*by_row.rows)
+    ] or [[] for _ in by_row.columns]
+    by_column = Table.of_columns("t", by_row.columns, body, by_row.numeric)
+    assert by_column.rows == by_row.rows and by_column.height == by_row.height
+    for j in range(len(by_row.columns)):
+        assert by_column.column_texts(j) == by_row.column_texts(j)
+        assert by_column.column_verdicts(j) == by_row.column_verdicts(j)
+    for width in (30, 60, 200):
+        for words in (False, True):
+            printed = []
+            for table in (by_row, by_column):
+                out = io.StringIO()
+                console = Console(
+                    width=width, file=out, color_system="standard", force_terminal=True
+                )
+                for t in lay_out(console, table, words=words).tables:
+                    console.print(t)
+                printed.append(out.getvalue())
+            assert printed[0] == printed[1], (width, words)

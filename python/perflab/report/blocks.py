@@ -10,11 +10,13 @@ writer escapes it for its own format.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, Union
 
 from perflab.stats import Verdict
+from perflab.stats.records import made
 
 if TYPE_CHECKING:  # matplotlib loads with the plots, not with every table
     from matplotlib.figure import Figure
@@ -70,6 +72,71 @@ class Table:
     css_class: str = ""
     note: str = ""
     footer: tuple[tuple[Cell, ...], ...] = ()
+
+    @classmethod
+    def of_columns(
+        cls,
+        title: str,
+        columns: tuple[str, ...],
+        body: Sequence[Sequence[Cell | str]],
+        numeric: tuple[bool, ...],
+    ) -> Table:
+        """A table given a column at a time: ``body[j][i]`` is row ``i``'s cell in column
+        ``j``, a plain text as the string itself. A large comparison's summaries are
+        thousands of rows of plain numbers, made and drawn by column: their cells and rows
+        are made only for a writer that asks for them (`rows`)."""
+        return made(
+            _ColumnTable,
+            {
+                "title": title,
+                "columns": columns,
+                "numeric": numeric,
+                "highlight": (),
+                "css_class": "",
+                "note": "",
+                "footer": (),
+                "body": [list(column) for column in body],
+            },
+        )
+
+    @property
+    def height(self) -> int:
+        """The number of body rows (the footer's not counted)."""
+        return len(self.rows)
+
+    def column_texts(self, j: int) -> list[str]:
+        """Column ``j``'s body texts."""
+        return [row[j].text for row in self.rows]
+
+    def column_verdicts(self, j: int) -> list[Verdict | None] | None:
+        """Column ``j``'s body verdicts; None when no cell of it has one."""
+        verdicts = [row[j].verdict for row in self.rows]
+        return verdicts if any(verdicts) else None
+
+
+class _ColumnTable(Table):
+    """`Table.of_columns`: the body kept by column (``body``), its rows made when read."""
+
+    body: list[list[Cell | str]]
+
+    @cached_property
+    def rows(self) -> tuple[tuple[Cell, ...], ...]:
+        cells = [[c if isinstance(c, Cell) else Cell(c) for c in column] for column in self.body]
+        return tuple(zip(*cells))
+
+    @property
+    def height(self) -> int:
+        return len(self.body[0]) if self.body else 0
+
+    def column_texts(self, j: int) -> list[str]:
+        return [c if isinstance(c, str) else c.text for c in self.body[j]]
+
+    def column_verdicts(self, j: int) -> list[Verdict | None] | None:
+        column = self.body[j]
+        if all(isinstance(c, str) for c in column):
+            return None
+        verdicts = [None if isinstance(c, str) else c.verdict for c in column]
+        return verdicts if any(verdicts) else None
 
 
 @dataclass(frozen=True)

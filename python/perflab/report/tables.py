@@ -173,62 +173,53 @@ SUMMARY_COLUMNS = ("n", "mean", "median", "stddev", "min", "max", "± MoE")
 
 def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) -> list[Table]:
     """One table per metric: per cell and variant, n/mean/median/stddev/min/max/margin of
-    error; ``colors``: each variant's name in its plot colour (`variant_cell`)."""
+    error; ``colors``: each variant's name in its plot colour (`variant_cell`). Made a
+    column at a time (`Table.of_columns`): a large comparison's are thousands of rows."""
     data = result.dataset
     out = []
-    # Made once and shared (a table of thousands of rows repeats them): cells are frozen.
-    leads: dict[str, list[Cell]] = {}
-    names: dict[str, Cell] = {}
-    counts: dict[int, Cell] = {}
-    empty = [Cell("0")] + [Cell("–")] * (len(SUMMARY_COLUMNS) - 1)
+    leads: dict[str, list[str]] = {}
+    names: dict[str, Cell | str] = {}
     for m in data.metrics:
         columns = _param_headers(result) + ["variant", *SUMMARY_COLUMNS]
-        heads, summaries = [], []
+        heads: list[tuple[Cell | str, ...]] = []
+        summaries = []
         for s in result.summaries:
             if s.metric.name != m.name:
                 continue
             lead = leads.get(s.cell_key)
             if lead is None:
-                lead = leads[s.cell_key] = [
-                    Cell(t) for t in _param_values(result, s.labels, s.cell_key)
-                ]
+                lead = leads[s.cell_key] = _param_values(result, s.labels, s.cell_key)
             name = names.get(s.variant)
             if name is None:
                 base = s.variant == data.baseline and s.variant != "baseline"
-                name = names[s.variant] = variant_cell(
-                    s.variant + (BASELINE_MARK if base else ""), colors
-                )
+                text = s.variant + (BASELINE_MARK if base else "")
+                name = names[s.variant] = variant_cell(text, colors) if colors else text
             heads.append((*lead, name))
             summaries.append(s.summary)
-        rows = [
-            (*head, *numbers) if numbers is not None else (*head, *empty)
-            for head, numbers in zip(heads, _summary_cells(summaries, counts))
-        ]
+        nlead = len(columns) - len(SUMMARY_COLUMNS)
+        body = [list(column) for column in zip(*heads)] if heads else [[]] * nlead
         unit = f" ({m.unit})" if m.unit else ""
         title = (
             f"{m.name}{unit} — {'higher' if m.better == 'higher' else 'lower'} is better; "
             f"MoE = z·sd/√n at {result.confidence:.0%}"
         )
-        nlead = len(columns) - len(SUMMARY_COLUMNS)
         out.append(
-            Table(
+            Table.of_columns(
                 title,
                 tuple(columns),
-                tuple(rows),
+                body + _summary_columns(summaries),
                 (False,) * nlead + (True,) * len(SUMMARY_COLUMNS),
             )
         )
     return out
 
 
-def _summary_cells(
-    summaries: list[Summary | None], counts: dict[int, Cell]
-) -> list[tuple[Cell, ...] | None]:
-    """The n, mean, median, stddev, min, max and margin-of-error cells of each summary (None
-    where there is none), the numbers formatted a column at a time; ``counts``: the n cells
-    made so far, shared (a table repeats a few run counts thousands of times)."""
+def _summary_columns(summaries: list[Summary | None]) -> list[list[str]]:
+    """The n, mean, median, stddev, min, max and margin-of-error texts of each summary ("0"
+    and "–" where there is none), the numbers formatted a column at a time."""
     there = [x for x in summaries if x is not None]
-    numbers = [
+    columns = [
+        [str(x.n) for x in there],
         fmt_numbers([x.mean for x in there]),
         fmt_numbers([x.median for x in there]),
         fmt_numbers([x.stddev for x in there]),
@@ -236,14 +227,15 @@ def _summary_cells(
         fmt_numbers([x.max for x in there]),
         fmt_numbers([x.margin_of_error for x in there]),
     ]
-    n_cells = []
-    for x in there:
-        cell = counts.get(x.n)
-        if cell is None:
-            cell = counts[x.n] = Cell(str(x.n))
-        n_cells.append(cell)
-    made = iter(zip(n_cells, *(map(Cell, texts) for texts in numbers)))
-    return [next(made) if x is not None else None for x in summaries]
+    if len(there) == len(summaries):
+        return columns
+    missing = [x is None for x in summaries]
+    out = []
+    for k, column in enumerate(columns):
+        texts = iter(column)
+        empty = "0" if k == 0 else "–"
+        out.append([empty if gap else next(texts) for gap in missing])
+    return out
 
 
 def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:

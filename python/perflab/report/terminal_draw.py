@@ -177,9 +177,8 @@ def _plain_rows(
     last = len(out) - 1
     if out and out[last] is not None and last_edges != edges:  # the last row between its own
         left, divider, right = last_edges
-        out[last] = [left + divider.join(column[last] for column in pieces) + right]
-        if last in tall:
-            out[last] += below(tall[last], last_edges)
+        drawn = [left + divider.join(column[last] for column in pieces) + right]
+        out[last] = drawn + below(tall[last], last_edges) if last in tall else drawn
     return out
 
 

@@ -18,7 +18,7 @@ from rich import table as rich_table
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from perflab.report.blocks import Cell, Table
+from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text, terminal_safe
 from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, longest_line, segments
 from perflab.stats import Verdict
@@ -115,16 +115,20 @@ class _Built:
 
 
 def safe_texts(table: Table, words: bool) -> list[list[str]]:
-    """Every cell's text (rows, then the footer's) as printed on one line: with its
-    verdict's word (``words``), terminal-safe. Made once per table, for every layout tried."""
+    """Every cell's text by column (the body's, then the footer's) as printed on one line:
+    with its verdict's word (``words``), terminal-safe. Made once per table, for every
+    layout tried."""
     out = []
-    for row in table.rows + table.footer:
+    for j in range(len(table.columns)):
+        texts = table.column_texts(j) + [row[j].text for row in table.footer]
         if words:
-            texts = [c.text + (WORD.get(c.verdict, "") if c.verdict else "") for c in row]
-        else:
-            texts = [c.text for c in row]
+            verdicts = table.column_verdicts(j)
+            footer = [row[j].verdict for row in table.footer]
+            if verdicts is not None or any(footer):
+                every = (verdicts or [None] * table.height) + footer
+                texts = [t + WORD.get(v, "") if v else t for t, v in zip(texts, every)]
         joined = "".join(texts)
-        if not (joined.isascii() and joined.isprintable()):  # (most rows: nothing to escape)
+        if not (joined.isascii() and joined.isprintable()):  # (most columns: nothing to escape)
             texts = [terminal_safe(t, one_line=True) for t in texts]
         out.append(texts)
     return out
@@ -137,7 +141,7 @@ class _Columns:
     not a pass over every row — 8,000 rows × 9 layouts for a large comparison's summaries)."""
 
     def __init__(self, table: Table, safe: list[list[str]]):
-        self.table, self.safe, self.body = table, safe, len(table.rows)
+        self.table, self.safe, self.body = table, safe, table.height
         self._texts: dict[tuple[int, bool], list[str]] = {}
         self._lens: dict[tuple[int, bool], tuple[int, int]] = {}
 
@@ -145,7 +149,7 @@ class _Columns:
         """Column ``j``'s texts, the body's then the footer's."""
         key = (j, broken)
         if key not in self._texts:
-            column = [row[j] for row in self.safe]
+            column = self.safe[j]
             # (`_cell_break` keeps a text without a space as it is: a column of numbers)
             if broken and " " in "".join(column):  # (a column repeats its texts: each broken once)
                 broken_of = {t: _cell_break(t) for t in set(column)}
@@ -208,23 +212,24 @@ def _build(table: Table, layout: Layout, safe: list[list[str]] | _Columns) -> _B
         j: cols.texts(j, cols.broken(layout, j))[: cols.body] + cols.footer(layout, j)
         for j in layout.columns
     }
-    rows = table.rows + table.footer
     grid = Grid(
         headers=[cols.header(layout, j) for j in layout.columns],
         justify=["right" if table.numeric[j] else "left" for j in layout.columns],
         texts=[column[j] for j in layout.columns],
-        styles=[_styles(rows, j) for j in layout.columns],
-        rule_after=len(table.rows) - 1 if table.footer else -1,
+        styles=[_styles(table, j) for j in layout.columns],
+        rule_after=table.height - 1 if table.footer else -1,
     )
     grid.__dict__["widths"] = cols.column_widths(layout)  # known: not measured again
     return _Built(grid, layout.fold)
 
 
-def _styles(rows: tuple[tuple[Cell, ...], ...], j: int) -> list[str] | None:
-    """Column ``j``'s cells' styles by their verdicts; None when no cell has one."""
-    verdicts = [row[j].verdict for row in rows]
-    if not any(verdicts):
+def _styles(table: Table, j: int) -> list[str] | None:
+    """Column ``j``'s cells' styles by their verdicts (the body's, then the footer's); None
+    when no cell has one."""
+    body, footer = table.column_verdicts(j), [row[j].verdict for row in table.footer]
+    if body is None and not any(footer):
         return None
+    verdicts = (body or [None] * table.height) + footer
     return [STYLE.get(v, "") for v in verdicts]
 
 
