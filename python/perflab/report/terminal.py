@@ -8,18 +8,21 @@ markup or obeyed as a terminal control sequence."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.segment import Segments
 from rich.text import Text
 
 from perflab.analysis.compare import CompareResult
-from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text
-from perflab.report.scaling_table import method_line, scaling_tables
 from perflab.report.tables import na_footnotes, summary_tables, tldr_table
 from perflab.report.terminal_layout import OPTIONAL_SUMMARY_COLUMNS, dropped_line, lay_out
 from perflab.report.warning_groups import full_lines, grouped_lines
+
+if TYPE_CHECKING:  # (the scaling view's modules: imported when it is drawn)
+    from perflab.analysis.scaling import ScalingResult
 
 
 def _print(
@@ -86,6 +89,8 @@ def render_terminal(
 def render_scaling_terminal(result: ScalingResult, console: Console) -> None:
     """`perflab compare ID --scaling PARAM`: one table per metric (and combination of the
     other parameters), its warnings under it."""
+    from perflab.report.scaling_table import method_line, scaling_tables
+
     e = result.dataset.experiment
     console.print(
         safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
