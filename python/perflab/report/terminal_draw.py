@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
+from operator import methodcaller
 
 from rich import box
 from rich.cells import cell_len
@@ -123,8 +125,8 @@ def _plain_rows(
     last_edges: tuple[str, str, str],
 ) -> list[list[str] | None]:
     """Each row's lines drawn between ``edges`` (the last row's between ``last_edges``):
-    its cells' pieces (``" text "`` padded to the column's width, justified; blank below a
-    cell's last line), when none of its cells is styled; None for a row with a styled cell
+    its cells' pieces (the text padded to the column's width, justified; blank below a
+    cell's last line; a space on either side), when none of its cells is styled; None for a row with a styled cell
     (`_row` draws it). Made a column at a time, as a large table's summaries (thousands of
     rows) are nearly all unstyled."""
     pieces: list[list[str]] = []
@@ -145,16 +147,16 @@ def _plain_rows(
                     tall.setdefault(i, {})[j] = made[text]
                     column[i] = made[text][0]  # its first line; the others drawn below
         pieces.append(column)
-    left, divider, right = edges
+    left, divider, right = _spaced(edges)
     out: list[list[str] | None] = [
         None if styled[i] else [left + divider.join(cells) + right]
         for i, cells in enumerate(zip(*pieces))
     ]
-    blank = [" " * (w + 2) for w in widths]
+    blank = [" " * w for w in widths]
 
     def below(lines: dict[int, list[str]], edges: tuple[str, str, str]) -> list[str]:
         """The lines of a tall row under its first: its tall cells' next lines, blank around."""
-        left, divider, right = edges
+        left, divider, right = _spaced(edges)
         drawn = []
         for k in range(1, max(len(cell_lines) for cell_lines in lines.values())):
             line = blank.copy()
@@ -176,24 +178,33 @@ def _plain_rows(
             first += under[key]
     last = len(out) - 1
     if out and out[last] is not None and last_edges != edges:  # the last row between its own
-        left, divider, right = last_edges
+        left, divider, right = _spaced(last_edges)
         drawn = [left + divider.join(column[last] for column in pieces) + right]
         out[last] = drawn + below(tall[last], last_edges) if last in tall else drawn
     return out
 
 
+def _spaced(edges: tuple[str, str, str]) -> tuple[str, str, str]:
+    """A row's edges and dividers with the space each cell has on either side."""
+    left, divider, right = edges
+    return left + " ", " " + divider + " ", " " + right
+
+
 def _pieces(texts: list[str], width: int, how: str) -> list[str]:
-    """Each one-line text as a cell's piece: a space, the text padded to ``width`` (on the
-    left when ``how`` is "right", the text's trailing spaces dropped), a space."""
-    if how == "right":
+    """Each one-line text padded to ``width`` terminal cells: on the left when ``how`` is
+    "right" (the text's trailing spaces dropped), else on the right."""
+    right = how == "right"
+    if right and any(map(_ENDS_WITH_SPACE, texts)):
         texts = [t.rstrip() for t in texts]
-    if "".join(texts).isascii():  # a character per terminal cell
-        pad = [" " * (width - len(t)) for t in texts]
-    else:
-        pad = [" " * (width - _cells(t)) for t in texts]
-    if how == "right":
-        return [f" {p}{t} " for p, t in zip(pad, texts)]
-    return [f" {t}{p} " for p, t in zip(pad, texts)]
+    if "".join(texts).isascii():  # a character per terminal cell: str's own padding
+        return list(map(str.rjust if right else str.ljust, texts, repeat(width)))
+    pad = [" " * (width - _cells(t)) for t in texts]
+    if right:
+        return [p + t for p, t in zip(pad, texts)]
+    return [t + p for p, t in zip(pad, texts)]
+
+
+_ENDS_WITH_SPACE = methodcaller("endswith", " ")
 
 
 def _row(

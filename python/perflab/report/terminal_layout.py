@@ -162,10 +162,15 @@ class _Columns:
         the footer's label wrap to —, and in terminal cells — what the column takes)."""
         key = (j, broken)
         if key not in self._lens:
-            joined = "\n".join(self.texts(j, broken)[: self.body])
-            lines = joined.split("\n") if joined else []
+            texts = self.texts(j, broken)
+            if broken and texts is self.texts(j, False):  # (nothing broken: a column of numbers)
+                self._lens[key] = self.body_widths(j, False)
+                return self._lens[key]
+            body = texts[: self.body]
+            lines = "\n".join(body).split("\n") if broken else body  # (one-line texts unbroken)
             chars = max(map(len, lines), default=0)
-            cells = chars if joined.isascii() else max(map(longest_line, lines), default=0)
+            ascii_only = "".join(lines).isascii()
+            cells = chars if ascii_only else max(map(longest_line, lines), default=0)
             self._lens[key] = (max(chars, 4), cells)
         return self._lens[key]
 
