@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -85,10 +86,12 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
         return run_scaling(args, io, opts, scaling, pairs)
     to_json: Callable[[Any], str | bytes] = _compare_json
     with open_store(args) as store:
-        if args.other is None:  # the values read while the statistics load
+        if args.other is None:  # the values read while the statistics and the writer load
             store.prefetch(store.experiment(args.experiment).id)
         from perflab.analysis.compare import compare_dataset, regressions
         from perflab.analysis.dataset import load_dataset
+
+        importlib.import_module(_WRITERS[args.format])
 
         if across is not None:
             from perflab.analysis.across import across_dataset, compare_across
@@ -134,7 +137,16 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
 
 
 # The renderers, imported for the format asked for only (rich and the terminal layout are
-# not needed for --format csv, nor the CSV writer for the terminal).
+# not needed for --format csv, nor the CSV writer for the terminal) — before the statistics
+# run, while the store's read may still be under way in its thread (`_WRITERS`).
+
+#: The module that writes each --format.
+_WRITERS = {
+    "terminal": "perflab.report.terminal",
+    "markdown": "perflab.report.markdown",
+    "csv": "perflab.report.csv_table",
+    "json": "perflab.report.json_doc",
+}
 
 
 def _compare_json(result: Any) -> bytes:
