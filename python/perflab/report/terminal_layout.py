@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from rich import table as rich_table
 from rich.console import Console, RenderableType
 from rich.text import Text
 
@@ -22,6 +22,9 @@ from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text, terminal_safe
 from perflab.report.terminal_draw import BOX, HEADER_STYLE, Grid, longest_line, segments
 from perflab.stats import Verdict
+
+if TYPE_CHECKING:  # (rich's table draws only the tables that must be folded: loaded for them)
+    from rich import table as rich_table
 
 STYLE: dict[Verdict | None, str] = {
     Verdict.BETTER: "bold green",
@@ -98,6 +101,8 @@ class _Built:
         return sum(w + 2 for w in self.grid.widths) + len(self.grid.headers) + 1
 
     def rich_table(self) -> rich_table.Table:
+        from rich import table as rich_table
+
         t = rich_table.Table(header_style=HEADER_STYLE, box=BOX)
         for header, how in zip(self.grid.headers, self.grid.justify):
             t.add_column(Text(header), justify=how, no_wrap=not self.fold, overflow="fold")  # type: ignore[arg-type]
