@@ -207,3 +207,91 @@ def test_datasets_arrays_are_its_samples_as_float64(tmp_path):
         arr = data.arrays[key]
         assert arr.dtype == np.float64 and arr.tolist() == values
     assert data.arrays is data.arrays
+
+
+def _one_size_store(path, cells: int, runs: int) -> int:
+    """An experiment whose samples all have ``runs`` values: clean, outlying, skewed and
+    tied runs of a throughput and a latency, a change in some cells."""
+    rng = random.Random(11)
+    new_runs = []
+    for c in range(cells):
+        for v, variant in enumerate(["base", "new", "other"]):
+            for r in range(runs):
+                t = rng.lognormvariate(0, 0.1 if c % 3 else 1.0) * (1 + 0.05 * v * (c % 2))
+                u = float(rng.randint(1, 4)) if c % 4 == 0 else rng.gauss(100 + 10 * v, 2)
+                if c % 5 == 0 and r == 0:
+                    t *= 8  # an outlier
+                new_runs.append(
+                    NewRun(
+                        order_index=len(new_runs),
+                        block=r,
+                        cell_key=f"n={c}",
+                        cell={"n": str(c)},
+                        variant=variant,
+                        repetition=r,
+                        warmup=False,
+                        status="ok",
+                        metrics={"t": t, "u": u},
+                    )
+                )
+    with Store(path) as s:
+        return s.create_experiment(
+            name="one size",
+            description="",
+            source="import",
+            baseline="base",
+            metrics=METRICS,
+            settings={
+                "cells": [
+                    {"key": f"n={c}", "labels": {"n": str(c)}, "values": {}} for c in range(cells)
+                ]
+            },
+            runs=new_runs,
+            status="complete",
+        )
+
+
+def test_samples_of_one_size_are_one_block_and_gathered_by_key(tmp_path):
+    """`Dataset.value_block`: the samples of an experiment whose samples have one size, as
+    the rows of one array (read from the buffer, or made from lists alike); `Dataset.rows`
+    gathers any of them in the order asked, and says None where it cannot."""
+    import numpy as np
+    from perflab.analysis.dataset import load_dataset
+
+    path = tmp_path / "one.db"
+    eid = _one_size_store(path, 12, 7)
+    with Store(path, write=False) as s:
+        data = load_dataset(s, eid)
+    block, row = data.value_block
+    assert block.shape == (12 * 3 * 2, 7) and list(row) == list(data.arrays)
+    plain = dataclasses.replace(data, samples=dict(data.samples))
+    assert np.array_equal(plain.value_block[0], block) and plain.value_block[1] == row
+    keys = list(reversed(row))[::3]
+    assert data.rows(keys).tolist() == [data.samples[k] for k in keys]
+    assert data.rows([*keys, ("n=99", "base", "t")]) is None  # a key with no sample
+    shorter = {**data.samples, keys[0]: data.samples[keys[0]][:-1]}
+    assert dataclasses.replace(data, samples=shorter).rows(keys) is None  # two sizes
+    infinite = {**data.samples, keys[0]: [float("inf")] * 7}
+    assert dataclasses.replace(data, samples=infinite).value_block is None
+
+
+@pytest.mark.parametrize("method", ["auto", "welch", "mannwhitney"])
+def test_a_comparison_from_one_block_is_the_one_from_the_samples(tmp_path, method, monkeypatch):
+    """`compare_dataset` gathers the rows of one block where the samples make one
+    (`Dataset.rows`): every comparison, summary and note is the one it makes sample by
+    sample, under every correction."""
+    from perflab.analysis.compare import compare_dataset
+    from perflab.analysis.dataset import Dataset, load_dataset
+
+    path = tmp_path / "one.db"
+    eid = _one_size_store(path, 30, 6)
+    with Store(path, write=False) as s:
+        data = load_dataset(s, eid)
+    for correction in ("holm", "bh", "none"):
+        fast = compare_dataset(data, method=method, correction=correction)
+        with monkeypatch.context() as m:
+            m.setattr(Dataset, "rows", lambda self, keys: None)
+            slow = compare_dataset(data, method=method, correction=correction)
+        assert repr(fast) == repr(slow)
+        changes = {c.verdict for c in fast.comparisons}
+        assert len(changes) >= 2  # changes and no changes both present

@@ -126,3 +126,49 @@ def test_medians_are_numpys_bit_for_bit():
         x[::7] = np.round(x[::7])  # ties
         assert np.array_equal(medians(x), np.median(x, axis=1))
         assert medians(x[0]) == np.median(x[0])
+
+
+def _one_size_pairs(rng: np.random.Generator, count: int, n: int) -> list[tuple[np.ndarray, ...]]:
+    """Pairs of one size: clean, outlying, skewed, tied and negative runs, any magnitude."""
+    out = []
+    for _ in range(count):
+        scale = 10.0 ** rng.integers(-100, 100)
+        kind = rng.integers(5)
+        if kind == 0:
+            a, b = rng.normal(100, 3, n), rng.normal(103, 3, n)
+        elif kind == 1:
+            a, b = rng.normal(100, 3, n), rng.normal(100, 3, n)
+            a[0] *= 5  # an outlier
+        elif kind == 2:
+            a, b = rng.lognormal(0, 1.5, n), rng.lognormal(0.3, 1.5, n)
+        elif kind == 3:
+            a, b = rng.integers(0, 4, n).astype(float), rng.integers(1, 5, n).astype(float)
+        else:
+            a, b = rng.normal(-2, 1, n), rng.normal(-1.5, 1, n)
+        out.append((a * scale, b * scale))
+    return out
+
+
+def test_the_block_forms_equal_the_per_pair_forms():
+    """`compare_rows` (the rows of two blocks, one batch) and `choose_blocks` give what
+    `compare_many` and `choose_many` give for the same pairs, at one level or one per row."""
+    from perflab.stats import Auto, MannWhitney
+    from perflab.stats.auto import choose_blocks, choose_many
+
+    rng = np.random.default_rng(10)
+    for n in (3, 5, 20):
+        pairs = _one_size_pairs(rng, 300, n)
+        a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        choices = choose_blocks([a, b])
+        assert choices == choose_many([list(p) for p in pairs])
+        assert len({c.method for c in choices}) == (2 if n >= 5 else 1)  # both methods used
+        levels = [float(x) for x in rng.uniform(0.8, 0.999, len(pairs))]
+        for level in (0.95, levels):
+            for method in (Welch(), Welch("fieller"), MannWhitney()):
+                assert repr(method.compare_rows(a, b, level)) == repr(
+                    method.compare_many(pairs, level)
+                )
+            auto = Auto()
+            assert repr(auto.compare_rows(a, b, level, choices)) == repr(
+                auto.compare_many(pairs, level, choices)
+            )

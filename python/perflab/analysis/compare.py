@@ -29,7 +29,7 @@ from perflab.stats import (
     diagnose_sample,
     get_method,
 )
-from perflab.stats.auto import Auto, Choice, choose_many
+from perflab.stats.auto import Auto, Choice, choose_blocks, choose_many
 from perflab.stats.methods import Method
 from perflab.stats.paired import Paired
 from perflab.stats.records import made
@@ -105,10 +105,15 @@ class _Engine:
         self.choices: dict[tuple[str, str], Choice] = {}
         if isinstance(self.impl, Auto):
             units = [(k, m.name) for k, _ in data.cells for m in data.metrics]
-            arrays = data.arrays
-            chosen = choose_many(
-                [[arrays.get((k, v, m), ()) for v in data.variants] for k, m in units]
-            )
+            rows = [data.rows([(k, v, m) for k, m in units]) for v in data.variants]
+            blocks = [b for b in rows if b is not None]
+            if len(blocks) == len(rows):  # (one block: the rows gathered, not regrouped)
+                chosen = choose_blocks(blocks)
+            else:
+                arrays = data.arrays
+                chosen = choose_many(
+                    [[arrays.get((k, v, m), ()) for v in data.variants] for k, m in units]
+                )
             self.choices = dict(zip(units, chosen))
 
     def _for(self, cell_key: str, metric: str) -> Method:
@@ -130,7 +135,9 @@ class _Engine:
             groups[self.method], impls[self.method] = list(keys), self.impl
         out: dict[tuple[str, str, str], Summary] = {}
         for name, group in groups.items():
-            impl, samples = impls[name], [self.data.arrays[key] for key in group]
+            impl, samples = impls[name], self.data.rows(group)
+            if samples is None:
+                samples = [self.data.arrays[key] for key in group]
             if hasattr(impl, "summary_many"):
                 summarized = impl.summary_many(samples, confidence)
             else:
@@ -148,6 +155,17 @@ class _Engine:
                 self._paired(impl, k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)
             ]
         arrays, baseline = data.arrays, data.baseline
+        a = data.rows([(k, baseline, m.name) for k, _, _, m, _ in rows])
+        b = data.rows([(k, v, m.name) for k, _, v, m, _ in rows])
+        if a is not None and b is not None and hasattr(self.impl, "compare_rows"):
+            try:  # (one block: the rows gathered, not regrouped by size)
+                if isinstance(self.impl, Auto):
+                    choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
+                    return self.impl.compare_rows(a, b, levels, choices)
+                by_rows: list[Comparison] = self.impl.compare_rows(a, b, levels)
+                return by_rows
+            except ValueError as e:
+                raise InputError(f"{self.method}: {e}") from None
         pairs = [(arrays[k, baseline, m.name], arrays[k, v, m.name]) for k, _, v, m, _ in rows]
         try:
             if isinstance(self.impl, Auto):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,11 +64,50 @@ class Dataset:
         return len(self.arrays.get(key, ())) > 0
 
     @functools.cached_property
+    def value_block(self) -> tuple[Any, dict[tuple[str, str, str], int]] | None:
+        """Every sample as a row of one (G, n) float64 block, and each key's row, when all
+        the samples have one size n and every value is finite (most experiments); None
+        otherwise. `arrays` are views of its rows, `rows` gathers many at once."""
+        import numpy as np
+
+        if isinstance(self.samples, Grouped):
+            one = _one_block_of(self.samples)
+        else:
+            one = None
+            if len({len(v) for v in self.samples.values()}) == 1:
+                try:
+                    block = np.array(list(self.samples.values()), dtype=np.float64)
+                except (TypeError, ValueError):  # not numbers: the statistics say so
+                    block = None
+                if block is not None and block.ndim == 2 and block.shape[1]:
+                    one = block, list(self.samples)
+        if one is None or not np.isfinite(one[0]).all():
+            return None
+        block, keys = one
+        return block, {k: g for g, k in enumerate(keys)}
+
+    def rows(self, keys: Sequence[tuple[str, str, str]]) -> Any | None:
+        """The samples of ``keys`` as the rows of one (E, n) float64 array (a copy), gathered
+        in one step; None unless the samples make one block (`value_block`) and each key
+        has one."""
+        one = self.value_block
+        if one is None:
+            return None
+        block, row = one
+        try:
+            return block[[row[k] for k in keys]]
+        except KeyError:
+            return None
+
+    @functools.cached_property
     def arrays(self) -> dict[tuple[str, str, str], Any]:
         """``samples`` as float64 arrays, made once (rows of one 2-D block per sample size):
         the statistics take arrays, and converting 80,000 runs' lists costs each call."""
         import numpy as np
 
+        one = self.value_block
+        if one is not None:
+            return dict(zip(one[1], one[0]))
         if isinstance(self.samples, Grouped):  # as read: from its buffer, no list per sample
             return _arrays_of(self.samples)
         by_size: dict[int, list[tuple[str, str, str]]] = {}
@@ -125,6 +164,18 @@ def parse_number(value: Any) -> float | None:
     else:
         return None
     return x if math.isfinite(x) else None
+
+
+def _one_block_of(grouped: Grouped) -> tuple[Any, list[tuple[str, str, str]]] | None:
+    """(the values as one (G, n) block, the keys of its rows) when every group has n values."""
+    import numpy as np
+
+    offsets = np.frombuffer(grouped.offsets, dtype=np.uint64)
+    sizes = np.diff(offsets)
+    if not len(sizes) or not (sizes == sizes[0]).all():
+        return None
+    flat = np.frombuffer(grouped.data, dtype=np.float64).copy()  # (the arrays are the caller's)
+    return flat.reshape(len(sizes), int(sizes[0])), grouped.keys_in_order
 
 
 def _arrays_of(grouped: Grouped) -> dict[tuple[str, str, str], Any]:

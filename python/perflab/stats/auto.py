@@ -102,12 +102,24 @@ def choose_many(groups: Sequence[Sequence[Sequence[float]]]) -> list[Choice]:
         else:
             by_sizes.setdefault(sizes, []).append(i)
     for sizes, rows in by_sizes.items():
-        outlying, skewed = _flags_of_batch(
-            [np.array([arrays[i][j] for i in rows]) for j in range(len(sizes))]
-        )
-        for i, out_r, skew_r in zip(rows, outlying.tolist(), skewed.tolist()):
-            out[i] = _OUTLIERS if out_r else _SKEW if skew_r else _CLEAN
+        chosen = choose_blocks([np.array([arrays[i][j] for i in rows]) for j in range(len(sizes))])
+        for i, choice in zip(rows, chosen):
+            out[i] = choice
     return [c for c in out if c is not None]
+
+
+def choose_blocks(blocks: Sequence[FloatArray]) -> list[Choice]:
+    """`choose_many` of groups given as one (U, n_v) block of finite values per variant (row
+    u of each: group u's sample of that variant), decided in one vectorized pass."""
+    if not blocks:
+        return []
+    if min(b.shape[1] for b in blocks) < MIN_RANK_RUNS:
+        return [_FEW_RUNS] * blocks[0].shape[0]
+    outlying, skewed = _flags_of_batch(blocks)
+    return [
+        _OUTLIERS if out_r else _SKEW if skew_r else _CLEAN
+        for out_r, skew_r in zip(outlying.tolist(), skewed.tolist())
+    ]
 
 
 def _flags_of_batch(groups: Sequence[FloatArray]) -> tuple[BoolArray, BoolArray]:
@@ -177,6 +189,26 @@ class Auto:
         self, baseline: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
     ) -> Comparison:
         return self.compare_many([(baseline, candidate)], confidence)[0]
+
+    def compare_rows(
+        self,
+        baseline: FloatArray,
+        candidate: FloatArray,
+        confidence: float | Sequence[float],
+        choices: Sequence[Choice],
+    ) -> list[Comparison]:
+        """`compare_many` of the pairs of rows of two (E, n) blocks of finite values, each
+        by the method of its ``choices``: one batch per method, no regrouping."""
+        levels = np.array(levels_per_row(confidence, baseline.shape[0]))
+        out: list[Comparison | None] = [None] * baseline.shape[0]
+        for name, impl in self.methods.items():
+            rows = [i for i, c in enumerate(choices) if c.method == name]
+            if rows:
+                made = impl.compare_rows(baseline[rows], candidate[rows], levels[rows].tolist())
+                for i, c in zip(rows, made):
+                    c.__dict__["choice"] = choices[i].reason  # (as in compare_many)
+                    out[i] = c
+        return [c for c in out if c is not None]
 
     def compare_many(
         self,

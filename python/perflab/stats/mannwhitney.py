@@ -59,6 +59,7 @@ from perflab.stats.intervals import (
     add_note,
     as_batch,
     check_levels,
+    compare_blocks,
     compare_by_size,
     finite_or_reason,
     note_warnings,
@@ -413,6 +414,18 @@ class MannWhitney:
         `mannwhitney_batch`. ``confidence``: one level, or one per pair."""
         return compare_by_size(
             pairs,
+            confidence,
+            lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
+            self._comparison,
+        )
+
+    def compare_rows(
+        self, baseline: FloatArray, candidate: FloatArray, confidence: float | Sequence[float]
+    ) -> list[Comparison]:
+        """`compare_many` of the pairs of rows of two blocks: one batched call, no regrouping."""
+        return compare_blocks(
+            baseline,
+            candidate,
             confidence,
             lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
             self._comparison,

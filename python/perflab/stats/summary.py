@@ -209,9 +209,12 @@ def one_block(samples: Sequence[Values]) -> FloatArray | None:
     """The samples as one (E, n) float64 block when they all have one size n ≥ 1 and are
     finite numbers; None otherwise (`as_samples` then says what is wrong, if anything)."""
     try:
-        if len({len(v) for v in samples}) != 1:
+        if isinstance(samples, np.ndarray):  # (a block already: its rows are the samples)
+            block = samples.astype(np.float64, copy=False)
+        elif len({len(v) for v in samples}) != 1:
             return None
-        block = np.array(samples, dtype=np.float64)
+        else:
+            block = np.array(samples, dtype=np.float64)
     except (TypeError, ValueError):
         return None
     if block.ndim != 2 or block.shape[1] == 0 or not np.isfinite(block).all():
