@@ -173,30 +173,61 @@ class Intervals:
         warnings: tuple[StatWarning, ...] = (),
         choice: str = "",
     ) -> Comparison:
+        """Row ``i`` as a Comparison at level ``confidence`` (`comparisons` of one row)."""
+        return self.comparisons(
+            [i],
+            method=method,
+            levels=[confidence],
+            n_baseline=n_baseline,
+            n_candidate=n_candidate,
+            statistic=statistic,
+            interval=interval,
+            warnings=[warnings],
+            choice=choice,
+        )[0]
+
+    def comparisons(
+        self,
+        rows: Sequence[int],
+        *,
+        method: str,
+        levels: Sequence[float],
+        n_baseline: int,
+        n_candidate: int,
+        statistic: str,
+        warnings: Sequence[tuple[StatWarning, ...]],
+        interval: str | None = None,
+        choice: str = "",
+    ) -> list[Comparison]:
+        """Rows ``rows`` (samples of ``n_baseline`` and ``n_candidate`` runs) as Comparisons,
+        row ``rows[j]`` at level ``levels[j]`` with ``warnings[j]``: made in one pass (a
+        table makes thousands)."""
         r = self.rows()
-        p = r.p_value[i]
-        return made(
-            Comparison,
-            {
-                "method": method,
-                "confidence": confidence,
-                "n_baseline": n_baseline,
-                "n_candidate": n_candidate,
-                "baseline_location": r.baseline[i],
-                "candidate_location": r.candidate[i],
-                "estimate": r.estimate[i],
-                "low": r.low[i],
-                "high": r.high[i],
-                "p_value": p,
-                "warnings": warnings,
-                "statistic": statistic,
-                "interval": interval if interval is not None else r.kind[i],
-                "scale": r.scale[i],
-                "p_raw": p,
-                "correction": "none",
-                "choice": choice,
-            },
-        )
+        return [
+            made(
+                Comparison,
+                {
+                    "method": method,
+                    "confidence": level,
+                    "n_baseline": n_baseline,
+                    "n_candidate": n_candidate,
+                    "baseline_location": r.baseline[i],
+                    "candidate_location": r.candidate[i],
+                    "estimate": r.estimate[i],
+                    "low": r.low[i],
+                    "high": r.high[i],
+                    "p_value": r.p_value[i],
+                    "warnings": said,
+                    "statistic": statistic,
+                    "interval": interval if interval is not None else r.kind[i],
+                    "scale": r.scale[i],
+                    "p_raw": r.p_value[i],
+                    "correction": "none",
+                    "choice": choice,
+                },
+            )
+            for i, level, said in zip(rows, levels, warnings)
+        ]
 
 
 class _Rows(NamedTuple):
@@ -255,12 +286,13 @@ def compare_by_size(
     pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     confidence: float | Sequence[float],
     batch: Callable[[FloatArray, FloatArray, FloatArray], Intervals],
-    row: Callable[[Intervals, int, FloatArray, FloatArray, float], Comparison],
+    rows: Callable[[Intervals, FloatArray, FloatArray, list[float]], list[Comparison]],
 ) -> list[Comparison]:
     """Many (baseline, candidate) comparisons through one batched call per pair of sample
     sizes (a table of thousands of cells costs milliseconds instead of a call each), in the
-    order given. ``batch(a, b, levels)`` computes a group; ``row(result, j, a, b, level)``
-    makes row ``j`` a Comparison. ``confidence``: one level, or one per pair."""
+    order given. ``batch(a, b, levels)`` computes a group (the (E, n) blocks of its pairs);
+    ``rows(result, a, b, levels)`` makes its rows Comparisons. ``confidence``: one level, or
+    one per pair."""
     flat = as_samples([x for pair in pairs for x in pair])
     samples = list(zip(flat[0::2], flat[1::2]))
     levels = levels_per_row(confidence, len(samples))
@@ -268,15 +300,17 @@ def compare_by_size(
     for i, (a, b) in enumerate(samples):
         groups.setdefault((a.size, b.size), []).append(i)
     out: list[Comparison | None] = [None] * len(samples)
-    for rows in groups.values():
-        made = compare_blocks(  # (np.array of equal-sized rows: np.stack's at a fifth of its cost)
-            np.array([samples[i][0] for i in rows]),
-            np.array([samples[i][1] for i in rows]),
-            [levels[i] for i in rows],
-            batch,
-            row,
+    for group in groups.values():
+        made_rows = (
+            compare_blocks(  # (np.array of equal-sized rows: np.stack's at a fifth of its cost)
+                np.array([samples[i][0] for i in group]),
+                np.array([samples[i][1] for i in group]),
+                [levels[i] for i in group],
+                batch,
+                rows,
+            )
         )
-        for i, c in zip(rows, made):
+        for i, c in zip(group, made_rows):
             out[i] = c
     return [c for c in out if c is not None]
 
@@ -286,13 +320,12 @@ def compare_blocks(
     candidate: FloatArray,
     confidence: float | Sequence[float],
     batch: Callable[[FloatArray, FloatArray, FloatArray], Intervals],
-    row: Callable[[Intervals, int, FloatArray, FloatArray, float], Comparison],
+    rows: Callable[[Intervals, FloatArray, FloatArray, list[float]], list[Comparison]],
 ) -> list[Comparison]:
     """`compare_by_size` of the pairs of rows of two (E, n_a) and (E, n_b) blocks: one
     batched call."""
     levels = levels_per_row(confidence, baseline.shape[0])
-    res = batch(baseline, candidate, np.array(levels))
-    return [row(res, j, a, b, lv) for j, (a, b, lv) in enumerate(zip(baseline, candidate, levels))]
+    return rows(batch(baseline, candidate, np.array(levels)), baseline, candidate, levels)
 
 
 def pow2_scale(*batches: FloatArray) -> FloatArray:

@@ -416,7 +416,7 @@ class MannWhitney:
             pairs,
             confidence,
             lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
-            self._comparison,
+            self._comparisons,
         )
 
     def compare_rows(
@@ -428,8 +428,14 @@ class MannWhitney:
             candidate,
             confidence,
             lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
-            self._comparison,
+            self._comparisons,
         )
+
+    def _comparisons(
+        self, res: Intervals, a: FloatArray, b: FloatArray, levels: list[float]
+    ) -> list[Comparison]:
+        """The rows of a batch result (the rows of blocks ``a`` and ``b``) as Comparisons."""
+        return [self._comparison(res, i, a[i], b[i], lv) for i, lv in enumerate(levels)]
 
     def _comparison(
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float

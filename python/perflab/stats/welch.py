@@ -294,7 +294,7 @@ class Welch:
             pairs,
             confidence,
             lambda a, b, lv: welch_batch(a, b, lv, self.interval),
-            self._comparison,
+            self._comparisons,
         )
 
     def compare_rows(
@@ -306,16 +306,13 @@ class Welch:
             candidate,
             confidence,
             lambda a, b, lv: welch_batch(a, b, lv, self.interval),
-            self._comparison,
+            self._comparisons,
         )
 
     def _comparison(
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
     ) -> Comparison:
         """Row ``i`` of a batch result as a Comparison, with the warnings it calls for."""
-        r = res.rows()
-        scale = r.scale[i]
-        quiet = not r.note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1
         return res.comparison(
             i,
             method=self.name,
@@ -323,9 +320,31 @@ class Welch:
             n_baseline=int(a.size),
             n_candidate=int(b.size),
             statistic="mean",
-            # (most rows of a table have nothing to warn about: no call for them)
-            warnings=() if quiet else self._warnings(res, i, a, b, confidence, scale),
+            warnings=self._warnings_of(res, i, a, b, confidence),
         )
+
+    def _comparisons(
+        self, res: Intervals, a: FloatArray, b: FloatArray, levels: list[float]
+    ) -> list[Comparison]:
+        """The rows of a batch result (the rows of blocks ``a`` and ``b``) as Comparisons."""
+        return res.comparisons(
+            range(len(levels)),
+            method=self.name,
+            levels=levels,
+            n_baseline=int(a.shape[1]),
+            n_candidate=int(b.shape[1]),
+            statistic="mean",
+            warnings=[self._warnings_of(res, i, a[i], b[i], lv) for i, lv in enumerate(levels)],
+        )
+
+    def _warnings_of(
+        self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
+    ) -> tuple[StatWarning, ...]:
+        r = res.rows()
+        scale = r.scale[i]
+        if not r.note[i] and scale != ABSOLUTE and a.size > 1 and b.size > 1:
+            return ()  # (most rows of a table have nothing to warn about: no call for them)
+        return self._warnings(res, i, a, b, confidence, scale)
 
     def _warnings(
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float, scale: str
