@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any
 
 from perflab.analysis.dataset import Dataset
+from perflab.analysis.engine import Engine, PendingRow
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
 from perflab.analysis.sweep import SweepRow, Sweeps, summarize_sweeps
 from perflab.analysis.system_conditions import system_warnings
@@ -27,11 +28,8 @@ from perflab.stats import (
     correct,
     diagnose_comparison,
     diagnose_sample,
-    get_method,
 )
-from perflab.stats.auto import Auto, Choice, choose_blocks, choose_many
-from perflab.stats.methods import Method
-from perflab.stats.paired import Paired
+from perflab.stats.auto import Choice
 from perflab.stats.records import made
 from perflab.store import MetricDef
 
@@ -83,121 +81,8 @@ class CompareResult:
         return [v for v in self.dataset.variants if v != self.dataset.baseline]
 
 
-#: A comparison to make: (cell_key, labels, variant, metric, its result once made).
-_Row: TypeAlias = tuple[str, dict[str, str], str, MetricDef, Comparison | None]
-
 #: Above this many (cell, variant, metric) samples, diagnostics are off unless asked for.
 DIAGNOSE_MAX_SAMPLES = 400
-
-
-class _Engine:
-    """The configured method, applied per (cell, metric): ``auto`` chooses Welch or
-    Mann–Whitney once per cell and metric, over the runs of all its variants, so that the
-    summaries and every comparison of that cell use the same method."""
-
-    def __init__(self, data: Dataset, method: str, options: dict[str, Any] | None) -> None:
-        try:
-            self.impl = get_method(method, **(options or {}))
-        except ValueError as e:
-            raise InputError(str(e)) from None
-        self.data = data
-        self.method = method
-        self.choices: dict[tuple[str, str], Choice] = {}
-        if isinstance(self.impl, Auto):
-            units = [(k, m.name) for k, _ in data.cells for m in data.metrics]
-            rows = [data.rows([(k, v, m) for k, m in units]) for v in data.variants]
-            blocks = [b for b in rows if b is not None]
-            if len(blocks) == len(rows):  # (one block: the rows gathered, not regrouped)
-                chosen = choose_blocks(blocks)
-            else:
-                arrays = data.arrays
-                chosen = choose_many(
-                    [[arrays.get((k, v, m), ()) for v in data.variants] for k, m in units]
-                )
-            self.choices = dict(zip(units, chosen))
-
-    def _for(self, cell_key: str, metric: str) -> Method:
-        if isinstance(self.impl, Auto):
-            return self.impl.method_for(self.choices[(cell_key, metric)])
-        return self.impl
-
-    def summaries(
-        self, keys: list[tuple[str, str, str]], confidence: float
-    ) -> dict[tuple[str, str, str], Summary]:
-        """(cell, variant, metric) → Summary, batched per method where the method can."""
-        groups: dict[str, list[tuple[str, str, str]]] = {}
-        impls: dict[str, Method] = {}
-        if isinstance(self.impl, Auto):  # by the method chosen for each (cell, metric)
-            impls.update(self.impl.methods)
-            for key in keys:
-                groups.setdefault(self.choices[key[0], key[2]].method, []).append(key)
-        else:
-            groups[self.method], impls[self.method] = list(keys), self.impl
-        out: dict[tuple[str, str, str], Summary] = {}
-        for name, group in groups.items():
-            impl, samples = impls[name], self.data.rows(group)
-            if samples is None:
-                samples = [self.data.arrays[key] for key in group]
-            if hasattr(impl, "summary_many"):
-                summarized = impl.summary_many(samples, confidence)
-            else:
-                summarized = [impl.summary(x, confidence) for x in samples]
-            out.update(zip(group, summarized))
-        return out
-
-    def compare(self, rows: list[_Row], levels: list[float]) -> list[Comparison]:
-        """The comparisons of ``rows`` (cell, labels, variant, metric, _), each at its level:
-        all at once where the method can (one vectorized call per sample size)."""
-        data = self.data
-        if isinstance(self.impl, Paired):  # method "paired"
-            impl = self.impl
-            return [
-                self._paired(impl, k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)
-            ]
-        arrays, baseline = data.arrays, data.baseline
-        a = data.rows([(k, baseline, m.name) for k, _, _, m, _ in rows])
-        b = data.rows([(k, v, m.name) for k, _, v, m, _ in rows])
-        if a is not None and b is not None and hasattr(self.impl, "compare_rows"):
-            try:  # (one block: the rows gathered, not regrouped by size)
-                if isinstance(self.impl, Auto):
-                    choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
-                    return self.impl.compare_rows(a, b, levels, choices)
-                by_rows: list[Comparison] = self.impl.compare_rows(a, b, levels)
-                return by_rows
-            except ValueError as e:
-                raise InputError(f"{self.method}: {e}") from None
-        pairs = [(arrays[k, baseline, m.name], arrays[k, v, m.name]) for k, _, v, m, _ in rows]
-        try:
-            if isinstance(self.impl, Auto):
-                choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
-                return self.impl.compare_many(pairs, levels, choices)
-            if hasattr(self.impl, "compare_many"):
-                compared: list[Comparison] = self.impl.compare_many(pairs, levels)
-                return compared
-        except ValueError as e:
-            raise InputError(f"{self.method}: {e}") from None
-        return [self._one(row, pair, lv) for row, pair, lv in zip(rows, pairs, levels)]
-
-    def _one(self, row: _Row, pair: tuple[list[float], list[float]], level: float) -> Comparison:
-        try:
-            return self.impl.compare(*pair, level)
-        except ValueError as e:
-            raise InputError(f"{self.method} at {row[0]} · {row[2]} · {row[3].name}: {e}") from None
-
-    def _paired(
-        self, impl: Paired, cell_key: str, variant: str, metric: str, level: float
-    ) -> Comparison:
-        data = self.data
-        try:
-            return impl.compare(
-                data.sample(cell_key, data.baseline, metric),
-                data.sample(cell_key, variant, metric),
-                level,
-                baseline_blocks=data.blocks[(cell_key, data.baseline, metric)],
-                candidate_blocks=data.blocks[(cell_key, variant, metric)],
-            )
-        except ValueError as e:
-            raise InputError(f"{self.method} at {cell_key} · {variant} · {metric}: {e}") from None
 
 
 def compare_dataset(
@@ -236,14 +121,14 @@ def compare_dataset(
         raise InputError(
             f"unknown correction '{correction}' (choose from {', '.join(CORRECTIONS)})"
         )
-    engine = _Engine(data, method, method_options)
+    engine = Engine(data, method, method_options)
     n_samples = len(data.cells) * len(data.variants) * len(data.metrics)
     skipped_diagnostics = diagnostics is None and n_samples > DIAGNOSE_MAX_SAMPLES
     if diagnostics is None:
         diagnostics = not skipped_diagnostics
 
     summaries, notes = _summaries(data, engine, confidence, diagnostics)
-    pending: list[_Row] = [
+    pending: list[PendingRow] = [
         (cell_key, labels, variant, metric, None)
         for cell_key, labels in data.cells
         for metric in data.metrics
@@ -271,7 +156,7 @@ def compare_dataset(
     )
 
 
-def _compared_cells(pending: list[_Row], threshold: float) -> list[ComparedCell]:
+def _compared_cells(pending: list[PendingRow], threshold: float) -> list[ComparedCell]:
     """The rows of the table, each with its verdict."""
     return [
         made(
@@ -313,7 +198,7 @@ def select_metrics(data: Dataset, names: Sequence[str]) -> Dataset:
 
 
 def _summaries(
-    data: Dataset, engine: _Engine, confidence: float, diagnostics: bool
+    data: Dataset, engine: Engine, confidence: float, diagnostics: bool
 ) -> tuple[list[SummarizedCell], list[Note]]:
     """Every (cell, metric, variant) summary, with its warnings and diagnostics."""
     samples, measured = data.samples, data.measured
@@ -357,8 +242,8 @@ def _summaries(
 
 def _first_comparisons(
     data: Dataset,
-    engine: _Engine,
-    pending: list[_Row],
+    engine: Engine,
+    pending: list[PendingRow],
     confidence: float,
     threshold: float,
     diagnostics: bool,
@@ -392,7 +277,7 @@ def _first_comparisons(
     return notes
 
 
-def _correct(engine: _Engine, pending: list[_Row], correction: str) -> str:
+def _correct(engine: Engine, pending: list[PendingRow], correction: str) -> str:
     """Applies the multiple-comparison correction to ``pending`` in place; returns the
     sentence saying what it controlled ("none" too: what an uncorrected table risks)."""
     done = [(i, c) for i, row in enumerate(pending) if (c := row[4]) is not None and c.defined]

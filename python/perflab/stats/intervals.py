@@ -26,7 +26,7 @@ the last floating-point hair at the boundary, marking the row if it had to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -35,7 +35,6 @@ from numpy.typing import ArrayLike
 
 from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
 from perflab.stats.records import made
-from perflab.stats.summary import as_samples
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import Detail, StatWarning
 
@@ -280,52 +279,6 @@ def levels_per_row(confidence: float | Sequence[float] | FloatArray, n: int) -> 
     if isinstance(confidence, (Sequence, np.ndarray)):
         return [float(c) for c in confidence]
     return [float(confidence)] * n
-
-
-def compare_by_size(
-    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
-    confidence: float | Sequence[float],
-    batch: Callable[[FloatArray, FloatArray, FloatArray], Intervals],
-    rows: Callable[[Intervals, FloatArray, FloatArray, list[float]], list[Comparison]],
-) -> list[Comparison]:
-    """Many (baseline, candidate) comparisons through one batched call per pair of sample
-    sizes (a table of thousands of cells costs milliseconds instead of a call each), in the
-    order given. ``batch(a, b, levels)`` computes a group (the (E, n) blocks of its pairs);
-    ``rows(result, a, b, levels)`` makes its rows Comparisons. ``confidence``: one level, or
-    one per pair."""
-    flat = as_samples([x for pair in pairs for x in pair])
-    samples = list(zip(flat[0::2], flat[1::2]))
-    levels = levels_per_row(confidence, len(samples))
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, (a, b) in enumerate(samples):
-        groups.setdefault((a.size, b.size), []).append(i)
-    out: list[Comparison | None] = [None] * len(samples)
-    for group in groups.values():
-        made_rows = (
-            compare_blocks(  # (np.array of equal-sized rows: np.stack's at a fifth of its cost)
-                np.array([samples[i][0] for i in group]),
-                np.array([samples[i][1] for i in group]),
-                [levels[i] for i in group],
-                batch,
-                rows,
-            )
-        )
-        for i, c in zip(group, made_rows):
-            out[i] = c
-    return [c for c in out if c is not None]
-
-
-def compare_blocks(
-    baseline: FloatArray,
-    candidate: FloatArray,
-    confidence: float | Sequence[float],
-    batch: Callable[[FloatArray, FloatArray, FloatArray], Intervals],
-    rows: Callable[[Intervals, FloatArray, FloatArray, list[float]], list[Comparison]],
-) -> list[Comparison]:
-    """`compare_by_size` of the pairs of rows of two (E, n_a) and (E, n_b) blocks: one
-    batched call."""
-    levels = levels_per_row(confidence, baseline.shape[0])
-    return rows(batch(baseline, candidate, np.array(levels)), baseline, candidate, levels)
 
 
 def pow2_scale(*batches: FloatArray) -> FloatArray:

@@ -51,6 +51,7 @@ from numpy.typing import NDArray
 
 from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray, IntArray, medians
+from perflab.stats.batched import Batched
 from perflab.stats.intervals import (
     ABSOLUTE,
     RATIO,
@@ -59,8 +60,6 @@ from perflab.stats.intervals import (
     add_note,
     as_batch,
     check_levels,
-    compare_blocks,
-    compare_by_size,
     finite_or_reason,
     note_warnings,
     positive_rows,
@@ -341,7 +340,7 @@ def median_interval(x: FloatArray, confidence: float) -> tuple[float, float]:
     return float(s[j - 1]), float(s[n - j])
 
 
-class MannWhitney:
+class MannWhitney(Batched):
     """Hodges–Lehmann shift (or ratio) with the interval that inverts the Mann–Whitney test."""
 
     name = "mannwhitney"
@@ -405,31 +404,8 @@ class MannWhitney:
             mannwhitney_batch(a, b, confidence, self.scale), 0, a, b, confidence
         )
 
-    def compare_many(
-        self,
-        pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
-        confidence: float | Sequence[float] = 0.95,
-    ) -> list[Comparison]:
-        """`compare` of many pairs, the same results: pairs of equal sizes go through one
-        `mannwhitney_batch`. ``confidence``: one level, or one per pair."""
-        return compare_by_size(
-            pairs,
-            confidence,
-            lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
-            self._comparisons,
-        )
-
-    def compare_rows(
-        self, baseline: FloatArray, candidate: FloatArray, confidence: float | Sequence[float]
-    ) -> list[Comparison]:
-        """`compare_many` of the pairs of rows of two blocks: one batched call, no regrouping."""
-        return compare_blocks(
-            baseline,
-            candidate,
-            confidence,
-            lambda a, b, lv: mannwhitney_batch(a, b, lv, self.scale),
-            self._comparisons,
-        )
+    def _batch(self, a: FloatArray, b: FloatArray, lv: FloatArray) -> Intervals:
+        return mannwhitney_batch(a, b, lv, self.scale)
 
     def _comparisons(
         self, res: Intervals, a: FloatArray, b: FloatArray, levels: list[float]

@@ -40,6 +40,7 @@ import numpy as np
 
 from perflab.stats import special
 from perflab.stats.arrays import BoolArray, FloatArray, ObjectArray
+from perflab.stats.batched import Batched
 from perflab.stats.fieller import fieller_positive, log_ratio, stand_in, stand_in_warning
 from perflab.stats.intervals import (
     ABSOLUTE,
@@ -49,8 +50,6 @@ from perflab.stats.intervals import (
     add_note,
     as_batch,
     check_levels,
-    compare_blocks,
-    compare_by_size,
     finite_or_reason,
     note_warnings,
     positive_rows,
@@ -251,7 +250,7 @@ def _fieller(
     return r_lo, r_hi, at_zero, at_inf
 
 
-class Welch:
+class Welch(Batched):
     """Welch's t-test, with the difference interval or Fieller's ratio interval of the change."""
 
     name = "welch"
@@ -281,33 +280,8 @@ class Welch:
         b = as_sample(candidate)
         return self._comparison(welch_batch(a, b, confidence, self.interval), 0, a, b, confidence)
 
-    def compare_many(
-        self,
-        pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
-        confidence: float | Sequence[float] = 0.95,
-    ) -> list[Comparison]:
-        """`compare` of many (baseline, candidate) pairs, the same results: pairs of equal
-        sizes go through one vectorized `welch_batch` (a table of thousands of cells costs
-        milliseconds instead of a call each). ``confidence``: one level, or one per pair
-        (e.g. the levels a multiple-comparison correction asks for)."""
-        return compare_by_size(
-            pairs,
-            confidence,
-            lambda a, b, lv: welch_batch(a, b, lv, self.interval),
-            self._comparisons,
-        )
-
-    def compare_rows(
-        self, baseline: FloatArray, candidate: FloatArray, confidence: float | Sequence[float]
-    ) -> list[Comparison]:
-        """`compare_many` of the pairs of rows of two blocks: one batched call, no regrouping."""
-        return compare_blocks(
-            baseline,
-            candidate,
-            confidence,
-            lambda a, b, lv: welch_batch(a, b, lv, self.interval),
-            self._comparisons,
-        )
+    def _batch(self, a: FloatArray, b: FloatArray, lv: FloatArray) -> Intervals:
+        return welch_batch(a, b, lv, self.interval)
 
     def _comparison(
         self, res: Intervals, i: int, a: FloatArray, b: FloatArray, confidence: float
