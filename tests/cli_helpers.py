@@ -43,3 +43,14 @@ def write_spec(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def import_mglru(db: Path, *metrics: str) -> Path:
+    """The MGLRU memcached runs (`testdata.MGLRU_RUNS`) imported into a new store at ``db``
+    with these ``--metric`` specs (default: the throughput and the p99 latency)."""
+    from testdata import MGLRU_RUNS, mglru_import
+
+    metrics = metrics or ("ops_per_sec:higher", "p99_latency_ms:lower")
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
+    assert r.code == 0, r.err
+    return db

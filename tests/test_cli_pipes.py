@@ -10,9 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import perflab
+from cli_helpers import import_mglru, perflab
 from perflab.cli import EXIT_BROKEN_PIPE
-from testdata import MGLRU_RUNS, mglru_import
 
 #: Commands that print to stdout; {db} is the store.
 COMMANDS = [
@@ -83,11 +82,7 @@ def report_store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def mglru_store(tmp_path_factory):
-    db = tmp_path_factory.mktemp("mglru") / "m.db"
-    metrics = ("ops_per_sec:higher", "p99_latency_ms:lower")
-    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
-    assert r.code == 0, r.err
-    return db
+    return import_mglru(tmp_path_factory.mktemp("mglru") / "m.db")
 
 
 def _env() -> dict[str, str]:

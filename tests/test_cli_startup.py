@@ -11,8 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import perflab
-from testdata import MGLRU_RUNS, mglru_import
+from cli_helpers import import_mglru
 
 HEAVY = [
     "numpy",
@@ -97,11 +96,7 @@ def _said(tmp_path, *argv: str, **env: str) -> str:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    db = tmp_path_factory.mktemp("blas") / "m.db"
-    metrics = ("ops_per_sec:higher", "p99_latency_ms:lower")
-    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
-    assert r.code == 0, r.err
-    return db
+    return import_mglru(tmp_path_factory.mktemp("blas") / "m.db")
 
 
 def test_a_reading_command_runs_numpy_without_blas_workers(tmp_path, store):
