@@ -84,25 +84,25 @@ class Engine:
                 self._paired(impl, k, v, m.name, lv) for (k, _, v, m, _), lv in zip(rows, levels)
             ]
         arrays, baseline = data.arrays, data.baseline
+        method: Any = self.impl  # (its batched forms, where it has them: `hasattr`)
+        auto = isinstance(method, Auto)
+        choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows] if auto else []
         a = data.rows([(k, baseline, m.name) for k, _, _, m, _ in rows])
         b = data.rows([(k, v, m.name) for k, _, v, m, _ in rows])
-        if a is not None and b is not None and hasattr(self.impl, "compare_rows"):
-            try:  # (one block: the rows gathered, not regrouped by size)
-                if isinstance(self.impl, Auto):
-                    choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
-                    return self.impl.compare_rows(a, b, levels, choices)
-                by_rows: list[Comparison] = self.impl.compare_rows(a, b, levels)
-                return by_rows
-            except ValueError as e:
-                raise InputError(f"{self.method}: {e}") from None
-        pairs = [(arrays[k, baseline, m.name], arrays[k, v, m.name]) for k, _, v, m, _ in rows]
+        by_rows = a is not None and b is not None and hasattr(method, "compare_rows")
+        pairs = (
+            []
+            if by_rows
+            else [(arrays[k, baseline, m.name], arrays[k, v, m.name]) for k, _, v, m, _ in rows]
+        )
         try:
-            if isinstance(self.impl, Auto):
-                choices = [self.choices[(k, m.name)] for k, _, _, m, _ in rows]
-                return self.impl.compare_many(pairs, levels, choices)
-            if hasattr(self.impl, "compare_many"):
-                compared: list[Comparison] = self.impl.compare_many(pairs, levels)
-                return compared
+            made: list[Comparison]
+            if by_rows:  # (one block: the rows gathered, not regrouped by size)
+                made = method.compare_rows(a, b, levels, *([choices] if auto else []))
+                return made
+            if auto or hasattr(method, "compare_many"):
+                made = method.compare_many(pairs, levels, *([choices] if auto else []))
+                return made
         except ValueError as e:
             raise InputError(f"{self.method}: {e}") from None
         return [self._one(row, pair, lv) for row, pair, lv in zip(rows, pairs, levels)]

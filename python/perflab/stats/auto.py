@@ -24,7 +24,7 @@ never reach p ≤ 0.05), Welch. Simulated over seven families of runs × n ∈ {
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,15 +200,12 @@ class Auto:
         """`compare_many` of the pairs of rows of two (E, n) blocks of finite values, each
         by the method of its ``choices``: one batch per method, no regrouping."""
         levels = np.array(levels_per_row(confidence, baseline.shape[0]))
-        out: list[Comparison | None] = [None] * baseline.shape[0]
-        for name, impl in self.methods.items():
-            rows = [i for i, c in enumerate(choices) if c.method == name]
-            if rows:
-                made = impl.compare_rows(baseline[rows], candidate[rows], levels[rows].tolist())
-                for i, c in zip(rows, made):
-                    c.__dict__["choice"] = choices[i].reason  # (as in compare_many)
-                    out[i] = c
-        return [c for c in out if c is not None]
+        return self._by_method(
+            choices,
+            lambda impl, rows: impl.compare_rows(
+                baseline[rows], candidate[rows], levels[rows].tolist()
+            ),
+        )
 
     def compare_many(
         self,
@@ -221,12 +218,25 @@ class Auto:
         levels = levels_per_row(confidence, len(pairs))
         if choices is None:
             choices = choose_many([list(p) for p in pairs])
-        out: list[Comparison | None] = [None] * len(pairs)
+        return self._by_method(
+            choices,
+            lambda impl, rows: impl.compare_many(
+                [pairs[i] for i in rows], [levels[i] for i in rows]
+            ),
+        )
+
+    def _by_method(
+        self,
+        choices: Sequence[Choice],
+        compare: Callable[[Welch | MannWhitney, list[int]], list[Comparison]],
+    ) -> list[Comparison]:
+        """Each comparison by the method of its choice — ``compare(method, rows)`` compares
+        the rows given —, with the choice's reason."""
+        out: list[Comparison | None] = [None] * len(choices)
         for name, impl in self.methods.items():
             rows = [i for i, c in enumerate(choices) if c.method == name]
             if rows:
-                made = impl.compare_many([pairs[i] for i in rows], [levels[i] for i in rows])
-                for i, c in zip(rows, made):
+                for i, c in zip(rows, compare(impl, rows)):
                     # (each made here, seen by no one yet: its field set in place, not copied)
                     c.__dict__["choice"] = choices[i].reason
                     out[i] = c
