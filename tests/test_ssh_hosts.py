@@ -5,6 +5,7 @@ stopped, a dropped connection leaves nothing running on the host)."""
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import threading
 import time
@@ -108,12 +109,16 @@ def test_unreachable_host_is_an_error_naming_it(sshd):
         SshConnection(host).connect()
 
 
-def test_remote_step_status_output_env_and_workdir(executor, tmp_path):
+def test_remote_step_status_output_env_and_workdir(executor, tmp_path, monkeypatch):
+    # the step's scratch folder on the host, named here: other tests' steps may run at once
+    token = secrets.token_hex(8)
+    monkeypatch.setattr("perflab.run.remote.secrets.token_hex", lambda n: token)
     r = _step(executor, tmp_path, 'echo "out $X"; echo err >&2; pwd; exit 3', env={"X": "a b"})
     assert r.exit_code == 3 and not r.ok and r.max_rss_kib > 0
     assert (tmp_path / "out").read_text() == f"out a b\n{tmp_path}\n"
     assert (tmp_path / "err").read_text() == "err\n"
-    assert not executor.conn.run("ls /tmp | grep perflab-step- || true").stdout
+    scratch = f"/tmp/perflab-step-{token}"
+    assert executor.conn.run(f"ls -d {scratch} 2>/dev/null || true").stdout == b""  # removed
 
 
 def test_remote_timeout_ends_the_whole_tree(executor, tmp_path):
