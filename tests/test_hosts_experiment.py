@@ -5,11 +5,15 @@ bad input at file:line; an unreachable host stops the experiment before any run.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import signal
 
 import pytest
-from cli_helpers import perflab, write_spec
+from cli_helpers import perflab, perflab_process, write_spec
 from perflab.store import Store
+from proc_helpers import gone, live, marker_sleep, wait_until
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server
@@ -289,3 +293,30 @@ def test_a_host_file_that_does_not_exist_is_bad_input_at_its_line(tmp_path):
     r = perflab("run", str(spec), "--dry-run")
     line = text.splitlines().index('files = ["tools/emit.sh"]') + 1
     assert r.code == 2 and f":{line}:" in r.err and "no such file" in r.err, r.err
+
+
+def test_a_killed_perflab_leaves_nothing_running_on_its_host(sshd, tmp_path):
+    """perflab killed outright (SIGKILL: no handler runs) while a step runs on a host: the
+    session's stdin, which perflab held, reaches its end, and the step's shim on the host
+    stops it (`perflab-exec -W`) — the connection's control master would keep the session
+    open — and the ssh client ends with the session: nothing is left on either machine."""
+    sleeper = marker_sleep(tmp_path)
+    text = _spec(tmp_path, sshd.host_table()).replace(
+        'command = "echo v=', f'command = "{sleeper} 300; echo v='
+    )
+    (tmp_path / "remote-marker.id").write_text("the-dut\n")
+    spec = write_spec(tmp_path, text)
+    proc = perflab_process("run", str(spec), "--store", str(tmp_path / "p.db"), "--no-compare")
+    try:
+        wait_until(
+            lambda: len(live(sleeper)) >= 3
+        )  # this machine's client, the host's shim and sleep
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert gone(sleeper), "the step's processes outlived perflab"
+    finally:
+        proc.kill()
+        proc.communicate()
+        for pid in live(sleeper):  # (a failed test's leftovers, not the next test's)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

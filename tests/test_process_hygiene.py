@@ -16,6 +16,7 @@ from pathlib import Path
 from cli_helpers import perflab, perflab_process, write_spec
 from perflab.run.process import process_start_time, run_process, spawn_argv
 from perflab.run.scratch import PREFIX, remove_stale_scratch
+from proc_helpers import gone, live, marker_sleep, wait_until
 
 SPEC = """\
 name = "hygiene"
@@ -40,50 +41,6 @@ name = "wall_time"
 better = "lower"
 harness = "wall_time"
 """
-
-
-def marker_sleep(tmp_path: Path) -> Path:
-    """A `sleep` under a name unique to this test, so its processes can be found by name."""
-    link = tmp_path / f"marker-sleep-{os.getpid()}-{tmp_path.name}"
-    link.symlink_to(
-        subprocess.run(
-            ["sh", "-c", "command -v sleep"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    )
-    return link
-
-
-def live(marker: Path) -> list[int]:
-    """PIDs of live (not zombie) processes whose command line mentions the marker."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmd = (proc / "cmdline").read_bytes()
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.name.encode() in cmd and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
-def gone(marker: Path, timeout: float = 15.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not live(marker):
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def wait_until(predicate, timeout: float = 30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def spec(tmp_path, command, *, reps=2, extra=""):
@@ -232,3 +189,36 @@ def test_commands_start_with_default_signal_dispositions(tmp_path):
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN  # the harness does ignore it
     assert not ignored & (1 << (signal.SIGPIPE - 1))
     assert not ignored & (1 << (signal.SIGXFSZ - 1))
+
+
+def test_the_shim_stops_the_step_when_its_watched_descriptor_ends(tmp_path):
+    """`perflab-exec -W FD` (how a step on a host over SSH learns that perflab is gone: the
+    session's stdin ends): when the other end of FD closes, the command and everything it
+    started are stopped; FD itself does not reach the command."""
+    from perflab.run.process import exec_shim
+
+    shim = exec_shim()
+    assert shim is not None, "scripts/setup installs the perflab-exec shim"
+    sleeper = marker_sleep(tmp_path)
+    watched, holder = os.pipe()
+    report_r, report_w = os.pipe()
+    fds = tmp_path / "fds"
+    command = f"ls /proc/$$/fd > {fds}; {sleeper} 31 & {sleeper} 32; wait"
+    p = subprocess.Popen(
+        [shim, str(report_w), "500", "-W", str(watched), "sh", "-c", command],
+        pass_fds=(watched, report_w),
+    )
+    os.close(watched)
+    os.close(report_w)
+    try:
+        wait_until(lambda: fds.exists() and len(live(sleeper)) >= 4)  # shim, sh, two sleeps
+        assert str(watched) not in fds.read_text().split()
+        assert p.poll() is None  # the descriptor still open: the step runs on
+        os.close(holder)
+        assert p.wait(timeout=30) == -signal.SIGTERM or p.returncode == 128 + signal.SIGTERM
+        assert gone(sleeper)
+        assert os.read(report_r, 200).decode().split()[4] == str(signal.SIGTERM)  # its status
+    finally:
+        p.kill()
+        p.wait()
+        os.close(report_r)

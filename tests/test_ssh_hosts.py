@@ -5,10 +5,13 @@ stopped, a dropped connection leaves nothing running on the host)."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from perflab.run.remote import RemoteExecutor
@@ -168,3 +171,32 @@ def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path):
     finally:
         ex.conn.close()
         watcher.close()
+
+
+def test_the_next_connection_removes_the_step_folders_a_killed_perflab_left(sshd, tmp_path):
+    """A step folder on the host (/tmp/perflab-step-*) whose shim is gone and which is older
+    than a minute was left by a killed perflab: the next connection removes it. A folder in
+    use (its shim alive) and one just made (no pid yet) stay."""
+    token = secrets.token_hex(4)
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid no process has any more
+    alive = subprocess.Popen(["sleep", "60"])
+    folders = {}
+    try:
+        for name, pid, age in (("left", dead.pid, 120), ("busy", alive.pid, 120), ("new", None, 0)):
+            d = Path(f"/tmp/perflab-step-test{token}{name}")
+            d.mkdir()
+            if pid is not None:
+                (d / "pid").write_text(f"{pid}\n")
+            os.utime(d, (time.time() - age, time.time() - age))
+            folders[name] = d
+        ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
+        ex.prepare()
+        ex.conn.close()
+        assert not folders["left"].exists()
+        assert folders["busy"].exists() and folders["new"].exists()
+    finally:
+        alive.kill()
+        alive.wait()
+        for d in folders.values():
+            shutil.rmtree(d, ignore_errors=True)

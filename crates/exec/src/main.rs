@@ -1,5 +1,5 @@
-//! `perflab-exec FD GRACE_MS [-C DIR] PROGRAM [ARGS...]`: run PROGRAM as a child (in DIR,
-//! given: a harness with threads cannot switch its own directory safely), write one line
+//! `perflab-exec FD GRACE_MS [-W FD] [-C DIR] PROGRAM [ARGS...]`: run PROGRAM as a child (in
+//! DIR, given: a harness with threads cannot switch its own directory safely), write one line
 //! `wall_ns user_us system_us maxrss_kib wait_status lingering` to file descriptor FD when
 //! it exits, and make sure nothing it started outlives the step's scope.
 //!
@@ -15,7 +15,10 @@
 //!   (the harness sends it when the step's scope ends, or on a timeout or Ctrl-C), then
 //!   stops them all: SIGTERM to every process group it can see, GRACE_MS to exit, SIGKILL
 //!   to whatever is left, every one reaped. If the harness itself dies, the kernel sends
-//!   this process SIGTERM (`PR_SET_PDEATHSIG`) and the same clean-up runs.
+//!   this process SIGTERM (`PR_SET_PDEATHSIG`) and the same clean-up runs. On a host over
+//!   SSH the harness is not a parent: `-W FD` names a descriptor whose other end the
+//!   harness holds (the session's stdin, which the harness never writes to): when it reads
+//!   end-of-file — the harness gone, however it died — the same clean-up runs.
 
 use std::ffi::CString;
 use std::io::Write;
@@ -231,6 +234,24 @@ impl Exec {
     }
 }
 
+/// Whether descriptor `fd` is at its end (end-of-file, hang-up or an error): the harness
+/// that holds its other end is gone. What it may carry is read and dropped.
+fn at_end(fd: i32) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, no wait.
+    if unsafe { libc::poll(&mut p, 1, 0) } <= 0 {
+        return false;
+    }
+    if p.revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
+        return true;
+    }
+    let mut buf = [0u8; 256];
+    // SAFETY: reading into a local buffer of its length; POLLIN or POLLHUP: it will not block.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    let again = matches!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EINTR | libc::EAGAIN));
+    n == 0 || (n < 0 && !again)
+}
+
 fn exit_like(status: libc::c_int) -> ! {
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
@@ -250,7 +271,7 @@ fn exit_like(status: libc::c_int) -> ! {
 
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    const USAGE: &str = "usage: perflab-exec FD GRACE_MS [-C DIR] PROGRAM [ARGS...]";
+    const USAGE: &str = "usage: perflab-exec FD GRACE_MS [-W FD] [-C DIR] PROGRAM [ARGS...]";
     if args.len() < 3 {
         die(USAGE);
     }
@@ -258,13 +279,19 @@ fn main() {
     let grace_ms: u64 =
         args[1].to_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| die("GRACE_MS must be a number"));
     let mut first = 2;
-    if args[2].as_bytes() == b"-C" {
-        let dir = args.get(3).filter(|_| args.len() >= 5).unwrap_or_else(|| die(USAGE));
-        if let Err(e) = std::env::set_current_dir(dir) {
-            eprintln!("perflab-exec: cd {}: {e}", dir.to_string_lossy());
+    let mut watch: Option<i32> = None;
+    while args.len() >= first + 3 && matches!(args[first].as_bytes(), b"-C" | b"-W") {
+        let value = &args[first + 1];
+        if args[first].as_bytes() == b"-W" {
+            watch = Some(value.to_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| die("-W FD must be a number")));
+        } else if let Err(e) = std::env::set_current_dir(value) {
+            eprintln!("perflab-exec: cd {}: {e}", value.to_string_lossy());
             std::process::exit(126);
         }
-        first = 4;
+        first += 2;
+    }
+    if args.len() <= first {
+        die(USAGE);
     }
     let argv: Vec<CString> = args[first..]
         .iter()
@@ -274,8 +301,11 @@ fn main() {
     let set = handled_signals();
     // SAFETY: plain prctl/fcntl/sigprocmask calls on this process; failures leave defaults.
     unsafe {
-        // The report descriptor must not leak into the command.
+        // The report descriptor and the watched one must not leak into the command.
         libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        if let Some(w) = watch {
+            libc::fcntl(w, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
@@ -300,8 +330,9 @@ fn main() {
         if !any_left {
             break;
         }
-        let sig = Exec::wait_signal(&set, 1000);
-        if matches!(sig, libc::SIGTERM | libc::SIGINT | libc::SIGHUP) && !terminated {
+        let sig = Exec::wait_signal(&set, if watch.is_some() { 200 } else { 1000 });
+        let harness_gone = watch.is_some_and(at_end);
+        if (harness_gone || matches!(sig, libc::SIGTERM | libc::SIGINT | libc::SIGHUP)) && !terminated {
             terminated = true;
             exec.terminate(&set, grace_ms);
         }

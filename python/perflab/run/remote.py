@@ -8,7 +8,9 @@ timeout or a stop. The shim's report line comes back over the SSH session's stdo
 command's stdout and stderr go to files in a scratch directory on the host and are
 fetched into the run's record when the command has exited. If the connection drops, the
 host's sshd ends the session and the shim (its parent gone, ``PR_SET_PDEATHSIG``) stops
-everything the step started.
+everything the step started. If perflab dies, however (SIGKILL included), the session's
+stdin — which perflab holds open and the shim watches — reaches its end, and the shim does
+the same: the connection's control master would otherwise keep the session open.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ STAGE_DIR = ".cache/perflab"
 STOP_MARGIN_S = 5.0
 
 
+#: Removes the host's step scratch folders that a killed perflab left (its shim stopped
+#: the step, nobody fetched the folder): older than a minute, their shim's process gone —
+#: as the next local start removes the local ones (`scratch.remove_stale_scratch`). A
+#: folder just made has no pid yet, hence the minute.
+STALE_STEPS_SWEEP = (
+    "for d in $(find /tmp -maxdepth 1 -name 'perflab-step-*' -mmin +1 2>/dev/null); do "
+    'p=$(cat "$d/pid" 2>/dev/null); { [ -n "$p" ] && [ -d "/proc/$p" ]; } || rm -rf "$d"; '
+    "done; true"
+)
+
+
 class RemoteExecutor:
     """Runs commands on one SSH host (the `Executor` interface of `executor.py`).
 
@@ -69,6 +82,7 @@ class RemoteExecutor:
         if local is None:
             raise HostError("perflab-exec is not built (run scripts/setup)")
         self._shim = shlex.quote(self.stage(Path(local)))
+        self.conn.run(STALE_STEPS_SWEEP, check=False)
 
     def stage(self, local: Path) -> str:
         """The host's copy of the local file ``local`` (a program, a script), uploaded once per
@@ -141,11 +155,14 @@ class RemoteExecutor:
         assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         grace_ms = max(1, round(kill_grace * 1000))
         cd = f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
+        # The shim watches the session's stdin (fd 4), which perflab holds open and never
+        # writes to: end-of-file there means perflab is gone, however it died (its ssh
+        # client may live on, and the session with it), and the step is stopped.
         script = (
             f"mkdir -p {scratch} && echo $$ > {scratch}/pid && {cd}"
-            f"exec env {assignments} {self._shim} 3 {grace_ms} "
+            f"exec env {assignments} {self._shim} 3 {grace_ms} -W 4 "
             + " ".join(shlex.quote(a) for a in argv)
-            + f" 3>&1 1>{scratch}/out 2>{scratch}/err </dev/null"
+            + f" 4<&0 3>&1 1>{scratch}/out 2>{scratch}/err </dev/null"
         )
         step = _RemoteStep(self.conn, scratch, kill_grace)
         result: ProcessResult | None = None
@@ -172,7 +189,7 @@ class _RemoteStep:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             self.conn.argv(script),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # held open until the step ends (the shim's -W 4)
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -247,9 +264,10 @@ class _RemoteStep:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        for stream in (self.proc.stdout, self.proc.stderr):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _stderr(self) -> str:
         if self.proc is None or self.proc.stderr is None or self.proc.stderr.closed:
