@@ -174,29 +174,32 @@ def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path):
 
 
 def test_the_next_connection_removes_the_step_folders_a_killed_perflab_left(sshd, tmp_path):
-    """A step folder on the host (/tmp/perflab-step-*) whose shim is gone and which is older
-    than a minute was left by a killed perflab: the next connection removes it. A folder in
-    use (its shim alive) and one just made (no pid yet) stay."""
+    """A step folder on the host is named after the perflab that made it (this machine, its
+    PID and start time): the next connection removes those of this machine's perflabs that
+    are gone (killed: nobody fetched them), and keeps those of a perflab still running and
+    of other machines."""
+    from perflab.run.process import process_start_time
+    from perflab.run.remote import STEP_PREFIX, _machine_tag, _step_folder
+
     token = secrets.token_hex(4)
     dead = subprocess.Popen(["true"])
-    dead.wait()  # a pid no process has any more
-    alive = subprocess.Popen(["sleep", "60"])
-    folders = {}
+    dead.wait()  # a PID no process has any more (its start time then: none)
+    me = f"{os.getpid()}-{process_start_time(os.getpid())}"
+    folders = {
+        "killed": f"{STEP_PREFIX}{_machine_tag()}-{dead.pid}-123-{token}",
+        "reused": f"{STEP_PREFIX}{_machine_tag()}-{os.getpid()}-1-{token}",  # a PID reused since
+        "running": f"{STEP_PREFIX}{_machine_tag()}-{me}-{token}",
+        "elsewhere": f"{STEP_PREFIX}0123abcd-{dead.pid}-123-{token}",  # another machine's
+    }
+    assert _step_folder().startswith(f"{STEP_PREFIX}{_machine_tag()}-{me}-")
     try:
-        for name, pid, age in (("left", dead.pid, 120), ("busy", alive.pid, 120), ("new", None, 0)):
-            d = Path(f"/tmp/perflab-step-test{token}{name}")
-            d.mkdir()
-            if pid is not None:
-                (d / "pid").write_text(f"{pid}\n")
-            os.utime(d, (time.time() - age, time.time() - age))
-            folders[name] = d
+        for d in folders.values():
+            Path(d).mkdir()
         ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
         ex.prepare()
         ex.conn.close()
-        assert not folders["left"].exists()
-        assert folders["busy"].exists() and folders["new"].exists()
+        left = {name for name, d in folders.items() if Path(d).exists()}
+        assert left == {"running", "elsewhere"}
     finally:
-        alive.kill()
-        alive.wait()
         for d in folders.values():
             shutil.rmtree(d, ignore_errors=True)

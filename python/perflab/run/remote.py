@@ -16,6 +16,7 @@ the same: the connection's control master would otherwise keep the session open.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import platform
@@ -34,6 +35,7 @@ from perflab.run.process import (
     exec_shim,
     parse_report,
     process_result,
+    process_start_time,
     spawn_argv,
 )
 from perflab.run.ssh import HostError, SshConnection
@@ -44,15 +46,27 @@ STAGE_DIR = ".cache/perflab"
 STOP_MARGIN_S = 5.0
 
 
-#: Removes the host's step scratch folders that a killed perflab left (its shim stopped
-#: the step, nobody fetched the folder): older than a minute, their shim's process gone —
-#: as the next local start removes the local ones (`scratch.remove_stale_scratch`). A
-#: folder just made has no pid yet, hence the minute.
-STALE_STEPS_SWEEP = (
-    "for d in $(find /tmp -maxdepth 1 -name 'perflab-step-*' -mmin +1 2>/dev/null); do "
-    'p=$(cat "$d/pid" 2>/dev/null); { [ -n "$p" ] && [ -d "/proc/$p" ]; } || rm -rf "$d"; '
-    "done; true"
-)
+#: The host's step scratch folders: ``/tmp/perflab-step-MACHINE-PID-START-TOKEN``, named
+#: after the perflab that made them (this machine, its PID and kernel start time), so that
+#: the next perflab of this machine can tell the folders of a killed one from those in use.
+STEP_PREFIX = "/tmp/perflab-step-"
+
+
+@functools.cache
+def _machine_tag() -> str:
+    """This machine, in a step folder's name: a digest of its machine-id (its host name
+    where it has none)."""
+    try:
+        ident = Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        ident = ""
+    return hashlib.sha256((ident or platform.node()).encode()).hexdigest()[:8]
+
+
+def _step_folder() -> str:
+    """A new step folder's path on a host (`STEP_PREFIX`)."""
+    owner = f"{os.getpid()}-{process_start_time(os.getpid()) or 0}"
+    return f"{STEP_PREFIX}{_machine_tag()}-{owner}-{secrets.token_hex(8)}"
 
 
 class RemoteExecutor:
@@ -82,7 +96,26 @@ class RemoteExecutor:
         if local is None:
             raise HostError("perflab-exec is not built (run scripts/setup)")
         self._shim = shlex.quote(self.stage(Path(local)))
-        self.conn.run(STALE_STEPS_SWEEP, check=False)
+        self._remove_stale_steps()
+
+    def _remove_stale_steps(self) -> None:
+        """The step folders a perflab of this machine left on the host when it was killed
+        (its shim stopped the step; nobody fetched the folder): removed, as the next local
+        start removes the local ones (`scratch.remove_stale_scratch`). Those of a perflab
+        still running, or of another machine's, stay."""
+        mine = f"{STEP_PREFIX}{_machine_tag()}-"
+        found = self.conn.run(f"ls -d {mine}* 2>/dev/null; true", check=False).stdout.decode()
+        stale = []
+        for path in found.split():
+            parts = path[len(mine) :].split("-")
+            if (
+                len(parts) == 3
+                and parts[0].isdigit()
+                and process_start_time(int(parts[0])) != parts[1]
+            ):
+                stale.append(shlex.quote(path))
+        if stale:
+            self.conn.run(f"rm -rf {' '.join(stale)}", check=False)
 
     def stage(self, local: Path) -> str:
         """The host's copy of the local file ``local`` (a program, a script), uploaded once per
@@ -148,7 +181,7 @@ class RemoteExecutor:
         if self._shim is None:
             self.prepare()
         assert self._shim is not None
-        scratch = f"/tmp/perflab-step-{secrets.token_hex(8)}"
+        scratch = _step_folder()
         argv = spawn_argv(command, shell)
         if cpus:
             argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
