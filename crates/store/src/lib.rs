@@ -278,13 +278,29 @@ pub fn experiment_values(
 
 /// `experiment_values` on an open connection.
 pub fn read_experiment_values(db: &Connection, experiment_id: i64) -> Result<(Grouped, RunsOverview), StoreError> {
+    let mut measured = Measured::default();
+    let overview = scan_runs(db, experiment_id, Some(&mut measured))?;
+    Ok((group_values(db, measured)?, overview))
+}
+
+/// `cells_and_variants` on an open connection.
+pub fn read_cells_and_variants(db: &Connection, experiment_id: i64) -> Result<RunsOverview, StoreError> {
+    scan_runs(db, experiment_id, None)
+}
+
+/// One pass over an experiment's runs in order: the overview, and the measured runs (ok,
+/// not warm-up) into ``measured`` when given.
+fn scan_runs(
+    db: &Connection,
+    experiment_id: i64,
+    mut measured: Option<&mut Measured>,
+) -> Result<RunsOverview, StoreError> {
     let mut stmt = db.prepare(
         "SELECT id, cell_key, variant, block, cell, status, warmup FROM runs WHERE experiment_id=?1 \
          ORDER BY order_index",
     )?;
     let mut rows = stmt.query([experiment_id])?;
     let mut overview = Overview::default();
-    let mut measured = Measured::default();
     while let Some(row) = rows.next()? {
         let cell = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         let variant = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
@@ -292,28 +308,11 @@ pub fn read_experiment_values(db: &Connection, experiment_id: i64) -> Result<(Gr
         overview.count(cell, variant, status, || {
             Ok(row.get_ref(4)?.as_str().map_err(rusqlite::Error::from)?.to_string())
         })?;
-        if status == "ok" && row.get::<_, i64>(6)? == 0 {
-            measured.push(row.get(0)?, cell, variant, row.get(3)?);
+        if let Some(m) = measured.as_deref_mut() {
+            if status == "ok" && row.get::<_, i64>(6)? == 0 {
+                m.push(row.get(0)?, cell, variant, row.get(3)?);
+            }
         }
-    }
-    drop(rows);
-    drop(stmt);
-    Ok((group_values(db, measured)?, overview.finish()))
-}
-
-/// `cells_and_variants` on an open connection.
-pub fn read_cells_and_variants(db: &Connection, experiment_id: i64) -> Result<RunsOverview, StoreError> {
-    let mut stmt =
-        db.prepare("SELECT cell_key, variant, cell, status FROM runs WHERE experiment_id=?1 ORDER BY order_index")?;
-    let mut rows = stmt.query([experiment_id])?;
-    let mut overview = Overview::default();
-    while let Some(row) = rows.next()? {
-        let cell = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
-        let variant = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-        let status = row.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?;
-        overview.count(cell, variant, status, || {
-            Ok(row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?.to_string())
-        })?;
     }
     Ok(overview.finish())
 }
