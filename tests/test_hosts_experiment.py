@@ -320,3 +320,25 @@ def test_a_killed_perflab_leaves_nothing_running_on_its_host(sshd, tmp_path):
         for pid in live(sleeper):  # (a failed test's leftovers, not the next test's)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_dry_run_connects_and_says_how_each_host_is_measured(sshd, tmp_path):
+    staged = _spec(tmp_path, sshd.host_table())
+    r = perflab("run", str(write_spec(tmp_path, staged)), "--dry-run")
+    assert r.code == 0, r.err
+    assert "host dut: x86_64 Linux, steps measured by perflab-exec" in r.out
+    portable = staged.replace("[hosts.dut]\n", "[hosts.dut]\nstage = false\n")
+    assert portable != staged
+    r = perflab("run", str(write_spec(tmp_path, portable)), "--dry-run")
+    assert r.code == 0, r.err
+    assert "host dut: x86_64 Linux, steps measured by the portable sh path" in r.out
+    assert "stage = false for this host" in r.out
+
+
+def test_dry_run_refuses_an_unreachable_host_in_one_line(tmp_path):
+    from servers import free_port
+
+    text = _spec(tmp_path, f'ssh = "root@127.0.0.1:{free_port()}"\n')
+    r = perflab("run", str(write_spec(tmp_path, text)), "--dry-run")
+    assert r.code != 0 and "host 'dut'" in r.err and "cannot connect" in r.err, r.err
+    assert len(r.err.strip().splitlines()) <= 2 and "Traceback" not in r.err

@@ -32,10 +32,21 @@ def _host(srv, name="dut", **kw) -> SshHost:
     return SshHost.parse(name, srv.destination, str(srv.identity), options=opts, **kw)
 
 
-@pytest.fixture
-def executor(sshd, tmp_path):
-    ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
-    ex.prepare()
+#: Both measurement paths: the native shim, and the portable sh path a host gets where the
+#: shim cannot run (another architecture, a userland it cannot load on) or `stage = false`.
+PATHS = ["perflab-exec", "sh"]
+
+
+@pytest.fixture(params=PATHS)
+def executor(sshd, tmp_path, request):
+    ex = RemoteExecutor(
+        SshConnection(_host(sshd)), workdir=str(tmp_path), stage=request.param == "perflab-exec"
+    )
+    told: list[str] = []
+    ex.prepare(told.append)
+    assert ex.measurement == request.param
+    # the portable path is said once, with its cause; the shim's is silent
+    assert len(told) == (request.param == "sh") and all("stage = false" in t for t in told)
     yield ex
     ex.conn.close()
 
@@ -117,11 +128,23 @@ def test_remote_step_status_output_env_and_workdir(executor, tmp_path, monkeypat
     token = secrets.token_hex(8)
     monkeypatch.setattr("perflab.run.remote.secrets.token_hex", lambda n: token)
     r = _step(executor, tmp_path, 'echo "out $X"; echo err >&2; pwd; exit 3', env={"X": "a b"})
-    assert r.exit_code == 3 and not r.ok and r.max_rss_kib > 0
+    assert r.exit_code == 3 and not r.ok
     assert (tmp_path / "out").read_text() == f"out a b\n{tmp_path}\n"
     assert (tmp_path / "err").read_text() == "err\n"
-    scratch = f"/tmp/perflab-step-{token}"
-    assert executor.conn.run(f"ls -d {scratch} 2>/dev/null || true").stdout == b""  # removed
+    if executor.measurement == "perflab-exec":
+        assert r.max_rss_kib > 0 and r.measured_by == "perflab-exec"
+    else:  # not measured there: no figure, never a zero
+        assert r.max_rss_kib is None and r.measured_by.startswith("sh (date +%s%N, times")
+    # the host's scratch folder (this machine's /tmp: the sshd is here) was removed
+    assert not list(Path("/tmp").glob(f"perflab-step-*-{token}"))
+
+
+def test_remote_step_measures_cpu_and_wall_time(executor, tmp_path):
+    r = _step(executor, tmp_path, "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+    assert r.ok and r.user_s + r.system_s > 0.05  # the loop's CPU, seen by either path
+    assert r.wall_s >= (r.user_s + r.system_s) * 0.5  # one core: wall is about the CPU time
+    exit_9 = _step(executor, tmp_path, "kill -9 $$")
+    assert exit_9.signal == 9 and exit_9.exit_code is None
 
 
 def test_remote_timeout_ends_the_whole_tree(executor, tmp_path):
@@ -149,8 +172,11 @@ def test_remote_leftovers_are_held_then_stopped(executor, tmp_path):
     _until(lambda: not _running(executor, "sleep 33.5"), "the held daemon ends")
 
 
-def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path):
-    ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
+@pytest.mark.parametrize("path", PATHS)
+def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path, path):
+    ex = RemoteExecutor(
+        SshConnection(_host(sshd)), workdir=str(tmp_path), stage=path == "perflab-exec"
+    )
     ex.prepare()
     watcher = SshConnection(_host(sshd, name="watcher"))
     try:

@@ -73,7 +73,7 @@ def plan_block(
 def boots(spec: ExperimentSpec, plan: list[PlannedRun]) -> dict[str, int]:
     """Host → the most boots the plan can take there: each change of the kernel its runs
     need (the first run's included: the host may run another), or every run on a host
-    with ``reboot = "each-run"``."""
+    with ``reset = "each-run"``; a device booted from here boots for its first run too."""
     variants = {v.name: v for v in spec.variant}
     out: dict[str, int] = {}
     current: dict[str, tuple[str | None, str | None]] = {}
@@ -83,7 +83,9 @@ def boots(spec: ExperimentSpec, plan: list[PlannedRun]) -> dict[str, int]:
         if v.on is None or host is None:
             continue
         need = (v.kernel, v.cmdline)
-        if host.reboot == "each-run" or ((v.kernel or v.cmdline) and current.get(v.on) != need):
+        first = host.control is not None and v.on not in current
+        changed = (v.kernel or v.cmdline) and current.get(v.on) != need
+        if host.reset == "each-run" or first or changed:
             out[v.on] = out.get(v.on, 0) + 1
         current[v.on] = need
     return out

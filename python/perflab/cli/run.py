@@ -159,6 +159,15 @@ def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
         )
     for host, count in boots(m, plan).items():
         io.print(f"host {host}: up to {count} boot{'s' if count != 1 else ''} (kernel variants)")
+    if m.hosts:  # each host connected to: one that cannot run a step is refused here too
+        from perflab.run.hosts import Hosts
+
+        hosts = Hosts(specs=m.hosts, workdir=spec.workdir)
+        try:
+            for line in hosts.check():
+                io.print(line)
+        finally:
+            hosts.close()
     io.print(
         f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
         f"metrics: {', '.join(x.name for x in m.metric)}"

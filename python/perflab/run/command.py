@@ -37,6 +37,7 @@ class StepOutput:
             "host": self.host,
             "command": self.command,
             "env": self.env_added,
+            **({"measured_by": self.process.measured_by} if self.process else {}),
         }
 
     @property
@@ -55,13 +56,15 @@ class StepOutput:
         p = self.process
         if p is None:
             return {}
-        return {
+        metrics = {
             "wall_time": p.wall_s,
             "user_time": p.user_s,
             "system_time": p.system_s,
             "cpu_time": p.user_s + p.system_s,
-            "max_rss": float(p.max_rss_kib),
         }
+        if p.max_rss_kib is not None:  # never a zero standing in for "not measured"
+            metrics["max_rss"] = float(p.max_rss_kib)
+        return metrics
 
 
 def run_command(

@@ -2,7 +2,9 @@
 
 One executor per host for the whole experiment (one SSH control master each, opened when
 the experiment starts so that an unreachable host stops it before any run, and closed at
-its end). Steps name their host with ``on = "NAME"``; without it they run here.
+its end). Steps name their host with ``on = "NAME"``; without it they run here. A device
+booted from here (``[hosts.NAME.control]``, `device.py`) is connected to at its first
+boot instead, and everything staged there is staged again after every boot.
 """
 
 from __future__ import annotations
@@ -10,13 +12,18 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from perflab.run.device import Device
 from perflab.run.executor import Executor, LocalExecutor
+from perflab.run.process import TERM_GRACE_S
 from perflab.run.remote import RemoteExecutor
 from perflab.run.ssh import SshConnection, SshHost
+
+if TYPE_CHECKING:
+    from perflab.run.boot import KernelState
 
 LOCAL = "local"
 
@@ -24,20 +31,36 @@ LOCAL = "local"
 class Hosts:
     """name → executor; ``local`` is always there.
 
-    specs: the spec's ``[hosts.NAME]`` tables (objects with ``ssh``, ``identity``,
-    ``jump``, ``options`` and ``workdir``)."""
+    specs: the spec's ``[hosts.NAME]`` tables (`perflab.spec.schema.HostSpec`); workdir:
+    where this machine's control commands start; values: what their templates may name
+    (the spec's params)."""
 
-    def __init__(self, local: Executor | None = None, specs: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        local: Executor | None = None,
+        specs: Mapping[str, Any] | None = None,
+        *,
+        workdir: Path | None = None,
+        values: dict[str, Any] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ):
         self.local = local or LocalExecutor()
         self._remote: dict[str, RemoteExecutor] = {}
+        self._devices: dict[str, Device] = {}
         self._control_dir: Path | None = None
-        self._files = {name: list(h.files) for name, h in (specs or {}).items()}
-        for name, h in (specs or {}).items():
+        self._specs = dict(specs or {})
+        self._base = workdir or Path.cwd()
+        self._message: Callable[[str], None] | None = None
+        for name, h in self._specs.items():
             if self._control_dir is None:
                 self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
             target = SshHost.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
             conn = SshConnection(target, self._control_dir)
-            self._remote[name] = RemoteExecutor(conn, h.workdir)
+            self._remote[name] = RemoteExecutor(conn, h.workdir, stage=h.stage)
+            if h.control is not None:
+                self._devices[name] = Device(
+                    name, h, conn, self.local, self._base, dict(values or {}), kill_grace
+                )
 
     @property
     def names(self) -> list[str]:
@@ -61,20 +84,103 @@ class Hosts:
     def remote(self) -> Iterable[RemoteExecutor]:
         return self._remote.values()
 
-    def prepare(self, base: Path | None = None) -> None:
+    def connection(self, name: str) -> SshConnection:
+        return self._remote[name].conn
+
+    def is_down(self, name: str) -> bool:
+        """The host is known not to answer (a device not booted, or whose boot failed)."""
+        return self._remote[name].conn.down is not None
+
+    def prepare(
+        self,
+        base: Path | None = None,
+        scratch: Path | None = None,
+        message: Callable[[str], None] | None = None,
+    ) -> None:
         """Connects to every remote host, stages what steps need there and copies each
         host's ``files`` (relative to ``base``) into its working directory; HostError (one
-        line naming the host) for the first that cannot be used."""
+        line naming the host) for the first that cannot be used. A device booted from here
+        starts its console capture (in ``scratch``) and is connected to at its first boot."""
+        self._base = base or self._base
+        self._message = message
         for name, ex in self._remote.items():
+            device = self._devices.get(name)
+            if device is not None:
+                device.start(scratch or Path(tempfile.mkdtemp(prefix="perflab-device-")))
+                continue
+            self._stage(name, ex)
+
+    def _stage(self, name: str, ex: RemoteExecutor) -> None:
+        ex.prepare(self._message)
+        for f in self._specs[name].files:
+            ex.put_file(self._base / f)
+
+    def boot(
+        self, name: str, kernel: str | None, cmdline: str | None, command: str | None = None
+    ) -> tuple[KernelState, str]:
+        """Boots host ``name`` into ``kernel`` (with ``cmdline``): a device from here, any
+        other host by its boot command (``command``: the variant's; else the host's), then
+        stages again what its steps need. Returns (what it runs, how it was booted)."""
+        import shlex
+
+        from perflab.run.boot import DEFAULT_BOOT, boot
+
+        device = self._devices.get(name)
+        ex = self._remote[name]
+        if device is not None:
+            state = device.boot(kernel, cmdline)
+            how = f"boot {device.boots} from here"
+        else:
+            template = command or self._specs[name].boot or DEFAULT_BOOT
+            how = template.replace("{kernel}", shlex.quote(kernel or "")).replace(
+                "{cmdline}", shlex.quote(cmdline or "")
+            )
+            state = boot(ex.conn, how, self._specs[name].boot_timeout)
+        self._stage(name, ex)
+        return state, how
+
+    def check(self) -> list[str]:
+        """One line per remote host on how its steps will run (connecting to each that is
+        not booted from here; HostError, naming the cause, for the first that cannot run a
+        step) — what ``perflab run --dry-run`` says of the hosts."""
+        lines = []
+        for name, ex in self._remote.items():
+            device = self._devices.get(name)
+            if device is not None:
+                lines.append(
+                    f"host {name}: booted from here (`{device.control.boot}`), checked at its "
+                    "first boot"
+                )
+                continue
             ex.prepare()
-            for f in self._files.get(name, []):
-                ex.put_file((base or Path.cwd()) / f)
+            how = (
+                "perflab-exec"
+                if ex.measurement == "perflab-exec"
+                else f"the portable sh path ({ex.why_not_shim}; no max RSS)"
+            )
+            lines.append(f"host {name}: {ex.machine} {ex.system}, steps measured by {how}")
+        return lines
+
+    def take_consoles(self) -> dict[str, bytes]:
+        """Each controlled device's console since the last take (non-empty ones)."""
+        out = {}
+        for name, device in self._devices.items():
+            data = device.console.take()
+            if data:
+                out[name] = data
+        return out
 
     def close(self) -> None:
-        for ex in self._remote.values():
-            ex.conn.close()
-        if self._control_dir is not None:
-            with contextlib.suppress(OSError):
-                for p in self._control_dir.iterdir():
-                    p.unlink()
-                self._control_dir.rmdir()
+        """Powers off the devices booted from here and closes every connection."""
+        try:
+            for device in self._devices.values():
+                with contextlib.suppress(Exception):  # one device's failure spares the others
+                    device.close()
+        finally:
+            for ex in self._remote.values():
+                ex.conn.close()
+            if self._control_dir is not None:
+                with contextlib.suppress(OSError):
+                    for p in self._control_dir.iterdir():
+                        p.unlink()
+                    self._control_dir.rmdir()

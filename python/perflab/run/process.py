@@ -38,6 +38,10 @@ class HeldProcesses(Protocol):
     def stop(self) -> list[str]: ...
 
 
+#: A local step's record without the shim: wait4's figures, whose max RSS can be perflab's
+#: own (a child inherits its parent's high-water mark), and no holder for what it leaves.
+FALLBACK_MEASUREMENT = "wait4 without perflab-exec (max RSS may be perflab's own)"
+
 #: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
 TERM_GRACE_S = 2.0
 
@@ -48,7 +52,9 @@ class ProcessResult:
 
     wall_s: monotonic seconds from just before spawn to the reaped exit.
     user_s/system_s: CPU seconds of the process and the descendants it waited for.
-    max_rss_kib: peak resident set of the largest of them (KiB, from wait4).
+    max_rss_kib: peak resident set of the largest of them (KiB, from wait4); None where
+        it cannot be measured (the portable path of `sh_step.py`).
+    measured_by: how these figures were taken, for the step's record.
     exit_code: the exit status, or None when killed by a signal (see ``signal``).
     """
 
@@ -59,8 +65,9 @@ class ProcessResult:
     wall_s: float
     user_s: float
     system_s: float
-    max_rss_kib: int
+    max_rss_kib: int | None
     lingering: HeldProcesses | None = None  # processes the command left running: stop() them
+    measured_by: str = "perflab-exec"
 
     @property
     def ok(self) -> bool:
@@ -203,6 +210,7 @@ def process_result(
         system_s=system_s,
         max_rss_kib=max_rss,
         lingering=lingering,
+        measured_by="perflab-exec" if report is not None else FALLBACK_MEASUREMENT,
     )
 
 

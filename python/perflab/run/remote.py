@@ -16,6 +16,7 @@ the same: the connection's control master would otherwise keep the session open.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -38,6 +39,7 @@ from perflab.run.process import (
     process_start_time,
     spawn_argv,
 )
+from perflab.run.sh_step import STEP_SCRIPT, parse_sh_report
 from perflab.run.ssh import HostError, SshConnection
 
 #: Where staged files live on a host, under its login directory.
@@ -76,27 +78,87 @@ class RemoteExecutor:
     the ``cwd`` the runner passes is a local path and is not used here.
     """
 
-    def __init__(self, conn: SshConnection, workdir: str | None = None) -> None:
+    def __init__(self, conn: SshConnection, workdir: str | None = None, stage: bool = True) -> None:
         self.conn = conn
+        self.stage_helpers = stage  # false: nothing staged, steps on the portable path
         self.host = conn.host.name
         self.workdir = workdir
         self._shim: str | None = None
         self._home: str | None = None
+        self._told: str | None = None  # the last reason given for the portable path
+        #: how steps are measured there: "perflab-exec" or "sh" (None: not connected yet)
+        self.measurement: str | None = None
+        self.machine = self.system = ""
+        self.why_not_shim = ""  # why the portable path was chosen there
 
-    def prepare(self) -> None:
-        """Connects and stages the shim (once per content); HostError when impossible."""
+    def prepare(self, message: Callable[[str], None] | None = None) -> None:
+        """Connects, chooses how steps are measured there (``measurement``: the native shim
+        where it runs, else the portable sh path of `sh_step.py`) and stages what that needs;
+        HostError naming the cause when no step can run there. Called again after every
+        boot: a device that booted from a ramdisk has lost what was staged."""
         self.conn.connect()
-        machine = self.conn.run("uname -m").stdout.decode().strip()
-        if machine != platform.machine():
+        probe = self.conn.run('uname -m; uname -s; printf "%s\\n" "$HOME"', check=False)
+        lines = probe.stdout.decode("utf-8", "replace").splitlines()
+        if probe.returncode != 0 or len(lines) < 3:
+            why = _last_line(probe.stderr) or f"exited with status {probe.returncode}"
             raise HostError(
-                f"host {self.conn.host.describe()} is {machine}, this perflab is built for "
-                f"{platform.machine()}: install perflab there or use a host of this architecture"
+                f"host {self.conn.host.describe()} cannot run a step: its shell could not run "
+                f"`uname -m; uname -s`: {why}"
             )
-        local = exec_shim()
-        if local is None:
-            raise HostError("perflab-exec is not built (run scripts/setup)")
-        self._shim = shlex.quote(self.stage(Path(local)))
+        self.machine, self.system, self._home = (x.strip() for x in lines[:3])
+        self._shim = None
+        why_not = self._try_shim()
+        if why_not is not None:
+            self._check_sh_path(why_not)
+            self.measurement = "sh"
+            if message is not None and why_not != self._told:
+                message(
+                    f"host '{self.host}' ({self.machine}, {self.system}): steps measured by the "
+                    f"portable sh path, not perflab-exec ({why_not}); max RSS is not measured there"
+                )
+            self._told = why_not
+            self.why_not_shim = why_not
+        else:
+            self.measurement = "perflab-exec"
         self._remove_stale_steps()
+
+    def _try_shim(self) -> str | None:
+        """Stages the native shim and checks that it runs there; why not, or None."""
+        local = exec_shim()
+        if not self.stage_helpers:
+            return "stage = false for this host"
+        if local is None:
+            return "perflab-exec is not built here (run scripts/setup)"
+        if self.system != "Linux":
+            return f"the host runs {self.system}, perflab-exec needs Linux"
+        if self.machine != platform.machine():
+            return f"the host is {self.machine}, perflab-exec is built for {platform.machine()}"
+        shim = shlex.quote(self.stage(Path(local)))
+        done = self.conn.run(f"{shim} 1 100 true </dev/null", check=False, timeout=30)
+        if parse_report(done.stdout) is None:
+            why = _last_line(done.stderr) or f"it exited with status {done.returncode}"
+            return f"perflab-exec does not run there: {why}"
+        self._shim = shim
+        return None
+
+    def _check_sh_path(self, why_not_shim: str) -> None:
+        """Runs ``true`` through the portable path once; HostError naming both causes when
+        that fails too (no step could run there)."""
+        step = _RemoteStep(self.conn, _step_folder(), 0.1, secrets.token_hex(8))
+        try:
+            result = step.wait(self._sh_script(step, ["true"], {}), 30.0, None, _sh_result)
+        except HostError as e:
+            result, lost = None, e.message.rsplit(": ", 1)[-1]
+        else:
+            lost = ""
+        finally:
+            with contextlib.suppress(HostError):
+                self.conn.run(f"rm -rf {shlex.quote(step.scratch)}", check=False)
+        if result is None or not result.ok:
+            raise HostError(
+                f"host {self.conn.host.describe()} cannot run a step: {why_not_shim}, and "
+                f"the portable sh path failed there ({lost or 'true did not succeed'})"
+            )
 
     def _remove_stale_steps(self) -> None:
         """The step folders a perflab of this machine left on the host when it was killed
@@ -178,46 +240,107 @@ class RemoteExecutor:
         cpus: tuple[int, ...] | None = None,
         kill_grace: float = TERM_GRACE_S,
     ) -> ProcessResult:
-        if self._shim is None:
+        if self.measurement is None:
             self.prepare()
-        assert self._shim is not None
-        scratch = _step_folder()
         argv = spawn_argv(command, shell)
         if cpus:
             argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
-        assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
-        grace_ms = max(1, round(kill_grace * 1000))
-        cd = f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
-        # The shim watches the session's stdin (fd 4), which perflab holds open and never
-        # writes to: end-of-file there means perflab is gone, however it died (its ssh
-        # client may live on, and the session with it), and the step is stopped.
-        script = (
-            f"mkdir -p {scratch} && echo $$ > {scratch}/pid && {cd}"
-            f"exec env {assignments} {self._shim} 3 {grace_ms} -W 4 "
-            + " ".join(shlex.quote(a) for a in argv)
-            + f" 4<&0 3>&1 1>{scratch}/out 2>{scratch}/err </dev/null"
-        )
-        step = _RemoteStep(self.conn, scratch, kill_grace)
+        step = _RemoteStep(self.conn, _step_folder(), kill_grace, secrets.token_hex(8))
+        if self._shim is not None:
+            script, parse = self._shim_script(step, argv, env), _shim_result
+        else:
+            script, parse = self._sh_script(step, argv, env), _sh_result
+            step.portable = True
         result: ProcessResult | None = None
         try:
-            result = step.wait(script, timeout, stop)
+            result = step.wait(script, timeout, stop, parse)
         finally:
             # A step that left processes keeps its scratch directory (their shim's pid)
             # until they are stopped.
             step.fetch(stdout_path, stderr_path, remove=result is None or result.lingering is None)
         return result
 
+    def _cd(self) -> str:
+        return f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
+
+    def _shim_script(self, step: _RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
+        # The shim watches the session's stdin (fd 4), which perflab holds open and never
+        # writes to: end-of-file there means perflab is gone, however it died (its ssh
+        # client may live on, and the session with it), and the step is stopped.
+        grace_ms = max(1, round(step.grace * 1000))
+        d = step.scratch
+        return (
+            f"mkdir -p {d} && echo $$ > {d}/pid && {self._cd()}"
+            f"exec env {_assignments(env)} {self._shim} 3 {grace_ms} -W 4 "
+            + " ".join(shlex.quote(a) for a in argv)
+            + f" 4<&0 3>&1 1>{d}/out 2>{d}/err </dev/null"
+        )
+
+    def _sh_script(self, step: _RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
+        grace_ds = max(1, round(step.grace * 10))
+        return (
+            f"{self._cd()}exec env {_assignments(env)} sh -c {shlex.quote(STEP_SCRIPT)} "
+            f"perflab-step {step.scratch} {grace_ds} {step.token} "
+            + " ".join(shlex.quote(a) for a in argv)
+        )
+
+
+def _assignments(env: Mapping[str, str]) -> str:
+    return " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+
+
+#: A report line read into (the step's result, whether it left processes held there);
+#: the second argument is the wall time measured here, for a host whose clock gave none.
+ReportParser = Callable[[bytes, float], "tuple[ProcessResult, bool] | None"]
+
+
+def _shim_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
+    report = parse_report(line)
+    if report is None:
+        return None
+    return process_result(report, None, None, 0.0, False, False, None), bool(report[5])
+
+
+def _sh_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
+    report = parse_sh_report(line)
+    if report is None:
+        return None
+    code = os.waitstatus_to_exitcode(report.wait_status)
+    result = ProcessResult(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        timed_out=False,
+        interrupted=False,
+        wall_s=wall if report.wall_s is None else report.wall_s,
+        user_s=report.user_s,
+        system_s=report.system_s,
+        max_rss_kib=None,
+        measured_by=report.measured_by(),
+    )
+    return result, report.lingering
+
+
+def _last_line(data: bytes) -> str:
+    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    return lines[-1][:200] if lines else ""
+
 
 class _RemoteStep:
     """One command on the host: the ssh process that carries it, and its scratch directory."""
 
-    def __init__(self, conn: SshConnection, scratch: str, grace: float) -> None:
+    def __init__(self, conn: SshConnection, scratch: str, grace: float, token: str) -> None:
         self.conn, self.scratch, self.grace = conn, scratch, grace
+        self.token = token  # the portable path's marker of the step's processes
+        self.portable = False  # measured by the portable sh path (`sh_step.py`)
         self.proc: subprocess.Popen[bytes] | None = None
         self.report = b""
 
     def wait(
-        self, script: str, timeout: float | None, stop: threading.Event | None
+        self,
+        script: str,
+        timeout: float | None,
+        stop: threading.Event | None,
+        parse: ReportParser,
     ) -> ProcessResult:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -246,14 +369,13 @@ class _RemoteStep:
             if interrupted or timed_out:
                 self.terminate()
                 break
-        report = parse_report(self.report)
-        if report is not None and not (timed_out or interrupted):
-            held: RemoteLingering | None = None
-            if report[5]:
-                held = RemoteLingering(self)
-            else:
+        parsed = parse(self.report, time.perf_counter() - t0)
+        if parsed is not None and not (timed_out or interrupted):
+            result, left = parsed
+            if not left:
                 self._reap()
-            return process_result(report, None, None, 0.0, False, False, held)
+                return result
+            return dataclasses.replace(result, lingering=RemoteLingering(self))
         self._reap()
         if not (timed_out or interrupted):
             why = self._stderr() or f"ssh exited with status {self.proc.returncode}"
@@ -266,7 +388,7 @@ class _RemoteStep:
             wall_s=time.perf_counter() - t0,
             user_s=0.0,
             system_s=0.0,
-            max_rss_kib=0,
+            max_rss_kib=None,
         )
 
     def terminate(self) -> None:
@@ -339,9 +461,16 @@ class RemoteLingering:
 
     def processes(self) -> list[str]:
         """``PID command line`` of each process the step left on the host."""
-        s = self.step.scratch
+        s, token = self.step.scratch, self.step.token
+        # the processes that carry the portable path's marker, or the shim's children
+        pids = (
+            f"for f in $(grep -l -z -x -F PERFLAB_STEP={token} /proc/[0-9]*/environ); do "
+            'f=${f#/proc/}; echo "${f%/environ}"; done'
+            if self.step.portable
+            else f"p=$(cat {s}/pid) && cat /proc/$p/task/$p/children"
+        )
         script = (
-            f"p=$(cat {s}/pid 2>/dev/null) && for c in $(cat /proc/$p/task/$p/children); do "
+            f"for c in $({{ {pids}; }} 2>/dev/null); do "
             'echo "$c $(tr "\\0" " " < /proc/$c/cmdline)"; done'
         )
         with contextlib.suppress(HostError):

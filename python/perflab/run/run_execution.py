@@ -158,6 +158,8 @@ class RunExecution:
                     self._command_step(name, command, phase)
         self.artifacts.update(r.stop_services(services))
         self._cleanup(variant)
+        for host, console in r.hosts.take_consoles().items():  # its boots' and its own
+            self.artifacts[f"console:{host}"] = console
         left = r.stop_run_leftovers(run)
         if left:
             self.artifacts["leftovers"] = ("\n".join(left) + "\n").encode()

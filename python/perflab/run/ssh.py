@@ -92,6 +92,9 @@ class SshConnection:
         digest = hashlib.sha1(host.name.encode()).hexdigest()[:10]
         self.control_path = self.control_dir / f"{digest}.sock"
         self.connected = False
+        # Why the host is known not to answer (a boot that failed), or None: while set,
+        # every command fails at once instead of waiting for a dead device to time out.
+        self.down: str | None = None
 
     def ssh_argv(self) -> list[str]:
         """ssh and its options up to and including the destination."""
@@ -138,18 +141,19 @@ class SshConnection:
                 pause *= 2
         raise HostError(error.message, hint=error.hint) from None
 
-    def connect_once(self) -> None:
-        """One attempt to open the control master; HostError (one line) if it fails."""
+    def connect_once(self, timeout: float = 30.0) -> None:
+        """One attempt to open the control master, of at most ``timeout`` seconds; HostError
+        (one line) if it fails."""
         try:
             done = subprocess.run(
                 self.argv("true"),
                 check=False,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                timeout=30,
+                timeout=max(0.5, timeout),
             )
         except subprocess.TimeoutExpired:
-            why, status = "no answer in 30 s", SSH_ERROR
+            why, status = f"no answer in {max(0.5, timeout):g} s", SSH_ERROR
         else:
             if done.returncode == 0:
                 self.connected = True
@@ -173,6 +177,8 @@ class SshConnection:
     ) -> subprocess.CompletedProcess[bytes]:
         """Runs ``script`` and returns its output; a lost connection is re-opened once when
         ``retry`` (for commands that may run twice). check: HostError unless status 0."""
+        if self.down is not None:
+            raise HostError(f"host {self.host.describe()} is down: {self.down}")
         if not self.connected:
             self.connect()
         for attempt in (0, 1):

@@ -1,9 +1,11 @@
-"""A variant's kernel: before its run, its host is booted into the kernel (and command line)
-the variant names, or rebooted before every run with ``reboot = "each-run"``."""
+"""A run's hosts booted as it needs them, before its first step: its variant's host into
+the kernel (and command line) the variant names, a device booted from here
+(``[hosts.NAME.control]``) whenever it is down, and every host with
+``reset = "each-run"`` afresh. Each boot is verified (``uname -r``, the boot id,
+``/proc/cmdline``); a run is never recorded on another kernel than its variant's."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -20,30 +22,41 @@ def ensure_kernel(
     variant: VariantSpec,
     message: Callable[[str], None],
 ) -> tuple[str | None, str | None]:
-    """Boots the variant's host into its kernel when it runs another (or before every
-    run with ``reboot = "each-run"``) and verifies it. Returns (why the run cannot go
-    on, or None; ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` for the run's record)."""
-    from perflab.run.boot import DEFAULT_BOOT, boot, kernel_state, mismatch
+    """Boots what the run needs booted. Returns (why the run cannot go on, or None;
+    ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` lines for the run's record, or None)."""
+    from perflab.run.boot import kernel_state, mismatch
 
-    name = variant.on
-    if name in (None, "local"):
-        return None, None
-    host = host_specs[name]
-    if not (variant.kernel or variant.cmdline or host.reboot == "each-run"):
-        return None, None
-    conn = hosts.remote_executor(name).conn
-    try:
-        state = kernel_state(conn)
-        why = mismatch(state, variant.kernel, variant.cmdline)
-        if why or host.reboot == "each-run":
-            template = variant.boot or host.boot or DEFAULT_BOOT
-            command = template.replace("{kernel}", shlex.quote(variant.kernel or ""))
-            state = boot(conn, command, host.boot_timeout)
-            message(f"host '{name}' booted ({command}): {state.kernel}, for variant {variant.name}")
-            why = mismatch(state, variant.kernel, variant.cmdline)
-            if why:
-                why = f"host '{name}' {why} after `{command}`"
-    except HostError as e:
-        return e.one_line(), None
-    record = f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}"
-    return why, record
+    records: list[str] = []
+    for name in _hosts_to_check(host_specs, variant):
+        host = host_specs[name]
+        mine = name == variant.on
+        kernel, cmdline = (variant.kernel, variant.cmdline) if mine else (None, None)
+        try:
+            state = None if hosts.is_down(name) else kernel_state(hosts.connection(name))
+            why = "it is down" if state is None else mismatch(state, kernel, cmdline)
+            if why or host.reset == "each-run":
+                state, how = hosts.boot(name, kernel, cmdline, variant.boot if mine else None)
+                message(f"host '{name}' booted ({how}): {state.kernel}, for variant {variant.name}")
+                why = mismatch(state, kernel, cmdline)
+                if why:
+                    return f"host '{name}' {why} after booting ({how})", _joined(records)
+        except HostError as e:
+            return e.one_line(), _joined(records)
+        assert state is not None  # read, or booted into
+        records.append(f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}")
+    return None, _joined(records)
+
+
+def _hosts_to_check(host_specs: Mapping[str, HostSpec], variant: VariantSpec) -> list[str]:
+    """The variant's host when it names a kernel, then every controlled or reset host."""
+    names = []
+    if variant.on not in (None, "local") and (variant.kernel or variant.cmdline):
+        names.append(variant.on)
+    for name, h in host_specs.items():
+        if h.control is not None or h.reset == "each-run":
+            names.append(name)
+    return list(dict.fromkeys(n for n in names if n is not None))
+
+
+def _joined(records: list[str]) -> str | None:
+    return "\n".join(records) if records else None

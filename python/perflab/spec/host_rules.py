@@ -49,6 +49,12 @@ def check_hosts(spec: Spec) -> None:
             raise spec.error(("phase", i, "fetch"), "fetch keeps files a command phase leaves")
     for name, h in m.hosts.items():
         _check_host_files(spec, name, h.files)
+        if h.control is not None and h.boot is not None:
+            raise spec.error(
+                ("hosts", name, "boot"),
+                f"host '{name}' has both boot (run on the device) and [hosts.{name}.control] "
+                "(run here): give the boot command in one of them",
+            )
     for i in range(len(m.service)):
         _check_remote_service(spec, i)
 

@@ -84,6 +84,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
 
+class ControlSpec(_Strict):
+    """``[hosts.NAME.control]``: a device booted, reset and watched from outside (a VM, a
+    board behind a power switch and a serial console). These commands run on this
+    machine, the controller, never on the device.
+
+    ``boot`` starts the device into ``{kernel}`` with ``{cmdline}`` added to its command
+    line (values quoted): a VM started in the foreground is held running until the next
+    boot or the experiment's end; a command that only switches power on may exit.
+    ``power_off`` runs before every boot and at the end (default: the boot command's
+    processes are stopped). ``console``: ``tcp://HOST:PORT`` (connected to from here), a
+    file or serial device path, or ``cmd:COMMAND`` whose output is the console; default:
+    the boot command's own output. Every boot's console is kept with the run."""
+
+    boot: Command
+    power_off: Command | None = None
+    console: Short | None = None
+
+
 class HostSpec(_Strict):
     """One `[hosts.NAME]`: a machine reached over SSH (`local`, this one, is implicit).
 
@@ -91,7 +109,9 @@ class HostSpec(_Strict):
     is honoured: ProxyJump, identities, known hosts); ``identity`` a private key file;
     ``jump`` a ProxyJump destination; ``options`` extra ssh ``-o`` options such as
     ``"StrictHostKeyChecking=accept-new"``; ``workdir`` where commands start there
-    (default: the login directory)."""
+    (default: the login directory). Any CPU architecture with a POSIX shell will do:
+    where perflab's measurement shim cannot run (or ``stage = false``), steps are
+    measured by a portable sh path."""
 
     ssh: Destination
     identity: Short | None = None
@@ -99,13 +119,20 @@ class HostSpec(_Strict):
     options: Annotated[list[Short], Field(max_length=100)] = []
     workdir: Short | None = None
     # local files (relative to the spec's workdir) copied to the host's workdir under their
-    # own names before the first run: a script, a program's source, a config
+    # own names before the first run and after every boot: a script, a program, a config
     files: Annotated[list[Short], Field(max_length=100)] = []
+    # stage perflab's helper programs there (its measurement shim); false: nothing is
+    # copied and steps are measured by the portable sh path
+    stage: Bool = True
     # how to boot it into a variant's kernel: a reboot or kexec command, run on the host
-    # (`{kernel}` is the kernel wanted); default: "reboot"
+    # (`{kernel}` is the kernel wanted, `{cmdline}` the variant's cmdline); default: "reboot"
     boot: Command | None = None
+    # a device booted from this machine instead (power, boot into a kernel, console)
+    control: ControlSpec | None = None
+    # the kernel a controlled device boots when the run's variant names none
+    kernel: Short | None = None
     boot_timeout: Duration = 600.0  # from the boot command to the host answering again
-    reboot: Literal["never", "each-run"] = "never"  # "each-run": boot before every run
+    reset: Literal["never", "each-run"] = "never"  # "each-run": a fresh boot before every run
 
 
 class HookSpec(_Strict):
