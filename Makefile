@@ -13,6 +13,7 @@ quickstart: setup
 # experiments are set up once (module fixtures), and no two tests of a module overlap.
 test: setup lint
 	cargo test --workspace --exclude perflab-py --release -q
+	scripts/lab/build
 	.venv/bin/python -m pytest -q -n 2 --dist loadscope
 
 # The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.

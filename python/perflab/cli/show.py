@@ -394,6 +394,8 @@ def _show_commands(io: CliIO, commands: list[dict[str, Any]]) -> None:
         c.print(safe_text(f"{entry.get('step', '?')} on {entry.get('host') or '–'}", one_line=True))
         if entry.get("note"):
             c.print(safe_text(f"  ({entry['note']})", "dim", one_line=True))
+        if entry.get("measured_by"):
+            c.print(safe_text(f"  measured by {entry['measured_by']}", "dim", one_line=True))
         lines = str(entry.get("command", "")).split("\n")
         for k, line in enumerate(lines):
             c.print(

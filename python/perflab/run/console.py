@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+#: A kernel's last word: its panic line (Linux), with the reason after the colon.
+_PANIC = re.compile(r"^.*(?:Kernel panic - not syncing|panic: ).*$", re.MULTILINE)
 #: The most console kept between two takes (a chatty console cannot fill the memory).
 MAX_KEPT = 4 * 1024 * 1024
 #: Seconds between reads of a file that has nothing new, and between connection attempts.
@@ -111,6 +114,14 @@ class Console:
         if dropped:
             data = f"[... perflab: {dropped} bytes of console omitted ...]\n".encode() + data
         return data
+
+    def panic(self) -> str | None:
+        """The first line since the last take that says the kernel gave up (a panic), or
+        None: such a boot will never answer, whatever its timeout."""
+        with self._lock:
+            text = bytes(self._buf[-(1 << 20) :]).decode("utf-8", "replace")
+        m = _PANIC.search(text)
+        return m.group(0).strip() if m else None
 
     def tail(self, lines: int = 3) -> str:
         """The last non-empty lines since the last take, joined by `` / `` (one line)."""

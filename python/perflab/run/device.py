@@ -70,6 +70,9 @@ class _Held:
         self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
 
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def failed(self) -> StepOutput | None:
         """Its outcome when it has exited with a failure, else None."""
         r = self.result
@@ -155,12 +158,20 @@ class Device:
                 raise HostError(
                     f"host '{self.name}': boot failed: {failed.failure()}" + self._console_note()
                 )
+            panic = self.console.panic()
+            if panic is not None:  # it will not answer on this boot: no need to wait it out
+                self.conn.down = f"its kernel panicked booting {kernel or 'its kernel'}"
+                raise HostError(f"host '{self.name}': the kernel panicked: {panic}")
             left = deadline - time.monotonic()
             if left <= 0:
                 self.conn.down = f"it did not answer after booting {kernel or 'its kernel'}"
+                ended = self._power.result is not None and not self._power.alive()
                 raise HostError(
                     f"host '{self.name}' did not answer within {self.spec.boot_timeout:g} s "
-                    f"of `{command}` ({last})" + self._console_note()
+                    f"of `{command}` ({last}"
+                    + ("; the boot command has exited" if ended else "")
+                    + ")"
+                    + self._console_note()
                 )
             self.conn.down = None
             try:
