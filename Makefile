@@ -23,8 +23,8 @@ test-fast: setup
 # The linters CI enforces (part of `make test`): ruff (lint + format), mypy --strict over
 # the package, cargo fmt and clippy.
 lint: setup
-	.venv/bin/ruff check python tests benchmarks
-	.venv/bin/ruff format --check python tests
+	.venv/bin/ruff check python tests benchmarks build_backend
+	.venv/bin/ruff format --check python tests build_backend
 	.venv/bin/mypy
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
