@@ -91,6 +91,14 @@ class Hosts:
         """The host is known not to answer (a device not booted, or whose boot failed)."""
         return self._remote[name].conn.down is not None
 
+    def revive(self) -> None:
+        """Gives each host that was unreachable (not a device known down) a new chance:
+        called before every run, so a host that went away costs one round of connection
+        attempts per run, not one per step and read."""
+        for name, ex in self._remote.items():
+            if name not in self._devices and ex.conn.down is not None:
+                ex.conn.down = None
+
     def prepare(
         self,
         base: Path | None = None,

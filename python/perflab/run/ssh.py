@@ -139,6 +139,9 @@ class SshConnection:
             if attempt < CONNECT_ATTEMPTS - 1:
                 time.sleep(pause)
                 pause *= 2
+        # Down until someone revives it: the steps and reads that follow fail at once instead
+        # of each waiting out the same attempts on a host that is gone.
+        self.down = f"unreachable ({error.message.rsplit(': ', 1)[-1]})"
         raise HostError(error.message, hint=error.hint) from None
 
     def connect_once(self, timeout: float = 30.0) -> None:

@@ -27,6 +27,7 @@ def ensure_kernel(
     from perflab.run.boot import kernel_state, mismatch
 
     records: list[str] = []
+    hosts.revive()
     for name in _hosts_to_check(host_specs, variant):
         host = host_specs[name]
         mine = name == variant.on
