@@ -299,8 +299,10 @@ def test_nothing_readable_is_all_unknown_and_never_raises():
     env = capture(FakeHost(), tools=["memcached", "gcc"])
     info = env.info
     assert env.artifacts == {}
-    known = {"schema", "captured_at", "python_version", "perflab_version", "tools"}
+    known = {"schema", "captured_at", "tools", "unread"}
     assert {k for k, v in info.items() if v is not None} == known
+    assert info["unread"] == sorted(k for k, v in info.items() if v is None)
+    assert "python_version" not in info  # the controller's, not this host's
     assert info["tools"] == {"memcached": None, "gcc": None}
     rows = dict(environment_rows(info))
     assert rows["CPU"] == rows["Kernel"] == rows["Memory"] == rows["Swap"] == "unknown"
@@ -454,6 +456,7 @@ def test_capture_this_machine():
             "python3",
             "perflab-no-such-tool-xyz",
         ],
+        controller=True,
     )
     info = env.info
     assert isinstance(env, Environment)
@@ -575,5 +578,6 @@ def test_command_tools():
             "$HOME/bin/tool; {bin} --x",
             'echo "unterminated',
             "memcached -V",
+            "./ensure-kernel.sh {kernel} && /opt/bin/redis-cli ping; ./memcached -d",
         ]
-    ) == ["memcached", "taskset", "tee", "redis-server", "make", "hyperfine"]
+    ) == ["memcached", "taskset", "redis-server", "hyperfine"]  # well-known programs only

@@ -342,3 +342,41 @@ def test_dry_run_refuses_an_unreachable_host_in_one_line(tmp_path):
     r = perflab("run", str(write_spec(tmp_path, text)), "--dry-run")
     assert r.code != 0 and "host 'dut'" in r.err and "cannot connect" in r.err, r.err
     assert len(r.err.strip().splitlines()) <= 2 and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    ("host", "scope", "why"),
+    [
+        ('reset = "each-run"\n', "variant", "is booted before every run"),
+        ('reset = "each-run"\n', "experiment", "boots during the experiment"),
+        ('[hosts.dut.control]\nboot = "true"\n', "experiment", "boots during the experiment"),
+    ],
+)
+def test_a_service_that_a_boot_would_end_is_bad_input_at_its_line(tmp_path, host, scope, why):
+    text = f"""\
+name = "svc"
+baseline = "a"
+[hosts.dut]
+ssh = "root@127.0.0.1:22"
+{host}
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[service]]
+name = "db"
+on = "dut"
+port = 5432
+scope = "{scope}"
+command = "postgres"
+[[phase]]
+name = "p"
+command = "true"
+[[metric]]
+name = "wall_time"
+phase = "p"
+better = "lower"
+"""
+    r = perflab("run", str(write_spec(tmp_path, text)), "--dry-run")
+    line = text.splitlines().index(f'scope = "{scope}"') + 1
+    assert r.code == 2 and f":{line}:" in r.err and why in r.err and 'scope = "run"' in r.err, r.err

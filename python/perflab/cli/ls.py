@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.cli.lazy_rich import Table
+from perflab.report.safe_text import terminal_safe
 
 if TYPE_CHECKING:
     import argparse
@@ -26,6 +27,8 @@ def register(sub: Subparsers) -> None:
 def run(args: argparse.Namespace, io: CliIO) -> int:
     with open_store(args) as store:
         rows = store.experiments()
+        # why each experiment stopped by an error did (a host unreachable...)
+        reasons = {e.id: store.stop_reason(e.id) for e, _ in rows if e.status == "stopped"}
     if args.json:
         io.out.write(
             json.dumps(
@@ -34,6 +37,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
                         "id": e.id,
                         "name": e.name,
                         "status": e.status,
+                        **({"reason": reasons[e.id]} if reasons.get(e.id) else {}),
                         "source": e.source,
                         "created_at": e.created_at,
                         "runs": counts,
@@ -73,4 +77,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             e.source,
         )
     io.console.print(t)
+    for eid, reason in sorted(reasons.items()):
+        if reason:
+            io.print(f"experiment {eid} stopped: {terminal_safe(reason, one_line=True)}")
     return 0

@@ -134,6 +134,21 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         return 0
 
 
+def _print_hosts(spec: Spec, io: CliIO) -> None:
+    """How each host's steps will run: each is connected to, and one that cannot run a
+    step is refused here as at the run's start (HostError)."""
+    from perflab.run.hosts import Hosts
+
+    if not spec.model.hosts:
+        return
+    hosts = Hosts(specs=spec.model.hosts, workdir=spec.workdir)
+    try:
+        for line in hosts.check():
+            io.print(line)
+    finally:
+        hosts.close()
+
+
 def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
     """The plan, run by run, then its design, order and expected duration; runs nothing and
     writes nothing (the store, if there is one, is only read)."""
@@ -159,15 +174,7 @@ def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
         )
     for host, count in boots(m, plan).items():
         io.print(f"host {host}: up to {count} boot{'s' if count != 1 else ''} (kernel variants)")
-    if m.hosts:  # each host connected to: one that cannot run a step is refused here too
-        from perflab.run.hosts import Hosts
-
-        hosts = Hosts(specs=m.hosts, workdir=spec.workdir)
-        try:
-            for line in hosts.check():
-                io.print(line)
-        finally:
-            hosts.close()
+    _print_hosts(spec, io)
     io.print(
         f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
         f"metrics: {', '.join(x.name for x in m.metric)}"

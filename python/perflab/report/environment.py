@@ -89,11 +89,11 @@ def _smt(info: Mapping[str, Any]) -> str:
     return text
 
 
-def _value(key: str, unit: str = "") -> Callable[[Mapping[str, Any]], str]:
+def _value(key: str, unit: str = "", missing: str = UNKNOWN) -> Callable[[Mapping[str, Any]], str]:
     def show(info: Mapping[str, Any]) -> str:
         value = info.get(key)
         if value is None or value == "":
-            return UNKNOWN
+            return missing
         if isinstance(value, list):
             return ", ".join(str(v) for v in value) or "none"
         return f"{value}{unit}"
@@ -146,8 +146,9 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
     ("Multi-gen LRU", _value("mglru")),
     ("Virtualization", _value("virtualization")),
     ("Load average (1/5/15 min)", _value("loadavg")),
-    ("Python", _value("python_version")),
-    ("perflab", _value("perflab_version")),
+    # the controller's alone: "–" on a host perflab only drives
+    ("Python", _value("python_version", missing="–")),
+    ("perflab", _value("perflab_version", missing="–")),
 ]
 
 

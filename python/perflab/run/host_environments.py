@@ -1,5 +1,8 @@
 """The environment of every host an experiment uses, captured once per experiment (stored
-by host name) with the versions of the tools its commands run there."""
+by host name) with the versions of the tools named in the spec's ``tools`` and of the
+well-known programs its commands run there (`perflab.run.tool_versions.command_tools`:
+never a user's script). The Python and perflab running the experiment are recorded
+once, in this machine's (the controller's) description, never in a device's."""
 
 from __future__ import annotations
 
@@ -21,18 +24,19 @@ def capture_environments(
     local: Executor,
     core_choices: dict[int, CoreChoice],
 ) -> None:
-    """Captures and stores the environment of each host not yet stored for the experiment;
-    this machine's records the cores picked (``core_choices``)."""
+    """Captures and stores the environment of each host not yet stored for the experiment
+    and up (a device booted from here is described after its first boot); this machine's
+    records the cores picked (``core_choices``)."""
     from perflab.run.environment import capture
     from perflab.run.tool_versions import command_tools
 
     stored = store.environments(eid)
     for name, commands in commands_by_host(model).items():
         executor = hosts[name]
-        if executor.host in stored:
-            continue
+        if executor.host in stored or (name is not None and hosts.is_down(name)):
+            continue  # stored already, or a device not booted yet: after its first boot
         tools = list(dict.fromkeys([*model.tools, *command_tools(commands)]))
-        env = capture(executor.host_access(), tools=tools)
+        env = capture(executor.host_access(), tools=tools, controller=executor is local)
         info = dict(env.info)
         if core_choices and executor is local:
             info["picked_cores"] = {str(n): c.to_json() for n, c in core_choices.items()}

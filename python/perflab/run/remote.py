@@ -11,22 +11,24 @@ host's sshd ends the session and the shim (its parent gone, ``PR_SET_PDEATHSIG``
 everything the step started. If perflab dies, however (SIGKILL included), the session's
 stdin — which perflab holds open and the shim watches — reaches its end, and the shim does
 the same: the connection's control master would otherwise keep the session open.
+
+Where the shim cannot run (another architecture or OS, or ``stage = false``), the same
+rules hold through the portable sh path (`sh_step.py`); which one a host gets is chosen
+once, at connect (`RemoteExecutor.prepare`). One step's ssh process, stop and output are
+`remote_step.py`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import hashlib
+import math
 import os
 import platform
 import secrets
-import select
 import shlex
-import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -35,17 +37,15 @@ from perflab.run.process import (
     ProcessResult,
     exec_shim,
     parse_report,
-    process_result,
     process_start_time,
     spawn_argv,
 )
-from perflab.run.sh_step import STEP_SCRIPT, parse_sh_report
+from perflab.run.remote_step import RemoteStep, sh_result, shim_result
+from perflab.run.sh_step import STEP_SCRIPT
 from perflab.run.ssh import HostError, SshConnection
 
 #: Where staged files live on a host, under its login directory.
 STAGE_DIR = ".cache/perflab"
-#: Extra seconds, beyond ``kill_grace``, for the shim to finish its clean-up and answer.
-STOP_MARGIN_S = 5.0
 
 
 #: The host's step scratch folders: ``/tmp/perflab-step-MACHINE-PID-START-TOKEN``, named
@@ -144,9 +144,9 @@ class RemoteExecutor:
     def _check_sh_path(self, why_not_shim: str) -> None:
         """Runs ``true`` through the portable path once; HostError naming both causes when
         that fails too (no step could run there)."""
-        step = _RemoteStep(self.conn, _step_folder(), 0.1, secrets.token_hex(8))
+        step = RemoteStep(self.conn, _step_folder(), 0.1, secrets.token_hex(8))
         try:
-            result = step.wait(self._sh_script(step, ["true"], {}), 30.0, None, _sh_result)
+            result = step.wait(self._sh_script(step, ["true"], {}), 30.0, None, sh_result)
         except HostError as e:
             result, lost = None, e.message.rsplit(": ", 1)[-1]
         else:
@@ -245,11 +245,11 @@ class RemoteExecutor:
         argv = spawn_argv(command, shell)
         if cpus:
             argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
-        step = _RemoteStep(self.conn, _step_folder(), kill_grace, secrets.token_hex(8))
+        step = RemoteStep(self.conn, _step_folder(), kill_grace, secrets.token_hex(8))
         if self._shim is not None:
-            script, parse = self._shim_script(step, argv, env), _shim_result
+            script, parse = self._shim_script(step, argv, env), shim_result
         else:
-            script, parse = self._sh_script(step, argv, env), _sh_result
+            script, parse = self._sh_script(step, argv, env), sh_result
             step.portable = True
         result: ProcessResult | None = None
         try:
@@ -263,7 +263,7 @@ class RemoteExecutor:
     def _cd(self) -> str:
         return f"cd {shlex.quote(self.workdir)} && " if self.workdir else ""
 
-    def _shim_script(self, step: _RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
+    def _shim_script(self, step: RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
         # The shim watches the session's stdin (fd 4), which perflab holds open and never
         # writes to: end-of-file there means perflab is gone, however it died (its ssh
         # client may live on, and the session with it), and the step is stopped.
@@ -276,7 +276,7 @@ class RemoteExecutor:
             + f" 4<&0 3>&1 1>{d}/out 2>{d}/err </dev/null"
         )
 
-    def _sh_script(self, step: _RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
+    def _sh_script(self, step: RemoteStep, argv: list[str], env: Mapping[str, str]) -> str:
         grace_ds = max(1, round(step.grace * 10))
         return (
             f"{self._cd()}exec env {_assignments(env)} sh -c {shlex.quote(STEP_SCRIPT)} "
@@ -289,201 +289,9 @@ def _assignments(env: Mapping[str, str]) -> str:
     return " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
 
 
-#: A report line read into (the step's result, whether it left processes held there);
-#: the second argument is the wall time measured here, for a host whose clock gave none.
-ReportParser = Callable[[bytes, float], "tuple[ProcessResult, bool] | None"]
-
-
-def _shim_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
-    report = parse_report(line)
-    if report is None:
-        return None
-    return process_result(report, None, None, 0.0, False, False, None), bool(report[5])
-
-
-def _sh_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
-    report = parse_sh_report(line)
-    if report is None:
-        return None
-    code = os.waitstatus_to_exitcode(report.wait_status)
-    result = ProcessResult(
-        exit_code=code if code >= 0 else None,
-        signal=-code if code < 0 else None,
-        timed_out=False,
-        interrupted=False,
-        wall_s=wall if report.wall_s is None else report.wall_s,
-        user_s=report.user_s,
-        system_s=report.system_s,
-        max_rss_kib=None,
-        measured_by=report.measured_by(),
-    )
-    return result, report.lingering
-
-
 def _last_line(data: bytes) -> str:
     lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
     return lines[-1][:200] if lines else ""
-
-
-class _RemoteStep:
-    """One command on the host: the ssh process that carries it, and its scratch directory."""
-
-    def __init__(self, conn: SshConnection, scratch: str, grace: float, token: str) -> None:
-        self.conn, self.scratch, self.grace = conn, scratch, grace
-        self.token = token  # the portable path's marker of the step's processes
-        self.portable = False  # measured by the portable sh path (`sh_step.py`)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.report = b""
-
-    def wait(
-        self,
-        script: str,
-        timeout: float | None,
-        stop: threading.Event | None,
-        parse: ReportParser,
-    ) -> ProcessResult:
-        t0 = time.perf_counter()
-        self.proc = subprocess.Popen(
-            self.conn.argv(script),
-            stdin=subprocess.PIPE,  # held open until the step ends (the shim's -W 4)
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        timed_out = interrupted = False
-        deadline = None if timeout is None else t0 + timeout
-        while b"\n" not in self.report:
-            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.perf_counter()))
-            ready, _, _ = select.select([fd], [], [], wait)
-            if ready:
-                chunk = os.read(fd, 256)
-                if not chunk:
-                    break  # the session ended without a report: connection lost, or shim failed
-                self.report += chunk
-                continue
-            if stop is not None and stop.is_set():
-                interrupted = True
-            elif deadline is not None and time.perf_counter() >= deadline:
-                timed_out = True
-            if interrupted or timed_out:
-                self.terminate()
-                break
-        parsed = parse(self.report, time.perf_counter() - t0)
-        if parsed is not None and not (timed_out or interrupted):
-            result, left = parsed
-            if not left:
-                self._reap()
-                return result
-            return dataclasses.replace(result, lingering=RemoteLingering(self))
-        self._reap()
-        if not (timed_out or interrupted):
-            why = self._stderr() or f"ssh exited with status {self.proc.returncode}"
-            raise HostError(f"host {self.conn.host.describe()}: step lost: {why}")
-        return ProcessResult(
-            exit_code=None,
-            signal=None,
-            timed_out=timed_out,
-            interrupted=interrupted,
-            wall_s=time.perf_counter() - t0,
-            user_s=0.0,
-            system_s=0.0,
-            max_rss_kib=None,
-        )
-
-    def terminate(self) -> None:
-        """SIGTERM to the shim (it stops everything the step started, with its grace); then,
-        if it is still there, SIGKILL to its process group."""
-        pid = f"$(cat {self.scratch}/pid 2>/dev/null)"
-        with contextlib.suppress(HostError):
-            self.conn.run(f'p={pid}; [ -n "$p" ] && kill -TERM "$p"', check=False, timeout=30)
-        if self.proc is not None:
-            try:
-                self.proc.wait(self.grace + STOP_MARGIN_S)
-                return
-            except subprocess.TimeoutExpired:
-                pass
-        with contextlib.suppress(HostError):
-            self.conn.run(
-                f'p={pid}; [ -n "$p" ] && {{ kill -KILL -- -"$p" || kill -KILL "$p"; }}',
-                check=False,
-                timeout=30,
-            )
-        self._reap()
-
-    def _reap(self) -> None:
-        if self.proc is None:
-            return
-        try:
-            self.proc.wait(STOP_MARGIN_S + self.grace)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-    def _stderr(self) -> str:
-        if self.proc is None or self.proc.stderr is None or self.proc.stderr.closed:
-            return ""
-        lines = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return lines[-1] if lines else ""
-
-    def fetch(self, stdout_path: Path, stderr_path: Path, remove: bool) -> None:
-        """The command's output into the run's files; the scratch directory removed if
-        ``remove``."""
-        q = shlex.quote(self.scratch)
-        with (
-            open(stdout_path, "wb") as out,
-            open(stderr_path, "wb") as err,
-            contextlib.suppress(OSError, subprocess.TimeoutExpired),
-        ):
-            subprocess.run(
-                self.conn.argv(f"cat {q}/out 2>/dev/null; cat {q}/err >&2 2>/dev/null; true"),
-                check=False,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                timeout=120,
-            )
-        if remove:
-            with contextlib.suppress(HostError):
-                self.conn.run(f"rm -rf {q}", check=False)
-
-
-class RemoteLingering:
-    """Processes a remote step left running, held by its shim on the host; ``stop()``
-    ends them all (the `process.Lingering` interface)."""
-
-    def __init__(self, step: _RemoteStep) -> None:
-        self.step = step
-
-    def processes(self) -> list[str]:
-        """``PID command line`` of each process the step left on the host."""
-        s, token = self.step.scratch, self.step.token
-        # the processes that carry the portable path's marker, or the shim's children
-        pids = (
-            f"for f in $(grep -l -z -x -F PERFLAB_STEP={token} /proc/[0-9]*/environ); do "
-            'f=${f#/proc/}; echo "${f%/environ}"; done'
-            if self.step.portable
-            else f"p=$(cat {s}/pid) && cat /proc/$p/task/$p/children"
-        )
-        script = (
-            f"for c in $({{ {pids}; }} 2>/dev/null); do "
-            'echo "$c $(tr "\\0" " " < /proc/$c/cmdline)"; done'
-        )
-        with contextlib.suppress(HostError):
-            out = self.step.conn.run(script, check=False).stdout.decode("utf-8", "replace")
-            return [line.strip() for line in out.splitlines() if len(line.split()) > 1]
-        return []
-
-    def stop(self) -> list[str]:
-        running = self.processes()
-        self.step.terminate()
-        with contextlib.suppress(HostError):
-            self.step.conn.run(f"rm -rf {shlex.quote(self.step.scratch)}", check=False)
-        return running
 
 
 class RemoteHost:
@@ -503,8 +311,16 @@ class RemoteHost:
 
     def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
         command = " ".join(shlex.quote(a) for a in argv)
-        # Version and lscpu texts in English; the host's timeout(1) ends a hung tool there.
-        script = f"LC_ALL=C LANG=C timeout -s KILL {timeout:g} {command} 2>&1 </dev/null"
+        # Version and lscpu texts in English; a watchdog of the host's own shell ends a hung
+        # tool there (no timeout(1) needed: OpenWrt's busybox may lack it, old ones differ).
+        limit = max(1, math.ceil(timeout))
+        script = (
+            "LC_ALL=C LANG=C; export LC_ALL LANG; "
+            f"{command} 2>&1 </dev/null & p=$!; "
+            f"( trap 'kill $t; exit' TERM; sleep {limit} & t=$!; wait $t; kill -KILL $p ) "
+            ">/dev/null 2>&1 </dev/null & w=$!; "
+            "wait $p; s=$?; kill $w 2>/dev/null; exit $s"
+        )
         try:
             done = self.conn.run(script, check=False, timeout=timeout + 30)
         except HostError:

@@ -104,13 +104,17 @@ class RunContext(Protocol):
 
     def stop_services(self, services: dict[str, ServiceRun]) -> dict[str, bytes]: ...
 
-    def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]: ...
-
 
 class RunExecution:
     """The state of one run while it executes: its outputs so far and its first failure."""
 
-    def __init__(self, runner: RunContext, run: RunRow, scratch: Path):
+    def __init__(
+        self,
+        runner: RunContext,
+        run: RunRow,
+        scratch: Path,
+        boot: tuple[str | None, str | None] = (None, None),
+    ):
         self.runner = runner
         self.run = run
         self.model = runner.spec.model
@@ -124,6 +128,7 @@ class RunExecution:
         self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
         self.commands: list[dict[str, object]] = []  # what each command step ran, in order
         self.watch: PhaseWatch | None = None  # counters and monitors of the phase running
+        self.boot = boot  # (why its hosts are not as it needs, their kernel record)
 
     def execute(self) -> RunOutcome:
         """Run the steps, clean up, extract the metrics and commit the run."""
@@ -134,7 +139,7 @@ class RunExecution:
         self.deadline = None if m.timeout is None else self.t0 + m.timeout
         self.values = r.run_values(run, self.run_dir)
         variant = r.variants[run.variant]
-        why, kernel = r.ensure_kernel(run)
+        why, kernel = self.boot  # its hosts booted as it needs, before its services
         if kernel:  # the host and kernel the run's variant ran on
             self.artifacts["kernel"] = (kernel + "\n").encode()
         if why:  # never a run on another kernel than its variant's
@@ -193,6 +198,11 @@ class RunExecution:
             self.runner.start_services("run", self.values, self.run_dir, services, env)
         except ServiceError as e:
             self.failure = ("failed", Failure("service", "not ready", e.one_line()))
+        if self.failure is None and self.runner.stop.is_set():
+            # a stop request ended the wait for its services: the run goes back to pending,
+            # never measured without them (a quick phase could finish before it looks)
+            reason = "stopped while its services got ready"
+            self.failure = ("interrupted", Failure("service", "interrupted", reason))
         self.values.update(self.runner.ports)
 
     def _host_of(self, name: str, phase: PhaseSpec | None) -> str | None:

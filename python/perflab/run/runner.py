@@ -2,11 +2,14 @@
 
 Per run (run_execution.py): before_each → variant setup → phases (in the order written) →
 variant teardown → after_each. A failing or timed-out step marks the run failed (cleanup
-steps still run); the experiment then goes on or stops as ``on_failure`` says. SIGINT/SIGTERM stop the
-command in flight, put that run back to pending, and leave the experiment resumable
-(stop_signals.py). Around the runs: services (service_scopes.py), pinned phases' cores
-(phase_cores.py), each host's environment (host_environments.py), variants' kernels
-(variant_kernel.py).
+steps still run); the experiment then goes on or stops as ``on_failure`` says.
+SIGINT/SIGTERM stop the command in flight, put that run back to pending, and leave the
+experiment resumable (stop_signals.py). An error that stops the experiment outside a run
+(a host unreachable, before_all failing, an experiment-scope service not ready) leaves it
+``stopped``, the reason kept with it (`Store.stop_experiment`), resumable; never
+``running``. Around the runs: services (service_scopes.py: a variant-scope one that
+cannot start fails its variant's runs), pinned phases' cores (phase_cores.py), each
+host's environment (host_environments.py), variants' kernels (variant_kernel.py).
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import PerflabError, StoreError
 from perflab.run.command import StepOutput, run_command
 from perflab.run.executor import LocalExecutor, PinningExecutor
-from perflab.run.failure_policy import FailurePolicy
+from perflab.run.failure_policy import Failure, FailurePolicy
 from perflab.run.host_environments import capture_environments
 from perflab.run.hosts import Hosts
 from perflab.run.observer import ExperimentOutcome, Observer, SilentObserver
 from perflab.run.phase_cores import core_counts, phase_cpus
 from perflab.run.process import HeldProcesses, kill_leftover_group, process_start_time
-from perflab.run.run_execution import RunExecution
+from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
-from perflab.run.service_scopes import ServiceScopes, stop_services
+from perflab.run.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
 from perflab.run.services import ServiceRun
 from perflab.run.ssh import HostError
 from perflab.run.stop_signals import install_stop_signals, restore_signals
@@ -67,7 +70,13 @@ class Runner:
         self.eid = experiment_id
         self.executor: PinningExecutor = executor or LocalExecutor()
         # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
-        self.hosts = Hosts(self.executor, spec.model.hosts)
+        self.hosts = Hosts(
+            self.executor,
+            spec.model.hosts,
+            workdir=spec.workdir,
+            values=dict(spec.model.params),
+            kill_grace=spec.model.kill_grace,
+        )
         self.observer = observer or SilentObserver()
         # perf profiles of the phases: the spec's `profile`, or every measured phase (--profile)
         self.profiles = Profiles(spec.model, profile, self.observer.message)
@@ -81,6 +90,7 @@ class Runner:
         self._held: list[HeldProcesses] = []
         self._experiment_held: list[HeldProcesses] = []
         self._told_leftovers = False
+        self._ended = False  # how the experiment ended is recorded
         # Services of scope "experiment" and "variant" now running, and their ports.
         self.services = ServiceScopes(self)
         self.ports: dict[str, int] = self.services.ports
@@ -106,12 +116,21 @@ class Runner:
             remove_stale_scratch()
             scratch = make_scratch()
             try:  # an unreachable host stops the experiment before any run
-                self.hosts.prepare(self.spec.workdir)
+                self.hosts.prepare(self.spec.workdir, scratch, self.observer.message)
             except HostError as e:
                 raise HostError(
                     e.message, hint=f"no run started; resume with `perflab run --resume {self.eid}`"
                 ) from None
             return self._run(scratch)
+        except KeyboardInterrupt:  # a second Ctrl-C: resumable, as after the first
+            self._ended_early("interrupted", None)
+            raise
+        except PerflabError as e:
+            self._ended_early("stopped", e.one_line())
+            raise
+        except Exception as e:  # a bug: the experiment still says it stopped, and why
+            self._ended_early("stopped", f"{type(e).__name__}: {e}")
+            raise
         finally:  # whatever ended the experiment, what its steps left running goes now
             try:  # the runner's handlers stay for this (a second Ctrl-C stops waiting for it)
                 self.stop_services(self.services.running)
@@ -127,6 +146,19 @@ class Runner:
 
     def request_stop(self) -> None:
         self.stop.set()
+
+    def _ended_early(self, status: str, reason: str | None) -> None:
+        """The experiment ends by an exception: ``stopped`` with ``reason`` (or
+        ``interrupted``) unless its end was recorded already; never left ``running``."""
+        if self._ended:
+            return
+        with contextlib.suppress(StoreError):  # a full disk must not hide the first error
+            if reason is None:
+                self.store.set_status(self.eid, status)
+            else:
+                self.store.stop_experiment(
+                    self.eid, (reason.strip().splitlines() or [""])[0][:1000]
+                )
 
     # -- internals
     def _run(self, scratch: Path) -> ExperimentOutcome:
@@ -155,6 +187,7 @@ class Runner:
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
             status = "interrupted"
         self.store.set_status(self.eid, status)
+        self._ended = True
         counts: dict[str, int] = {}
         for r in self.store.runs(self.eid):
             counts[r.status] = counts.get(r.status, 0) + 1
@@ -177,7 +210,6 @@ class Runner:
         )
         self._experiment_held, self._held = self._held, []
         if not step.ok:
-            self.store.set_status(self.eid, "interrupted")
             raise PerflabError(
                 f"before_all failed, no run started: {step.failure()}",
                 hint=f"fix it, then `perflab run --resume {self.eid}`",
@@ -211,8 +243,13 @@ class Runner:
                 if self.stop.is_set():
                     return "interrupted", None
                 self.observer.run_started(run, done + i + 1, total)
-                self.services.follow_variant(run, scratch)
-                outcome = RunExecution(self, run, scratch).execute()
+                # its hosts booted first (a boot would end a variant's service on the device)
+                boot = self.ensure_kernel(run)
+                unstarted = None if boot[0] else self.services.follow_variant(run, scratch)
+                if unstarted is not None:  # its variant's services: the run fails, not all
+                    outcome = self._fail_unstarted(run, unstarted)
+                else:
+                    outcome = RunExecution(self, run, scratch, boot).execute()
                 self.observer.run_finished(run, outcome, done + i + 1, total)
                 if outcome.status == "interrupted":
                     return "interrupted", None
@@ -237,6 +274,15 @@ class Runner:
             self.observer.replanned(total, step.projected_total)
             pending = self.store.runs(self.eid, ["pending"])
 
+    def _fail_unstarted(self, run: RunRow, why: VariantServicesFailed) -> RunOutcome:
+        """Records a run that could not start because its variant's services did not."""
+        host = self.executor.host
+        self.store.start_run(run.id, host)
+        self.store.finish_run(run.id, "failed", why.reason, {}, why.artifacts, self.eid, host)
+        return RunOutcome(
+            "failed", why.reason, {}, 0.0, Failure("service", "not ready", why.reason)
+        )
+
     def _recover_crashed_runs(self) -> None:
         """Runs left 'running' by a killed runner: kill what they left behind, redo them."""
         for r in self.store.runs(self.eid, ["running"]):
@@ -251,7 +297,6 @@ class Runner:
             try:
                 self.core_choices[n] = self.executor.pick_cores(n)
             except PerflabError as e:
-                self.store.set_status(self.eid, "interrupted")
                 raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
 
     def phase_cpus(
@@ -372,10 +417,16 @@ class Runner:
     stop_services = staticmethod(stop_services)
 
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:
-        """Boots the run's variant's host into its kernel if needed (`variant_kernel`)."""
-        return ensure_kernel(
+        """Boots the run's hosts as it needs (`variant_kernel`); a device booted for the
+        first time has its environment captured then."""
+        booted = ensure_kernel(
             self.hosts, self.spec.model.hosts, self.variants[run.variant], self.observer.message
         )
+        if booted[1] is not None:
+            capture_environments(
+                self.store, self.eid, self.spec.model, self.hosts, self.executor, {}
+            )
+        return booted
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:
         """Stop what the run's steps left running; say so the first time a run leaves any."""

@@ -1,18 +1,25 @@
 """The spec's ``[[service]]`` tables for one experiment: their ports (``{NAME_port}``, given
 to every command), starting a scope's services, and the experiment- and variant-scope
-services now running (run-scope ones belong to their run, `RunExecution`)."""
+services now running (run-scope ones belong to their run, `RunExecution`).
+
+A service that cannot start fails its scope: a run-scope one its run, a variant-scope one
+the runs of that variant it was started for (those that follow each other; the next
+time the variant comes it is started again), an experiment-scope one the experiment."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.run.services import ServiceRun, free_port
+from perflab.run.services import ServiceError, ServiceRun, free_port
 from perflab.spec.schema import FREE_PORT
 from perflab.spec.template import render_shell, render_value
 
 if TYPE_CHECKING:
+    import threading
+
     from perflab.run.command import StepOutput
     from perflab.run.hosts import Hosts
     from perflab.spec import Spec
@@ -27,6 +34,7 @@ class ServiceContext(Protocol):
     variants: dict[str, VariantSpec]
 
     hosts: Hosts  # every machine of the experiment by its spec name
+    stop: threading.Event  # the experiment's stop request (Ctrl-C, SIGTERM)
 
     def experiment_values(self) -> dict[str, Any]: ...
 
@@ -42,6 +50,19 @@ class ServiceContext(Protocol):
         *,
         host: str | None = None,
     ) -> StepOutput: ...
+
+
+@dataclass(frozen=True)
+class VariantServicesFailed:
+    """A variant's services could not start: the reason its runs fail, and what the
+    services printed (kept with the first of those runs)."""
+
+    reason: str
+    artifacts: dict[str, bytes]
+
+    def again(self) -> VariantServicesFailed:
+        """The same failure for the next run (the output is kept once)."""
+        return VariantServicesFailed(self.reason, {})
 
 
 def stop_services(services: dict[str, ServiceRun]) -> dict[str, bytes]:
@@ -63,6 +84,9 @@ class ServiceScopes:
         #: Services of scope "experiment" and "variant" now running.
         self.running: dict[str, ServiceRun] = {}
         self._variant: str | None = None  # the variant the running variant-scope ones are for
+        # Why they could not start for it (and their output, kept with the first run they
+        # failed), or None when they run.
+        self._failed: VariantServicesFailed | None = None
 
     def start(
         self,
@@ -100,7 +124,7 @@ class ServiceScopes:
             elif s.ready:
                 ready = str(render_value(s.ready, own))
             check = self._ready_check(service, run_dir, s.on)
-            service.start(ready, s.ready_timeout, check=check)
+            service.start(ready, s.ready_timeout, check=check, stop=c.stop)
 
     def _ready_check(
         self, service: ServiceRun, run_dir: Path, host: str | None
@@ -115,22 +139,35 @@ class ServiceScopes:
 
         return check
 
-    def follow_variant(self, run: RunRow, scratch: Path) -> None:
-        """Variant-scope services follow the runs: restarted when the variant changes."""
+    def follow_variant(self, run: RunRow, scratch: Path) -> VariantServicesFailed | None:
+        """Variant-scope services follow the runs: restarted when the variant changes.
+        Returns why they could not start for the run's variant (its runs that follow each
+        other fail with that reason, and the experiment goes on), None when they run."""
         c = self.context
         if not any(s.scope == "variant" for s in c.spec.model.service):
-            return
-        if self._variant == run.variant:
-            return
-        stop_services({k: v for k, v in self.running.items() if self._is_variant(k)})
-        for name in [k for k in self.running if self._is_variant(k)]:
+            return None
+        if self._variant != run.variant:
+            self._stop_variant_services()
+            self._variant, self._failed = run.variant, None
+            values = {**c.experiment_values(), **c.variants[run.variant].params}
+            values["variant"] = run.variant
+            env = {**c.step_env(None, None), **c.variants[run.variant].env}
+            env["PERFLAB_VARIANT"] = run.variant
+            try:
+                self.start("variant", values, scratch, self.running, env)
+            except ServiceError as e:
+                self._failed = VariantServicesFailed(e.one_line(), self._stop_variant_services())
+        failed = self._failed
+        if failed is not None:
+            self._failed = failed.again()  # its output goes with the first run only
+        return failed
+
+    def _stop_variant_services(self) -> dict[str, bytes]:
+        """Stops the variant-scope services running; their output as run artifacts."""
+        mine = {k: v for k, v in self.running.items() if self._is_variant(k)}
+        for name in mine:
             del self.running[name]
-        self._variant = run.variant
-        values = {**c.experiment_values(), **c.variants[run.variant].params}
-        values["variant"] = run.variant
-        env = {**c.step_env(None, None), **c.variants[run.variant].env}
-        env["PERFLAB_VARIANT"] = run.variant
-        self.start("variant", values, scratch, self.running, env)
+        return stop_services(mine)
 
     def _is_variant(self, name: str) -> bool:
         return any(s.name == name and s.scope == "variant" for s in self.context.spec.model.service)

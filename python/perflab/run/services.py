@@ -6,7 +6,10 @@ session, measured, everything it starts held), on a thread of its own for as lon
 lives; stopping it is the step's stop request. One that daemonizes (``memcached -d``)
 exits at once and leaves its daemon held by the shim: that is a running service too, and
 stopping it stops the daemon (the thread that started it lives until then: the shim's
-parent-death signal is tied to that thread). Readiness, polled until ``ready_timeout``:
+parent-death signal is tied to that thread). One that exits before it is ready and
+leaves nothing running (with status 0 too: a VM whose kernel panicked) can never become
+ready: it fails at once, with its exit status and the last lines of its output.
+Readiness, polled until ``ready_timeout``:
 
 - ``tcp://HOST:PORT``: a TCP connection is accepted;
 - ``unix:///path``: a connection to the Unix socket is accepted;
@@ -32,6 +35,8 @@ from perflab.run.process import TERM_GRACE_S, ProcessResult
 
 #: Seconds between readiness checks.
 POLL_S = 0.02
+#: Lines of a service's output quoted when it exits before it is ready.
+TAIL_LINES = 3
 
 
 class ServiceError(StoppedError):
@@ -86,17 +91,27 @@ class ServiceRun:
             self.stop_event.wait()
             held.stop()
 
-    def start(self, ready: str | None, timeout: float, check: Any = None) -> None:
+    def start(
+        self,
+        ready: str | None,
+        timeout: float,
+        check: Any = None,
+        stop: threading.Event | None = None,
+    ) -> None:
         """Starts it and waits until ``ready`` says so (ServiceError, with the service
         stopped, when it exits first or is not ready in ``timeout`` seconds). ``check``
-        runs a ``cmd:`` readiness command and returns True when it succeeded."""
+        runs a ``cmd:`` readiness command and returns True when it succeeded. ``stop``, the
+        experiment's stop request, ends the wait at once: the service is left to its
+        scope's end, and the scope's next step sees the request."""
+        for stream in ("stdout", "stderr"):  # a previous start's output is not this one's
+            (self.run_dir / f"{self.step_name}.{stream}").unlink(missing_ok=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while True:
-            if self.exited_failing():
-                assert self.result is not None
-                raise ServiceError(f"service '{self.name}' did not start: {self.result.failure()}")
-            if self._ready(ready, check):
+            ended = self.ended_before_ready()
+            if ended is not None:
+                raise ServiceError(f"service '{self.name}' did not start: {ended}")
+            if self._ready(ready, check) or (stop is not None and stop.is_set()):
                 return
             if time.monotonic() >= deadline:
                 self.stop()
@@ -106,9 +121,26 @@ class ServiceRun:
                 )
             time.sleep(POLL_S)
 
-    def exited_failing(self) -> bool:
-        """It has exited on its own, with a failure (a daemon's parent exiting 0 is fine)."""
-        return (not self._thread.is_alive()) and self.result is not None and not self.result.ok
+    def ended_before_ready(self) -> str | None:
+        """Why it cannot become ready: its command has exited with a failure, or with
+        status 0 leaving nothing running (a daemon's parent exiting 0 is fine: the shim
+        holds the daemon); None while it may still get ready."""
+        result = self.result  # set by its thread once the command has exited
+        if result is None:
+            return None
+        if result.ok and result.process is not None and result.process.lingering is not None:
+            return None
+        if result.ok:
+            what = (
+                f"{self.step_name}: exited with status 0 before it was ready, "
+                "leaving nothing running"
+            )
+        elif result.error or result.process is None:
+            return result.failure()
+        else:
+            what = f"{self.step_name}: {result.process.describe_failure()}"
+        tail = _tail(result.stderr) or _tail(result.stdout)
+        return what + (f": {tail}" if tail else " (it printed nothing)")
 
     def _ready(self, ready: str | None, check: Any) -> bool:
         if ready is None:
@@ -148,6 +180,12 @@ def _connects(family: int, address: Any) -> bool:
         s.connect(address)
         return True
     return False
+
+
+def _tail(data: bytes) -> str:
+    """The last `TAIL_LINES` non-blank lines of an output, on one line (`` | `` between)."""
+    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    return " | ".join(line[:200] for line in lines[-TAIL_LINES:])
 
 
 def _text(path: Path) -> str:

@@ -1,8 +1,14 @@
 """Which tools a spec's commands run, and the version each reports.
 
-`command_tools` finds the programs in shell commands; `tool_version` asks one for its
-version through a `HostAccess` and keeps the line that names it (None when the tool is
-missing, hangs or says nothing useful).
+`command_tools` finds the well-known programs (`VERSION_COMMANDS`) in shell commands;
+`tool_version` asks one for its version through a `HostAccess` and keeps the line that
+names it (None when the tool is missing, hangs or says nothing useful).
+
+A version is asked only of a program the user named in ``tools = [...]`` or of a
+well-known program a command runs by its bare name (``memcached``, ``redis-server``...):
+never of another program found in a command (a user's script, a path), which could do
+anything with an argument it does not expect (``ensure-kernel.sh --version`` restarted
+a machine with a kernel named ``--version``).
 """
 
 from __future__ import annotations
@@ -105,58 +111,18 @@ _COMMAND_PREFIXES = frozenset(
         "exec",
     }
 )
-#: Shell built-ins and trivial utilities whose version says nothing about a result.
-_NOT_TOOLS = frozenset(
-    {
-        "cd",
-        "echo",
-        "printf",
-        "export",
-        "set",
-        "unset",
-        "exit",
-        "true",
-        "false",
-        "test",
-        "[",
-        "[[",
-        "fi",
-        "done",
-        "esac",
-        "case",
-        "for",
-        "}",
-        "sleep",
-        "cat",
-        "rm",
-        "mkdir",
-        "cp",
-        "mv",
-        "kill",
-        "wait",
-        "source",
-        ".",
-        "eval",
-        "read",
-        "shift",
-        "return",
-        "trap",
-        "ulimit",
-        "umask",
-    }
-)
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
 
 
 def command_tools(commands: Iterable[str]) -> list[str]:
-    """The programs a list of shell commands runs, for `capture`'s ``tools``.
+    """The well-known programs a list of shell commands runs, for `capture`'s ``tools``:
+    those of `VERSION_COMMANDS`, named by their bare name (a path, ``./memcached`` or
+    ``/opt/x/memcached``, may be anything: the spec's ``tools`` names it if wanted).
 
     The first word of every simple command (split at ``&& || ; | &``), after
-    ``VAR=value`` assignments and wrappers such as ``sudo``/``env``/``time``; shell
-    built-ins and trivial utilities (``cd``, ``echo``, ``sleep``...) are left out, and
-    so are words holding a ``{param}`` or ``$VAR``. Order kept, duplicates dropped; a
-    command that does not parse is skipped. A wrapper with options (``taskset -c 1 x``)
-    yields the wrapper only.
+    ``VAR=value`` assignments and wrappers such as ``sudo``/``env``/``time``. Order kept,
+    duplicates dropped; a command that does not parse is skipped. A wrapper with options
+    (``taskset -c 1 x``) yields the wrapper only.
     """
     tools: list[str] = []
     for command in commands:
@@ -176,8 +142,7 @@ def command_tools(commands: Iterable[str]) -> list[str]:
             if word in _COMMAND_PREFIXES or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word):
                 continue
             at_start = False
-            if word in _NOT_TOOLS or word.startswith("-") or "{" in word or "$" in word:
-                continue
-            if word not in tools:
+            # A path, a script, a program of unknown manners, a {param} or $VAR: not run.
+            if word in VERSION_COMMANDS and word not in tools:
                 tools.append(word)
     return tools

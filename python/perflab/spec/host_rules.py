@@ -80,6 +80,7 @@ def _check_remote_service(spec: Spec, i: int) -> None:
     s = spec.model.service[i]
     if s.on in (None, "local"):
         return
+    _check_service_outlives_no_boot(spec, i)
     if s.port == FREE_PORT:
         raise spec.error(
             ("service", i, "port"),
@@ -93,6 +94,29 @@ def _check_remote_service(spec: Spec, i: int) -> None:
             "from here: use tcp://HOST:PORT (connected to from this machine) or cmd:COMMAND "
             "(run on that host)",
         )
+
+
+def _check_service_outlives_no_boot(spec: Spec, i: int) -> None:
+    """A service must not span a boot of its host: perflab boots a device booted from here
+    before its first run, a host with ``reset = "each-run"`` before every run, and a kernel
+    variant's host at each change of kernel."""
+    m = spec.model
+    s = m.service[i]
+    h = m.hosts.get(s.on or "")
+    if h is None:
+        return
+    kernels = any(v.on == s.on and (v.kernel or v.cmdline) for v in m.variant)
+    if s.scope == "experiment" and (h.control is not None or h.reset == "each-run" or kernels):
+        why = "boots during the experiment"
+    elif s.scope == "variant" and h.reset == "each-run":
+        why = 'is booted before every run (reset = "each-run")'
+    else:
+        return
+    raise spec.error(
+        ("service", i, "scope"),
+        f"service '{s.name}' (scope {s.scope}) runs on '{s.on}', which perflab {why}: "
+        'a boot would end it; use scope = "run"',
+    )
 
 
 def _check_phase_place(spec: Spec, i: int) -> None:

@@ -38,6 +38,9 @@ from perflab.store.rows import (
     run_row,
 )
 
+#: The experiment-level artifact that says why an experiment is ``stopped``.
+STOP_REASON = "stop_reason"
+
 
 class Store(HotReads):
     """The store at ``path`` (default: $PERFLAB_STORE or ./perflab.db).
@@ -227,6 +230,26 @@ class Store(HotReads):
         self.db.execute(
             "UPDATE experiments SET status=?, finished_at=? WHERE id=?", (status, finished, eid)
         )
+
+    @writes("mark experiment {eid} stopped")
+    def stop_experiment(self, eid: int, reason: str) -> None:
+        """The experiment was stopped by an error before its end (a host unreachable,
+        before_all failing): status ``stopped``, ``reason`` kept as its experiment-level
+        artifact `STOP_REASON` (read back by `stop_reason`); it can be resumed."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE experiments SET status='stopped', finished_at=NULL WHERE id=?", (eid,)
+            )
+            self.db.execute(
+                "DELETE FROM artifacts WHERE experiment_id=? AND run_id IS NULL AND name=?",
+                (eid, STOP_REASON),
+            )
+            self._put_artifacts(eid, None, None, {STOP_REASON: reason.encode()})
+
+    def stop_reason(self, eid: int) -> str | None:
+        """Why a ``stopped`` experiment stopped (`stop_experiment`), or None."""
+        data = self.artifact(eid, STOP_REASON)
+        return None if data is None else data.decode("utf-8", "replace")
 
     @writes("lock experiment {eid} for this runner")
     def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
