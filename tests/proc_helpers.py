@@ -51,3 +51,20 @@ def wait_until(predicate, timeout: float = 30.0):
             return value
         time.sleep(0.02)
     raise AssertionError("condition not reached in time")
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def all_gone(pids: list[int], timeout: float = 10.0) -> None:
+    """Waits until none of ``pids`` is alive (AssertionError naming those left)."""
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids):
+        assert time.monotonic() < deadline, [p for p in pids if alive(p)]
+        time.sleep(0.02)

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 from cli_helpers import perflab, perflab_process, write_spec
 from perflab.store import Store
+from proc_helpers import all_gone
 
 pytestmark = pytest.mark.server
 
@@ -40,21 +41,6 @@ def _run(tmp_path, body: str, *args: str):
     spec = write_spec(tmp_path, HEAD + body + TAIL)
     db = tmp_path / "p.db"
     return perflab("run", str(spec), "--store", str(db), "--no-compare", *args), db
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids):
-        assert time.monotonic() < deadline, [p for p in pids if _alive(p)]
-        time.sleep(0.02)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +78,7 @@ ready_timeout = "1h"
         assert "service 'x' did not start" in run.reason and reason in run.reason, run.reason
         assert "not ready within" not in run.reason
     if pids.exists():
-        _gone([int(p) for p in pids.read_text().split()])
+        all_gone([int(p) for p in pids.read_text().split()])
 
 
 def test_a_failing_variant_scope_service_fails_that_variants_runs_only(tmp_path):
@@ -169,7 +155,7 @@ ready_timeout = "1h"
             p.communicate()
     assert p.returncode == 130, err
     assert "resume with: perflab run --resume 1" in err and "Traceback" not in err
-    _gone([int(x) for x in started.read_text().split()])  # the service was stopped
+    all_gone([int(x) for x in started.read_text().split()])  # the service was stopped
     with Store(db) as s:
         assert s.experiment(1).status == "interrupted"
         assert {x.status for x in s.runs(1)} == {"pending"}  # the run in flight goes back

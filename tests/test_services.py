@@ -7,11 +7,11 @@ file:line."""
 from __future__ import annotations
 
 import itertools
-import time
 
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.store import Store
+from proc_helpers import all_gone
 
 pytestmark = pytest.mark.server
 
@@ -38,21 +38,6 @@ def _run(tmp_path, body: str, *args: str):
     return perflab("run", str(spec), "--store", str(db), "--no-compare", *args), db
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids):
-        assert time.monotonic() < deadline, [p for p in pids if _alive(p)]
-        time.sleep(0.02)
-
-
 def test_a_server_per_run_on_a_free_port_ready_then_stopped(tmp_path):
     body = f"""
 [[service]]
@@ -68,7 +53,7 @@ command = "printf 'stats\\\\r\\\\nquit\\\\r\\\\n' | timeout 5 bash -c 'cat > /de
     assert r.code == 0, r.err
     pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
     assert len(pids) == 4  # one memcached per run
-    _gone(pids)
+    all_gone(pids)
     with Store(db) as s:
         ports = {int(v) for _, _, v in s.metrics(1)}
         assert len(ports) >= 1 and all(1024 <= p < 65536 for p in ports)
@@ -91,7 +76,7 @@ command = "for i in $(seq 500); do [ -s {tmp_path}/mc.pid ] && break; sleep 0.01
     assert r.code == 0, r.err
     pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
     assert len(pids) == 4 and len(set(pids)) == 4  # a daemon per run
-    _gone(pids)  # memcached removes its pid file on SIGTERM: they were stopped cleanly
+    all_gone(pids)  # memcached removes its pid file on SIGTERM: they were stopped cleanly
     assert not (tmp_path / "mc.pid").exists()
 
 
