@@ -35,6 +35,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "perflab"
 LAYERS: list[str | tuple[str, ...]] = [
     # user errors; durations ("30s"); the version (perflab._version); the Rust bindings
     ("errors", "durations", "_version", "_native"),
+    # the machines perflab drives: this one, hosts over SSH, devices booted from here
+    "hosts",
     "stats",  # pure statistics: no I/O, no other perflab code
     ("store", "model"),  # the SQLite store | the cross-platform model (pure)
     "workloads",  # load generator config/engine/results, probes, output parsers

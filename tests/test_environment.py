@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from perflab.hosts.base import Reader
+from perflab.hosts.local import LocalHost
 from perflab.report.environment import VOLATILE_KEYS, diff_environments, environment_rows
 from perflab.run.environment import Environment, capture
-from perflab.run.host_access import HostAccess, LocalHost
 from perflab.run.host_text import format_cpu_list, parse_cpu_list
 from perflab.run.tool_versions import command_tools, tool_version
 
@@ -35,7 +36,12 @@ class FakeHost:
     def read_file(self, path: str) -> bytes | None:
         return self.files.get(path)
 
-    def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def list_dir(self, path: str) -> list[str] | None:
+        prefix = path.rstrip("/") + "/"
+        names = {f[len(prefix) :].split("/")[0] for f in self.files if f.startswith(prefix)}
+        return sorted(names) or None
+
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
         assert timeout > 0
         self.ran.append(list(argv))
         return self.commands.get(tuple(argv))
@@ -110,7 +116,7 @@ def edgerouter_host() -> FakeHost:
 
 def test_edgerouter_through_a_fake_host():
     host = edgerouter_host()
-    assert isinstance(host, HostAccess)
+    assert isinstance(host, Reader)
     env = capture(host, tools=["memcached", "memtier_benchmark/memtier_benchmark", "redis-server"])
     info = env.info
     assert info["hostname"] == "OpenWrt" and info["architecture"] == "mips64"
@@ -413,7 +419,7 @@ def test_local_run_times_out_and_kills_its_process_group(tmp_path: Path):
     script = tmp_path / "slowtool"
     script.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nsleep 30 &\nsleep 30\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    assert LocalHost().run([str(script), "--version"], timeout=0.5) is None
+    assert LocalHost().query([str(script), "--version"], timeout=0.5) is None
     pgid = int(pidfile.read_text())
 
     def leftovers() -> list[str]:
@@ -438,8 +444,8 @@ def test_local_host_missing_things():
     host = LocalHost()
     assert host.read_file("/nonexistent/perflab/file") is None
     assert host.read_file("/proc") is None  # a directory
-    assert host.run(["/nonexistent/perflab-tool"], 1.0) is None
-    assert host.run(["sh", "-c", "echo out; echo err >&2; exit 3"], 5.0) == (3, "out\nerr\n")
+    assert host.query(["/nonexistent/perflab-tool"], 1.0) is None
+    assert host.query(["sh", "-c", "echo out; echo err >&2; exit 3"], 5.0) == (3, "out\nerr\n")
 
 
 # --- the real machine -----------------------------------------------------------------

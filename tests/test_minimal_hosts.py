@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab import _version
+from perflab.hosts.base import Reader
+from perflab.hosts.remote import RemoteHost
+from perflab.hosts.ssh import SshConnection, SshTarget
 from perflab.run.environment import capture
-from perflab.run.host_access import HostAccess
-from perflab.run.remote import RemoteHost
-from perflab.run.ssh import SshConnection, SshHost
 from perflab.store import Store
 from sshd import Sshd, start_sshd
 
@@ -52,7 +52,7 @@ def minimal_sshd():
 
 def _connection(srv: Sshd) -> SshConnection:
     return SshConnection(
-        SshHost.parse("dut", srv.destination, str(srv.identity), options=tuple(srv.options()))
+        SshTarget.parse("dut", srv.destination, str(srv.identity), options=tuple(srv.options()))
     )
 
 
@@ -106,7 +106,7 @@ NETBSD_SYSCTL = {
 
 
 class DirectoryHost:
-    """A `HostAccess` of a host laid out in a directory: its files under ``root``, and
+    """A `Reader` of a host laid out in a directory: its files under ``root``, and
     the programs of ``root/bin`` as the only ones it can run (each really run)."""
 
     def __init__(self, root: Path) -> None:
@@ -118,7 +118,13 @@ class DirectoryHost:
         except OSError:
             return None
 
-    def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def list_dir(self, path: str) -> list[str] | None:
+        try:
+            return os.listdir(self.root / path.lstrip("/"))
+        except OSError:
+            return None
+
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
         program = self.root / "bin" / argv[0]
         if "/" in argv[0] or not os.access(program, os.X_OK):
             return None  # not installed
@@ -162,8 +168,8 @@ def _netbsd(root: Path) -> DirectoryHost:
 
 def test_a_netbsd_host_is_described_by_uname_and_sysctl(tmp_path):
     host = _netbsd(tmp_path / "netbsd")
-    assert isinstance(host, HostAccess)
-    assert host.read_file("/proc/cpuinfo") is None and host.run(["lscpu"], 5) is None
+    assert isinstance(host, Reader)
+    assert host.read_file("/proc/cpuinfo") is None and host.query(["lscpu"], 5) is None
     env = capture(host, tools=["memcached", "python3"])
     info = env.info
     assert info["hostname"] == "lookup"

@@ -1,6 +1,6 @@
 """Monitors: real /proc sampled while phases run — a phase that faults pages in shows
 pgfault rising and a higher per-second rate than a quiet one; the shell-loop sampler used
-on other hosts (run here through the same Executor); summaries; names checked at load;
+on other hosts (run here through the same Host); summaries; names checked at load;
 the report's panel."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import time
 
 import pytest
 from cli_helpers import perflab, write_spec
+from perflab.hosts.local import LocalHost
 from perflab.observe import monitors
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries
-from perflab.run.executor import LocalExecutor
 from perflab.run.phase_watch import RemoteSampler
 from perflab.spec.schema import MonitorSpec
 
@@ -101,7 +101,7 @@ def test_faulting_phase_shows_pgfault_rising(tmp_path):
 def test_shell_loop_sampler_through_an_executor(tmp_path):
     """The sampler used on SSH hosts: a shell loop run as a step, stopped with the phase."""
     mon = MonitorSpec(interval=0.02, sources=["vmstat", "psi", "cpu", "net", "meminfo"])
-    sampler = RemoteSampler(LocalExecutor(), mon, tmp_path, "p").start()
+    sampler = RemoteSampler(LocalHost(), mon, tmp_path, "p").start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # until the loop has printed three whole samples
         out = sampler.out.read_text() if sampler.out.exists() else ""

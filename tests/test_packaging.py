@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from perflab.run.process import installed_program
+from perflab.hosts.process import installed_program
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPERS = ("perflab-exec", "perflab-load")
@@ -305,7 +305,7 @@ def test_pip_wheel_carries_the_static_helpers_and_an_install_runs_them(tmp_path)
     # Installed as pip installs it, an installed perflab finds its own helpers ...
     site = tmp_path / "site"
     pip("install", "--no-deps", "--no-index", "--target", str(site), str(wheel), cwd=tmp_path)
-    code = "from perflab.run.process import installed_program as p; print(p('perflab-exec')); print(p('perflab-load'))"
+    code = "from perflab.hosts.process import installed_program as p; print(p('perflab-exec')); print(p('perflab-load'))"
     found = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from cli_helpers import perflab, perflab_process, write_spec
-from perflab.run.process import process_start_time, run_process, spawn_argv
+from perflab.hosts.process import process_start_time, run_process, spawn_argv
 from perflab.run.scratch import PREFIX, remove_stale_scratch
 from proc_helpers import gone, live, marker_sleep, wait_until
 
@@ -195,7 +195,7 @@ def test_the_shim_stops_the_step_when_its_watched_descriptor_ends(tmp_path):
     """`perflab-exec -W FD` (how a step on a host over SSH learns that perflab is gone: the
     session's stdin ends): when the other end of FD closes, the command and everything it
     started are stopped; FD itself does not reach the command."""
-    from perflab.run.process import exec_shim
+    from perflab.hosts.process import exec_shim
 
     shim = exec_shim()
     assert shim is not None, "scripts/setup installs the perflab-exec shim"

@@ -392,7 +392,7 @@ def test_new_flag_starts_over_and_complete_spec_starts_new(experiment, tmp_path)
 
 def test_harness_metrics_are_the_commands_own(tmp_path):
     """max_rss reflects the command (not the Python harness), CPU time is measured."""
-    from perflab.run.process import exec_shim, run_process, spawn_argv
+    from perflab.hosts.process import exec_shim, run_process, spawn_argv
 
     assert exec_shim() is not None, "scripts/setup installs the perflab-exec shim"
     env = dict(os.environ)

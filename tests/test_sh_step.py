@@ -1,4 +1,4 @@
-"""The portable measurement path's report (`perflab.run.sh_step`): what each shell prints
+"""The portable measurement path's report (`perflab.hosts.sh_step`): what each shell prints
 for ``times`` and ``date``, read into the figures a step records; and the script itself
 run by the shells a device may have (dash, busybox ash), without SSH."""
 
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from perflab.run.sh_step import STEP_SCRIPT, parse_sh_report
+from perflab.hosts.sh_step import STEP_SCRIPT, parse_sh_report
 
 # `times` as each shell prints it: before the command, then after it
 TIMES = {

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from cli_helpers import perflab, write_spec
-from perflab.run.process import installed_program
+from perflab.hosts.process import installed_program
 
 SPEC = """\
 name = "kv-cmds"

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from perflab.run.remote import RemoteExecutor
-from perflab.run.ssh import HostError, SshConnection, SshHost
+from perflab.hosts.remote import RemoteHost
+from perflab.hosts.ssh import HostError, SshConnection, SshTarget
 from sshd import start_sshd
 
 POLL_S = 15.0
@@ -27,9 +27,9 @@ def sshd():
         yield srv
 
 
-def _host(srv, name="dut", **kw) -> SshHost:
+def _host(srv, name="dut", **kw) -> SshTarget:
     opts = kw.pop("options", tuple(srv.options()))
-    return SshHost.parse(name, srv.destination, str(srv.identity), options=opts, **kw)
+    return SshTarget.parse(name, srv.destination, str(srv.identity), options=opts, **kw)
 
 
 #: Both measurement paths: the native shim, and the portable sh path a host gets where the
@@ -39,7 +39,7 @@ PATHS = ["perflab-exec", "sh"]
 
 @pytest.fixture(params=PATHS)
 def executor(sshd, tmp_path, request):
-    ex = RemoteExecutor(
+    ex = RemoteHost(
         SshConnection(_host(sshd)), workdir=str(tmp_path), stage=request.param == "perflab-exec"
     )
     told: list[str] = []
@@ -82,12 +82,12 @@ def _running(ex, marker: str) -> bool:
 
 
 def test_destinations_parse_as_ssh_reads_them():
-    assert SshHost.parse("a", "root@10.0.0.2:2222") == SshHost("a", "root@10.0.0.2", 2222)
-    assert SshHost.parse("b", "lab-dut").destination == "lab-dut"
-    assert SshHost.parse("c", "me@[::1]:22") == SshHost("c", "me@::1", 22)
+    assert SshTarget.parse("a", "root@10.0.0.2:2222") == SshTarget("a", "root@10.0.0.2", 2222)
+    assert SshTarget.parse("b", "lab-dut").destination == "lab-dut"
+    assert SshTarget.parse("c", "me@[::1]:22") == SshTarget("c", "me@::1", 22)
     for bad in ("root@", "a b", "x:99999", "@host"):
         with pytest.raises(ValueError, match=r"ssh destination|bad port"):
-            SshHost.parse("d", bad)
+            SshTarget.parse("d", bad)
 
 
 def test_commands_share_one_connection_and_files_round_trip(sshd, tmp_path):
@@ -118,7 +118,7 @@ def test_unknown_host_key_is_one_line_saying_how_to_accept_it(sshd, tmp_path):
 
 
 def test_unreachable_host_is_an_error_naming_it(sshd):
-    host = SshHost.parse("gone", f"{sshd.user}@127.0.0.1:1", str(sshd.identity))
+    host = SshTarget.parse("gone", f"{sshd.user}@127.0.0.1:1", str(sshd.identity))
     with pytest.raises(HostError, match=r"host 'gone' \(.*:1\): cannot connect: .*refused"):
         SshConnection(host).connect()
 
@@ -126,7 +126,7 @@ def test_unreachable_host_is_an_error_naming_it(sshd):
 def test_remote_step_status_output_env_and_workdir(executor, tmp_path, monkeypatch):
     # the step's scratch folder on the host, named here: other tests' steps may run at once
     token = secrets.token_hex(8)
-    monkeypatch.setattr("perflab.run.remote.secrets.token_hex", lambda n: token)
+    monkeypatch.setattr("perflab.hosts.remote.secrets.token_hex", lambda n: token)
     r = _step(executor, tmp_path, 'echo "out $X"; echo err >&2; pwd; exit 3', env={"X": "a b"})
     assert r.exit_code == 3 and not r.ok
     assert (tmp_path / "out").read_text() == f"out a b\n{tmp_path}\n"
@@ -174,9 +174,7 @@ def test_remote_leftovers_are_held_then_stopped(executor, tmp_path):
 
 @pytest.mark.parametrize("path", PATHS)
 def test_a_dropped_connection_leaves_nothing_on_the_host(sshd, tmp_path, path):
-    ex = RemoteExecutor(
-        SshConnection(_host(sshd)), workdir=str(tmp_path), stage=path == "perflab-exec"
-    )
+    ex = RemoteHost(SshConnection(_host(sshd)), workdir=str(tmp_path), stage=path == "perflab-exec")
     ex.prepare()
     watcher = SshConnection(_host(sshd, name="watcher"))
     try:
@@ -204,8 +202,8 @@ def test_the_next_connection_removes_the_step_folders_a_killed_perflab_left(sshd
     PID and start time): the next connection removes those of this machine's perflabs that
     are gone (killed: nobody fetched them), and keeps those of a perflab still running and
     of other machines."""
-    from perflab.run.process import process_start_time
-    from perflab.run.remote import STEP_PREFIX, _machine_tag, _step_folder
+    from perflab.hosts.process import process_start_time
+    from perflab.hosts.remote import STEP_PREFIX, _machine_tag, _step_folder
 
     token = secrets.token_hex(4)
     dead = subprocess.Popen(["true"])
@@ -221,7 +219,7 @@ def test_the_next_connection_removes_the_step_folders_a_killed_perflab_left(sshd
     try:
         for d in folders.values():
             Path(d).mkdir()
-        ex = RemoteExecutor(SshConnection(_host(sshd)), workdir=str(tmp_path))
+        ex = RemoteHost(SshConnection(_host(sshd)), workdir=str(tmp_path))
         ex.prepare()
         ex.conn.close()
         left = {name for name, d in folders.items() if Path(d).exists()}

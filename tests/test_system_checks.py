@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.analysis.system_conditions import system_warnings
+from perflab.hosts.local import LocalHost
 from perflab.platform import system_state
 from perflab.platform.system_state import (
     TITLES,
-    LocalReader,
     TreeReader,
     read_system_state,
     sample_processes,
@@ -166,7 +166,7 @@ def test_busiest_processes_are_measured_and_perflabs_own_tree_is_left_out():
     orphan = int(shell.stdout.strip())
     own = _busy_loop()
     try:
-        sampled = sample_processes(LocalReader(), interval=0.3, own_pid=os.getpid())
+        sampled = sample_processes(LocalHost(), interval=0.3, own_pid=os.getpid())
         assert sampled is not None
         used, seconds = sampled
         pids = [p["pid"] for p in used]

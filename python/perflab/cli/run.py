@@ -137,7 +137,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 def _print_hosts(spec: Spec, io: CliIO) -> None:
     """How each host's steps will run: each is connected to, and one that cannot run a
     step is refused here as at the run's start (HostError)."""
-    from perflab.run.hosts import Hosts
+    from perflab.run.experiment_hosts import Hosts
 
     if not spec.model.hosts:
         return

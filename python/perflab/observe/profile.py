@@ -21,7 +21,7 @@ Where and how:
 * Kernel stacks where ``kernel.perf_event_paranoid`` allows (root, or ≤ 1); otherwise the
   event is ``:u`` and one warning line per host says so and how to allow them.
 
-Everything runs through the phase's executor (`perflab.run.executor.Executor`), so a
+Everything runs through the phase's executor (`perflab.hosts.base.Host`), so a
 remote host needs only perf and a shell: `perf script` runs there and its text comes back
 as the step's output, folded here.
 """
@@ -35,8 +35,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
+from perflab.hosts.base import Host
 from perflab.observe import INFO_PREFIX, PROFILE_PREFIX
 from perflab.observe.folded import compress
 
@@ -52,26 +52,6 @@ _HOST_PROBE = (
     "id -u; ls -d /sys/bus/event_source/devices/*/events/cpu-cycles "
     "/sys/bus/event_source/devices/*/events/cpu_cycles 2>/dev/null | head -n 1; echo"
 )
-
-
-class CommandHost(Protocol):
-    """The part of `perflab.run.executor.Executor` a profile needs: run a command there."""
-
-    host: str
-
-    def run(
-        self,
-        command: str,
-        *,
-        shell: bool,
-        env: Mapping[str, str],
-        cwd: Path,
-        stdout_path: Path,
-        stderr_path: Path,
-        timeout: float | None,
-        stop: threading.Event | None,
-        on_start: Callable[[int], None] | None,
-    ) -> Any: ...
 
 
 class ProfileError(Exception):
@@ -160,9 +140,9 @@ class Profiles:
             self.message(text)
 
     def host_perf(
-        self, executor: CommandHost, env: Mapping[str, str], cwd: Path, scratch: Path
+        self, executor: Host, env: Mapping[str, str], cwd: Path, scratch: Path
     ) -> HostPerf:
-        key = executor.host
+        key = executor.name
         if key not in self._hosts:
             out, err = scratch / "perf-probe.out", scratch / "perf-probe.err"
             executor.run(
@@ -186,7 +166,7 @@ class Profiles:
         self,
         phase: str,
         mode: str,
-        executor: CommandHost,
+        executor: Host,
         env: Mapping[str, str],
         cwd: Path,
         scratch: Path,
@@ -197,7 +177,7 @@ class Profiles:
         if mode == "system" and not hp.system:
             raise ProfileError(
                 f'profile = "system" needs root or kernel.perf_event_paranoid ≤ 0 on '
-                f"{executor.host} (it is {hp.paranoid}): sysctl kernel.perf_event_paranoid=0"
+                f"{executor.name} (it is {hp.paranoid}): sysctl kernel.perf_event_paranoid=0"
             )
         name = f"perflab-profile-{uuid.uuid4().hex[:12]}.data"
         data = str(scratch / name) if local else f"/tmp/{name}"
@@ -211,7 +191,7 @@ class PhaseProfile:
     phase: str
     mode: str
     perf: HostPerf
-    executor: CommandHost
+    executor: Host
     env: dict[str, str]
     cwd: Path
     scratch: Path
@@ -302,7 +282,7 @@ class PhaseProfile:
             stop=None,
             on_start=None,
         )
-        where = f"profile of phase {self.phase} on {self.executor.host}"
+        where = f"profile of phase {self.phase} on {self.executor.name}"
         if not out.exists() or out.stat().st_size == 0:
             why = _read(err).strip().splitlines()[-1:] or [self._error or "no samples"]
             raise ProfileError(f"{where}: perf script: {why[0]}")
@@ -321,7 +301,7 @@ class PhaseProfile:
             "kernel": self.perf.kernel,
             "call_graph": "fp",
             "frequency": FREQUENCY,
-            "host": self.executor.host,
+            "host": self.executor.name,
             "samples": samples,
         }
         return {

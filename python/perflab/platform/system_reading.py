@@ -1,5 +1,5 @@
-"""How the system checks read a machine: a `SystemReader` (read a file, list a folder) over
-this machine (`LocalReader`) or a copied or made-up tree (`TreeReader`, for tests), the
+"""How the system checks read a machine: a `perflab.hosts.base.Reader` (read a file, list
+a folder) of a host, or of a copied or made-up tree (`TreeReader`, for tests), the
 `Check` each check yields, and the small parsers of ``/proc`` and ``/sys`` they share
 (`perflab.platform.system_state` runs the checks)."""
 
@@ -10,8 +10,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from perflab.hosts.base import Reader
+from perflab.hosts.local import LocalHost
 from perflab.platform.topology import parse_cpu_list
 
 Status = Literal["ok", "warn", "unknown"]
@@ -33,48 +35,27 @@ TITLES = {
 CPU_DIR = "/sys/devices/system/cpu"
 
 
-class SystemReader(Protocol):
-    """What the checks need from a system; each returns None instead of raising."""
-
-    def read_file(self, path: str) -> bytes | None:
-        """The file's bytes, or None when it is missing or unreadable."""
-
-    def list_dir(self, path: str) -> list[str] | None:
-        """The names in the folder, or None when it is missing or unreadable."""
-
-
-class LocalReader:
-    """`SystemReader` of this machine."""
-
-    def read_file(self, path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as f:
-                return f.read()
-        except (OSError, ValueError):
-            return None
-
-    def list_dir(self, path: str) -> list[str] | None:
-        try:
-            return os.listdir(path)
-        except (OSError, ValueError):
-            return None
-
-
-class TreeReader(LocalReader):
-    """`SystemReader` of a file tree laid out like ``/`` under ``root`` (``/proc/loadavg``
-    is ``root/proc/loadavg``)."""
+class TreeReader:
+    """A `perflab.hosts.base.Reader` of a file tree laid out like ``/`` under ``root``
+    (``/proc/loadavg`` is ``root/proc/loadavg``): a machine's state copied, or made up for
+    a test; it runs no command."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self._files = LocalHost()
 
     def _at(self, path: str) -> str:
         return str(self.root / path.lstrip("/"))
 
     def read_file(self, path: str) -> bytes | None:
-        return super().read_file(self._at(path))
+        return self._files.read_file(self._at(path))
 
     def list_dir(self, path: str) -> list[str] | None:
-        return super().list_dir(self._at(path))
+        return self._files.list_dir(self._at(path))
+
+    @staticmethod
+    def query(argv: list[str], timeout: float) -> tuple[int, str] | None:
+        return None
 
 
 @dataclass(frozen=True)
@@ -104,7 +85,7 @@ class Check:
 # -- reading
 
 
-def read_text(reader: SystemReader, path: str) -> str | None:
+def read_text(reader: Reader, path: str) -> str | None:
     data = reader.read_file(path)
     if data is None:
         return None
@@ -112,7 +93,7 @@ def read_text(reader: SystemReader, path: str) -> str | None:
     return text or None
 
 
-def read_int(reader: SystemReader, path: str) -> int | None:
+def read_int(reader: Reader, path: str) -> int | None:
     text = read_text(reader, path)
     try:
         return int(text) if text is not None else None
@@ -120,7 +101,7 @@ def read_int(reader: SystemReader, path: str) -> int | None:
         return None
 
 
-def online_cpus(reader: SystemReader) -> list[int]:
+def online_cpus(reader: Reader) -> list[int]:
     """The online CPUs: sysfs's list, else its cpuN folders, else /proc/cpuinfo's count."""
     text = read_text(reader, f"{CPU_DIR}/online")
     if text:
@@ -143,7 +124,7 @@ def system_clock_ticks() -> int:
         return 100
 
 
-def read_meminfo(reader: SystemReader) -> dict[str, int]:
+def read_meminfo(reader: Reader) -> dict[str, int]:
     """/proc/meminfo in bytes."""
     out: dict[str, int] = {}
     for line in (read_text(reader, "/proc/meminfo") or "").splitlines():

@@ -2,10 +2,10 @@
 average, the busiest other processes, memory and swap, thermal throttling, ASLR and
 perf_event_paranoid (`perflab check`, and the snapshots recorded with every experiment).
 
-Everything is read from ``/proc`` and ``/sys`` through a `SystemReader` (read a file, list
-a folder), so the same code reads this machine (`LocalReader`), a copied or made-up tree
-(`TreeReader`, for tests) or another host (`perflab.run.system_snapshots.HostReader` over
-`perflab.run.host_access.HostAccess`). What cannot be read — a container without
+Everything is read from ``/proc`` and ``/sys`` through a `Reader` (read a file, list
+a folder), so the same code reads this machine (`perflab.hosts.local.LocalHost`), a copied or
+made-up tree (`TreeReader`, for tests) or another host (`perflab.hosts.remote.RemoteHost`, its
+process table fetched at once by `perflab.run.system_snapshots`). What cannot be read — a container without
 ``/sys/devices/system/cpu/cpu*/cpufreq``, a VM without thermal counters, a system that is
 not Linux — is a check of status ``unknown`` with the reason; nothing here raises.
 
@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.hosts.base import Reader
+from perflab.hosts.local import LocalHost
 from perflab.platform.system_reading import (
     CPU_DIR,
     TITLES,
     Check,
-    LocalReader,
     Status,
-    SystemReader,
     TreeReader,
     counted,
     human_bytes,
@@ -46,9 +46,8 @@ __all__ = [
     "FORMAT",
     "TITLES",
     "Check",
-    "LocalReader",
+    "Reader",
     "Status",
-    "SystemReader",
     "SystemState",
     "TreeReader",
     "read_system_state",
@@ -84,7 +83,7 @@ class SystemState:
 
 
 def read_system_state(
-    reader: SystemReader | None = None,
+    reader: Reader | None = None,
     *,
     interval: float = SAMPLE_INTERVAL,
     own_pid: int | None = None,
@@ -99,7 +98,7 @@ def read_system_state(
     and its descendants are left out (default: this process, on this machine).
     """
     if reader is None:
-        reader = LocalReader()
+        reader = LocalHost()
         own_pid = os.getpid() if own_pid is None else own_pid
     cpus = online_cpus(reader)
     meminfo = read_meminfo(reader)
@@ -129,7 +128,7 @@ def read_system_state(
 # -- the checks
 
 
-def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
+def governor_check(reader: Reader, cpus: list[int]) -> Check:
     governors = {
         cpu: g
         for cpu in cpus
@@ -159,7 +158,7 @@ def governor_check(reader: SystemReader, cpus: list[int]) -> Check:
     )
 
 
-def turbo_check(reader: SystemReader) -> Check:
+def turbo_check(reader: Reader) -> Check:
     no_turbo = read_int(reader, f"{CPU_DIR}/intel_pstate/no_turbo")
     if no_turbo is not None:
         if no_turbo:
@@ -194,7 +193,7 @@ def turbo_check(reader: SystemReader) -> Check:
     )
 
 
-def smt_check(reader: SystemReader) -> Check:
+def smt_check(reader: Reader) -> Check:
     active = read_int(reader, f"{CPU_DIR}/smt/active")
     if active is None:
         return Check("smt", "unknown", "?", f"{CPU_DIR}/smt/active cannot be read")
@@ -211,7 +210,7 @@ def smt_check(reader: SystemReader) -> Check:
     )
 
 
-def load_check(reader: SystemReader, cpus: int) -> Check:
+def load_check(reader: Reader, cpus: int) -> Check:
     text = read_text(reader, "/proc/loadavg")
     fields = text.split() if text else []
     try:
@@ -233,7 +232,7 @@ def load_check(reader: SystemReader, cpus: int) -> Check:
     return Check("load", "ok", value, data=data)
 
 
-def _stat_times(reader: SystemReader) -> dict[int, tuple[str, int, int]] | None:
+def _stat_times(reader: Reader) -> dict[int, tuple[str, int, int]] | None:
     """pid → (name, parent pid, utime + stime in clock ticks); None when /proc cannot be listed."""
     names = reader.list_dir("/proc")
     if names is None:
@@ -273,7 +272,7 @@ def _tree(pids: dict[int, tuple[str, int, int]], root: int | None) -> set[int]:
 
 
 def sample_processes(
-    reader: SystemReader,
+    reader: Reader,
     *,
     interval: float = SAMPLE_INTERVAL,
     own_pid: int | None = None,
@@ -306,7 +305,7 @@ def sample_processes(
 
 
 def processes_check(
-    reader: SystemReader,
+    reader: Reader,
     *,
     interval: float = SAMPLE_INTERVAL,
     own_pid: int | None = None,
@@ -383,7 +382,7 @@ def swap_check(meminfo: dict[str, int]) -> Check:
     return Check("swap", "ok", value, data=data)
 
 
-def throttling_check(reader: SystemReader, cpus: list[int]) -> Check:
+def throttling_check(reader: Reader, cpus: list[int]) -> Check:
     core = package = 0
     seen = False
     for cpu in cpus:
@@ -419,7 +418,7 @@ def throttling_check(reader: SystemReader, cpus: list[int]) -> Check:
 _ASLR = {0: "off", 1: "partial", 2: "full"}
 
 
-def aslr_check(reader: SystemReader) -> Check:
+def aslr_check(reader: Reader) -> Check:
     value = read_int(reader, "/proc/sys/kernel/randomize_va_space")
     if value is None:
         return Check("aslr", "unknown", "?", "/proc/sys/kernel/randomize_va_space cannot be read")
@@ -436,7 +435,7 @@ def aslr_check(reader: SystemReader) -> Check:
     )
 
 
-def paranoid_check(reader: SystemReader) -> Check:
+def paranoid_check(reader: Reader) -> Check:
     value = read_int(reader, "/proc/sys/kernel/perf_event_paranoid")
     if value is None:
         return Check(

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab.run.process import TERM_GRACE_S, ProcessResult
-from perflab.run.ssh import HostError
+from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.ssh import HostError
 
 if TYPE_CHECKING:
-    from perflab.run.executor import Executor
+    from perflab.hosts.base import Host
 
 #: Output beyond this is truncated in the store (the head and the tail are kept).
 MAX_KEPT_OUTPUT = 8 * 1024 * 1024
@@ -68,7 +68,7 @@ class StepOutput:
 
 
 def run_command(
-    executor: Executor,
+    executor: Host,
     name: str,
     command: str,
     *,
@@ -102,7 +102,7 @@ def run_command(
     except (FileNotFoundError, PermissionError, ValueError) as e:
         error = str(e) if str(e) else type(e).__name__
         return StepOutput(
-            name, None, b"", b"", error, executor.host, command=command, env_added=added
+            name, None, b"", b"", error, executor.name, command=command, env_added=added
         )
     except HostError as e:  # the connection was lost: the run fails, the experiment goes on
         return StepOutput(
@@ -111,7 +111,7 @@ def run_command(
             _read_kept(out_path),
             _read_kept(err_path),
             str(e),
-            executor.host,
+            executor.name,
             command=command,
             env_added=added,
         )
@@ -120,7 +120,7 @@ def run_command(
         result,
         _read_kept(out_path),
         _read_kept(err_path),
-        host=executor.host,
+        host=executor.name,
         command=command,
         env_added=added,
     )

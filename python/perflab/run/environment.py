@@ -1,7 +1,7 @@
 """What machine a run happened on: captured once per experiment and host.
 
-Everything is read through `HostAccess` (read a file, run a command; host_access.py),
-so the same code captures this machine and a remote one (`perflab.run.remote.RemoteHost`).
+Everything is read through a `perflab.hosts.base.Reader` (read a file, run a short command),
+so the same code captures this machine and a remote one (`perflab.hosts.remote.RemoteHost`).
 Nothing here raises for a missing file, a tool that is not installed or a command that
 hangs: what cannot be read is recorded as unknown (``None``), named in ``unread``, and
 the capture goes on. A host is described by what it says itself, never by this
@@ -89,8 +89,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from perflab import _version
+from perflab.hosts.base import TOOL_TIMEOUT, Reader, command_output, read_line, read_text
 from perflab.run import host_facts
-from perflab.run.host_access import TOOL_TIMEOUT, HostAccess, command_output, read_line, read_text
 from perflab.run.host_text import (
     bracketed,
     parse_cpu_list,
@@ -126,7 +126,7 @@ _OS_RELEASE_FILES = ("/etc/os-release", "/usr/lib/os-release", "/etc/openwrt_rel
 
 
 def capture(
-    host: HostAccess,
+    host: Reader,
     tools: Sequence[str] = (),
     *,
     timeout: float = TOOL_TIMEOUT,
@@ -204,7 +204,7 @@ def capture(
     return Environment(info=info, artifacts=artifacts)
 
 
-def _read_artifacts(host: HostAccess, timeout: float) -> dict[str, bytes]:
+def _read_artifacts(host: Reader, timeout: float) -> dict[str, bytes]:
     """The raw sources kept with the description (see `Environment.artifacts`)."""
     artifacts: dict[str, bytes] = {}
     for path in _FILE_ARTIFACTS:
@@ -224,7 +224,7 @@ def _read_artifacts(host: HostAccess, timeout: float) -> dict[str, bytes]:
     kernel_name = _uname_words(artifacts.get("uname -a", b"").decode("utf-8", "replace"))[:1]
     linux = kernel_name == ["Linux"] or (not kernel_name and "/proc/meminfo" in artifacts)
     if not linux:  # NetBSD, FreeBSD, macOS: no /proc; sysctl says what it tells
-        result = host.run(["sysctl", *SYSCTL_NAMES], timeout)
+        result = host.query(["sysctl", *SYSCTL_NAMES], timeout)
         if result is not None and parse_sysctl(result[1], SYSCTL_NAMES):
             artifacts["sysctl"] = result[1].encode()
     return artifacts
@@ -283,7 +283,7 @@ def _other_os(uname: list[str], sysctl: dict[str, str], release: str | None) -> 
 
 
 def _identity(
-    host: HostAccess, lscpu: dict[str, str], sysctl: dict[str, str], timeout: float
+    host: Reader, lscpu: dict[str, str], sysctl: dict[str, str], timeout: float
 ) -> dict[str, Any]:
     """``hostname`` and ``architecture``."""
     uname_m = command_output(host, ["uname", "-m"], timeout)
@@ -297,7 +297,7 @@ def _identity(
     }
 
 
-def _kernel_settings(host: HostAccess) -> dict[str, Any]:
+def _kernel_settings(host: Reader) -> dict[str, Any]:
     """Clock source and the sysctls that change how a benchmark behaves."""
     return {
         "clocksource": read_line(
@@ -310,7 +310,7 @@ def _kernel_settings(host: HostAccess) -> dict[str, Any]:
     }
 
 
-def _loadavg(host: HostAccess) -> list[float] | None:
+def _loadavg(host: Reader) -> list[float] | None:
     """The 1, 5 and 15 minute load averages of /proc/loadavg."""
     loadavg = (read_line(host, "/proc/loadavg") or "").split()[:3]
     try:

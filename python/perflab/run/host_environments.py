@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from perflab.hosts.base import Host
     from perflab.platform import CoreChoice
-    from perflab.run.executor import Executor
-    from perflab.run.hosts import Hosts
+    from perflab.run.experiment_hosts import Hosts
     from perflab.spec.schema import ExperimentSpec
     from perflab.store import Store
 
@@ -21,7 +21,7 @@ def capture_environments(
     eid: int,
     model: ExperimentSpec,
     hosts: Hosts,
-    local: Executor,
+    local: Host,
     core_choices: dict[int, CoreChoice],
 ) -> None:
     """Captures and stores the environment of each host not yet stored for the experiment
@@ -33,14 +33,14 @@ def capture_environments(
     stored = store.environments(eid)
     for name, commands in commands_by_host(model).items():
         executor = hosts[name]
-        if executor.host in stored or (name is not None and hosts.is_down(name)):
+        if executor.name in stored or (name is not None and hosts.is_down(name)):
             continue  # stored already, or a device not booted yet: after its first boot
         tools = list(dict.fromkeys([*model.tools, *command_tools(commands)]))
-        env = capture(executor.host_access(), tools=tools, controller=executor is local)
+        env = capture(executor, tools=tools, controller=executor is local)
         info = dict(env.info)
         if core_choices and executor is local:
             info["picked_cores"] = {str(n): c.to_json() for n, c in core_choices.items()}
-        store.put_environment(eid, executor.host, info, env.artifacts)
+        store.put_environment(eid, executor.name, info, env.artifacts)
 
 
 def commands_by_host(model: ExperimentSpec) -> dict[str | None, list[str]]:

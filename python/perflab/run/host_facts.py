@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.run.host_access import TOOL_TIMEOUT, HostAccess, read_line, read_text
+from perflab.hosts.base import TOOL_TIMEOUT, Reader, read_line, read_text
 from perflab.run.host_text import (
     format_cpu_list,
     human_cache_size,
@@ -34,9 +34,7 @@ def cpu_identity(cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[s
     return {"cpu_model": model, "cpu_vendor": vendor}
 
 
-def topology(
-    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
-) -> dict[str, Any]:
+def topology(host: Reader, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]) -> dict[str, Any]:
     """Sockets, cores, threads: /proc/cpuinfo ids, else sysfs topology, else lscpu."""
     online_text = read_line(host, f"{_CPU}/online")
     processors = [b for b in cpuinfo if "processor" in b and to_int(b["processor"]) is not None]
@@ -70,7 +68,7 @@ def topology(
 
 
 def _placement(
-    host: HostAccess, processors: list[dict[str, str]], online: list[int] | None
+    host: Reader, processors: list[dict[str, str]], online: list[int] | None
 ) -> dict[int, tuple[str, str]]:
     """(package, core) per logical CPU: from /proc/cpuinfo, else sysfs; {} when unknown."""
     placement: dict[int, tuple[str, str]] = {}
@@ -116,7 +114,7 @@ def _topology_summary(
 
 
 def caches(
-    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+    host: Reader, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
 ) -> dict[str, str] | None:
     found: dict[str, str] = {}
     for index in range(16):
@@ -145,7 +143,7 @@ def caches(
     return None
 
 
-def numa_nodes(host: HostAccess, lscpu: dict[str, str]) -> int | None:
+def numa_nodes(host: Reader, lscpu: dict[str, str]) -> int | None:
     nodes = parse_cpu_list(read_line(host, "/sys/devices/system/node/online"))
     return len(nodes) if nodes else to_int(lscpu.get("NUMA node(s)"))
 
@@ -160,7 +158,7 @@ def memory(meminfo: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def frequency(host: HostAccess, online: list[int] | None) -> dict[str, Any]:
+def frequency(host: Reader, online: list[int] | None) -> dict[str, Any]:
     governors: dict[str, list[int]] = {}
     for cpu in online or [0]:
         governor = read_line(host, f"{_CPU}/cpu{cpu}/cpufreq/scaling_governor")
@@ -210,7 +208,7 @@ _HYPERVISOR_NAMES = (
 
 
 def virtualization(
-    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+    host: Reader, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
 ) -> dict[str, Any]:
     """systemd-detect-virt when present; else DMI names, the CPU's hypervisor flag, lscpu."""
     hypervisor = _detect_virt(host, "--vm")
@@ -230,9 +228,9 @@ def virtualization(
     return {"hypervisor": hypervisor, "container": container, "virtualization": summary}
 
 
-def _detect_virt(host: HostAccess, flag: str) -> str | None:
+def _detect_virt(host: Reader, flag: str) -> str | None:
     """The first word systemd-detect-virt prints with ``flag``; None when it cannot run."""
-    result = host.run(["systemd-detect-virt", flag], TOOL_TIMEOUT)
+    result = host.query(["systemd-detect-virt", flag], TOOL_TIMEOUT)
     if result is None:
         return None
     word = result[1].strip().splitlines()[0].strip() if result[1].strip() else ""
@@ -240,7 +238,7 @@ def _detect_virt(host: HostAccess, flag: str) -> str | None:
 
 
 def _hypervisor_from_files(
-    host: HostAccess, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
+    host: Reader, cpuinfo: list[dict[str, str]], lscpu: dict[str, str]
 ) -> str | None:
     """DMI vendor and product, lscpu, /sys/hypervisor, then the CPU's hypervisor flag."""
     dmi = " ".join(
@@ -265,7 +263,7 @@ def _hypervisor_from_files(
     return hypervisor
 
 
-def _container_from_files(host: HostAccess) -> str | None:
+def _container_from_files(host: Reader) -> str | None:
     """Docker's and Podman's marker files, else the names in PID 1's cgroup."""
     if host.read_file("/.dockerenv") is not None:
         return "docker"

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.hosts.process import TERM_GRACE_S, installed_program
+from perflab.hosts.ssh import HostError
 from perflab.run.command import StepOutput, run_command
 from perflab.run.kv_phase import KvPhaseResult, kv_phase_result
-from perflab.run.process import TERM_GRACE_S, installed_program
-from perflab.run.ssh import HostError
 
 if TYPE_CHECKING:
-    from perflab.run.executor import Executor
+    from perflab.hosts.base import Host
     from perflab.spec.schema import PhaseSpec
     from perflab.workloads.kv_result import KvResult
 
@@ -59,15 +59,15 @@ class ClockOffset:
         return f"{self.host}\t{self.offset_s * 1e3:+.3f} ms\t± {self.uncertainty_s * 1e3:.3f} ms"
 
 
-def measure_offset(executor: Executor, program: str) -> ClockOffset:
+def measure_offset(executor: Host, program: str) -> ClockOffset:
     """The host's clock offset: ``perflab-load --clock`` on the host answers each line with
     its clock over one SSH session, so a reading costs one round trip of a pipe and the
     network and is bracketed by the two local readings around it (this machine's own clock:
     0 exactly)."""
-    from perflab.run.remote import RemoteExecutor
+    from perflab.hosts.remote import RemoteHost
 
-    if not isinstance(executor, RemoteExecutor):
-        return ClockOffset(executor.host, 0.0, 0.0)
+    if not isinstance(executor, RemoteHost):
+        return ClockOffset(executor.name, 0.0, 0.0)
     proc = subprocess.Popen(
         executor.conn.argv(f"{shlex.quote(program)} --clock"),
         stdin=subprocess.PIPE,
@@ -89,7 +89,7 @@ def measure_offset(executor: Executor, program: str) -> ClockOffset:
                 best = (remote - (t0 + half), half)
     except (OSError, ValueError):
         raise HostError(
-            f"host '{executor.host}': cannot read its clock with perflab-load"
+            f"host '{executor.name}': cannot read its clock with perflab-load"
         ) from None
     finally:
         with contextlib.suppress(OSError):
@@ -101,7 +101,7 @@ def measure_offset(executor: Executor, program: str) -> ClockOffset:
             proc.wait()
         proc.stdout.close()
     assert best is not None
-    return ClockOffset(executor.host, best[0], best[1])
+    return ClockOffset(executor.name, best[0], best[1])
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def plan_processes(
 def run_kv_on_hosts(
     phase: PhaseSpec,
     table: dict[str, Any],
-    executors: dict[str, Executor],
+    executors: dict[str, Host],
     *,
     run_dir: Path,
     timeout: float | None,

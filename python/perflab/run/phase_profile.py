@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from perflab.hosts.ssh import HostError
 from perflab.observe.profile import PhaseProfile, ProfileError
 from perflab.run.failure_policy import Failure
-from perflab.run.ssh import HostError
 
 if TYPE_CHECKING:
     from perflab.spec.schema import PhaseSpec

@@ -1,6 +1,6 @@
 """What is watched while one phase of a run runs: perf counters around its command and
 /proc monitors sampled beside it (`perflab.observe`), on the host where it runs, through
-the same `Executor` as its command.
+the same `Host` as its command.
 
 `RunExecution` enters a `PhaseWatch` around every phase: a monitor starts before the phase
 and stops after it (the series kept as the artifact ``monitor:PHASE``, its summaries added
@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from perflab.hosts.ssh import HostError
 from perflab.observe.counters import (
     PMU_DEVICES,
     CounterError,
@@ -30,13 +31,12 @@ from perflab.observe.counters import (
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries, parse_loop_output, shell_loop
 from perflab.run.failure_policy import Failure
-from perflab.run.ssh import HostError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-    from perflab.run.executor import Executor
+    from perflab.hosts.base import Host
     from perflab.run.metrics import PhaseOutput
     from perflab.spec.schema import ExperimentSpec, MonitorSpec, PhaseSpec
 
@@ -87,7 +87,7 @@ class PhaseWatch:
             return text
         executor = self.ex.runner.hosts[phase.host]
         events = list(phase.counters)
-        key = (executor.host, tuple(events))
+        key = (executor.name, tuple(events))
         if key not in _CHECKED:
             env = self.ex.runner.hosts.env_for(phase.host, self.ex.runner.step_env(None, None))
             _CHECKED[key] = self._check(executor, events, env)
@@ -100,13 +100,13 @@ class PhaseWatch:
             self.counts_path = f"/tmp/perflab-counters-{secrets.token_hex(8)}.csv"
         return perf_stat_command(text, phase.shell, events, self.counts_path)
 
-    def _check(self, executor: Executor, events: list[str], env: dict[str, str]) -> str | None:
+    def _check(self, executor: Host, events: list[str], env: dict[str, str]) -> str | None:
         """Why ``events`` cannot be counted on ``executor``'s host (None: they can); on a
         remote host the line names it, and what it lacks is read there."""
         command = perf_stat_command("true", False, events, "/dev/stdout")
         out, err = self.ex.run_dir / "perf-check.out", self.ex.run_dir / "perf-check.err"
         local = executor is self.ex.runner.hosts.local
-        where = "here" if local else f"on host {executor.host}"
+        where = "here" if local else f"on host {executor.name}"
         try:
             result = executor.run(
                 command,
@@ -199,7 +199,7 @@ class RemoteSampler:
     """A monitor on another host: `shell_loop` run there as a step beside the phase, stopped
     (its process tree ended) when the phase ends; its output gives the series."""
 
-    def __init__(self, executor: Executor, mon: MonitorSpec, run_dir: Path, phase: str) -> None:
+    def __init__(self, executor: Host, mon: MonitorSpec, run_dir: Path, phase: str) -> None:
         self.executor, self.mon = executor, mon
         self.out = run_dir / f"monitor-{phase}.out"
         self.err = run_dir / f"monitor-{phase}.err"
@@ -232,7 +232,7 @@ class RemoteSampler:
         self.stop_event.set()
         self.thread.join()
         series = parse_loop_output(_text(self.out), list(self.mon.sources), self.mon.interval)
-        series.host = self.executor.host
+        series.host = self.executor.name
         if self.error:
             series.missing.append(f"sampler: {self.error}")
         return series
@@ -245,24 +245,24 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _host_paranoid(executor: Executor) -> str:
+def _host_paranoid(executor: Host) -> str:
     """kernel.perf_event_paranoid on ``executor``'s host ("" when it cannot be read)."""
-    data = executor.host_access().read_file("/proc/sys/kernel/perf_event_paranoid")
+    data = executor.read_file("/proc/sys/kernel/perf_event_paranoid")
     return "" if data is None else data.decode("utf-8", "replace").strip()
 
 
-def _host_pmu_reason(executor: Executor) -> Callable[[str], str]:
+def _host_pmu_reason(executor: Host) -> Callable[[str], str]:
     """`missing_pmu_reason` for ``executor``'s host: its event sources listed there."""
 
     def why(event: str) -> str:
-        done = executor.host_access().run(["ls", PMU_DEVICES], 30.0)
+        done = executor.query(["ls", PMU_DEVICES], 30.0)
         pmus = done[1].split() if done is not None and done[0] == 0 else []
         return pmu_reason(event, pmus, "there")
 
     return why
 
 
-def _quiet(executor: Executor, command: str, run_dir: Path) -> None:
+def _quiet(executor: Host, command: str, run_dir: Path) -> None:
     """A clean-up command whose failure does not matter."""
     try:
         executor.run(

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.errors import PerflabError, StoreError
+from perflab.hosts.ssh import HostError
 from perflab.run.command import StepOutput
 from perflab.run.failure_policy import Failure
 from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
 from perflab.run.phase_profile import finish_profile, start_profile
 from perflab.run.phase_watch import PhaseWatch
-from perflab.run.ssh import HostError
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell, render_value
 from perflab.store import RunRow
@@ -32,9 +32,9 @@ from perflab.store import RunRow
 if TYPE_CHECKING:
     import threading
 
+    from perflab.hosts.base import Host
     from perflab.observe.profile import Profiles
-    from perflab.run.executor import Executor
-    from perflab.run.hosts import Hosts
+    from perflab.run.experiment_hosts import Hosts
     from perflab.run.services import ServiceRun
     from perflab.spec import Spec
     from perflab.spec.schema import ExperimentSpec, HookSpec, PhaseSpec, VariantSpec
@@ -60,7 +60,7 @@ class RunContext(Protocol):
     stop: threading.Event
 
     @property
-    def executor(self) -> Executor: ...
+    def executor(self) -> Host: ...
 
     hosts: Hosts  # every machine of the experiment by its spec name
     profiles: Profiles  # the phases' perf profiles (perflab.observe.profile)
@@ -134,7 +134,7 @@ class RunExecution:
         """Run the steps, clean up, extract the metrics and commit the run."""
         r, run, m = self.runner, self.run, self.model
         self.run_dir.mkdir()
-        r.store.start_run(run.id, r.executor.host)
+        r.store.start_run(run.id, r.executor.name)
         self.t0 = time.monotonic()
         self.deadline = None if m.timeout is None else self.t0 + m.timeout
         self.values = r.run_values(run, self.run_dir)
@@ -264,7 +264,7 @@ class RunExecution:
                 stop=self.runner.stop,
                 kill_grace=self.model.kill_grace,
             )
-            self.hosts += [f"{name}@{h}\t{ex.host}" for h, ex in executors.items()]
+            self.hosts += [f"{name}@{h}\t{ex.name}" for h, ex in executors.items()]
         else:
             result = run_kv_phase(phase, table, timeout=timeout, stop=self.runner.stop)
         self.artifacts.update(result.artifacts)
@@ -416,7 +416,7 @@ class RunExecution:
             reason = f"{reason} (run timeout {m.timeout:g} s)"
         try:
             r.store.finish_run(
-                run.id, status, reason, metrics, self.artifacts, r.eid, r.executor.host
+                run.id, status, reason, metrics, self.artifacts, r.eid, r.executor.name
             )
         except StoreError as e:
             # Nothing of this run was saved (the write rolled back whole). Mark it failed if the

@@ -22,19 +22,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import PerflabError, StoreError
+from perflab.hosts.base import Host
+from perflab.hosts.local import LocalHost
+from perflab.hosts.process import HeldProcesses, kill_leftover_group, process_start_time
+from perflab.hosts.ssh import HostError
+from perflab.platform import pick_cores, read_topology
 from perflab.run.command import StepOutput, run_command
-from perflab.run.executor import LocalExecutor, PinningExecutor
+from perflab.run.experiment_hosts import Hosts
 from perflab.run.failure_policy import Failure, FailurePolicy
 from perflab.run.host_environments import capture_environments
-from perflab.run.hosts import Hosts
 from perflab.run.observer import ExperimentOutcome, Observer, SilentObserver
 from perflab.run.phase_cores import core_counts, phase_cpus
-from perflab.run.process import HeldProcesses, kill_leftover_group, process_start_time
 from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.run.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
 from perflab.run.services import ServiceRun
-from perflab.run.ssh import HostError
 from perflab.run.stop_signals import install_stop_signals, restore_signals
 from perflab.run.system_snapshots import EverySnapshot
 from perflab.run.variant_kernel import ensure_kernel
@@ -57,7 +59,7 @@ class Runner:
         spec: Spec,
         experiment_id: int,
         *,
-        executor: PinningExecutor | None = None,
+        executor: Host | None = None,
         observer: Observer | None = None,
         handle_signals: bool = True,
         max_failures: int | None = None,
@@ -68,7 +70,7 @@ class Runner:
         self.store = store
         self.spec = spec
         self.eid = experiment_id
-        self.executor: PinningExecutor = executor or LocalExecutor()
+        self.executor: Host = executor or LocalHost()
         # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
         self.hosts = Hosts(
             self.executor,
@@ -101,7 +103,7 @@ class Runner:
 
     # -- public
     def run(self) -> ExperimentOutcome:
-        holder = self.store.claim(self.eid, os.getpid(), self.executor.host)
+        holder = self.store.claim(self.eid, os.getpid(), self.executor.name)
         if holder:
             raise PerflabError(
                 f"experiment {self.eid} is being run by process {holder[0]} on this host"
@@ -276,7 +278,7 @@ class Runner:
 
     def _fail_unstarted(self, run: RunRow, why: VariantServicesFailed) -> RunOutcome:
         """Records a run that could not start because its variant's services did not."""
-        host = self.executor.host
+        host = self.executor.name
         self.store.start_run(run.id, host)
         self.store.finish_run(run.id, "failed", why.reason, {}, why.artifacts, self.eid, host)
         return RunOutcome(
@@ -292,10 +294,11 @@ class Runner:
 
     def _pick_cores(self) -> None:
         """Pick every core count the phases can ask for, once, before any run (fail early)."""
+
         counts = core_counts(self.spec.model, self.cells.values(), self.variants.values())
         for n in sorted(counts):
             try:
-                self.core_choices[n] = self.executor.pick_cores(n)
+                self.core_choices[n] = pick_cores(n, read_topology())  # this machine's
             except PerflabError as e:
                 raise PerflabError(f"cores = {n}: {e.message}", hint=e.hint) from None
 

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from perflab.run.process import HeldProcesses, process_start_time
+from perflab.hosts.process import HeldProcesses, process_start_time
 
 PREFIX = "perflab-run-"
 

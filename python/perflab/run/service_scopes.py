@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import threading
 
     from perflab.run.command import StepOutput
-    from perflab.run.hosts import Hosts
+    from perflab.run.experiment_hosts import Hosts
     from perflab.spec import Spec
     from perflab.spec.schema import VariantSpec
     from perflab.store import RunRow

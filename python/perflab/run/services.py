@@ -1,7 +1,7 @@
 """Services: long-running processes a scope needs (a server under test), started, waited
 for until ready, and stopped — their whole process group, with grace — at the scope's end.
 
-A service runs as any step does (`Executor.run`, through ``perflab-exec``: its own
+A service runs as any step does (`Host.run`, through ``perflab-exec``: its own
 session, measured, everything it starts held), on a thread of its own for as long as it
 lives; stopping it is the step's stop request. One that daemonizes (``memcached -d``)
 exits at once and leaves its daemon held by the shim: that is a running service too, and
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import StoppedError
+from perflab.hosts.base import Host
+from perflab.hosts.process import TERM_GRACE_S, ProcessResult
 from perflab.run.command import StepOutput, run_command
-from perflab.run.executor import Executor
-from perflab.run.process import TERM_GRACE_S, ProcessResult
 
 #: Seconds between readiness checks.
 POLL_S = 0.02
@@ -56,7 +56,7 @@ class ServiceRun:
 
     name: str
     command: str
-    executor: Executor
+    executor: Host
     run_dir: Path
     env: dict[str, str]
     shell: bool

@@ -7,7 +7,7 @@ every (cell, variant) — the plan's block; with ``order = "sequential"`` the re
 one (cell, variant), so each snapshot covers one variant and conditions that differed
 between variants can be told apart (`perflab.analysis.system_conditions`).
 
-The snapshots are of the experiment's machine, through its executor's `HostAccess`
+The snapshots are of the experiment's machine, through its executor's `Reader`
 (leaving out perflab's own process tree from the busiest processes there), and of every
 other host the spec names (`EverySnapshot`): a noisy load machine or a device under test
 whose governor changed spoils a comparison as much as the machine perflab runs on. Each
@@ -24,25 +24,24 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from perflab.analysis.system_conditions import SNAPSHOT_PREFIX
-from perflab.platform.system_state import SystemReader, read_system_state
-from perflab.run.host_access import LocalHost
+from perflab.hosts.local import LocalHost
+from perflab.platform.system_state import read_system_state
 
 if TYPE_CHECKING:
-    from perflab.run.executor import Executor
-    from perflab.run.host_access import HostAccess
+    from perflab.hosts.base import Host, Reader
     from perflab.store import RunRow, Store
 
 
-class HostReader:
-    """`SystemReader` over a `HostAccess`: files read through it, folders listed with
-    ``ls`` there (directly on this machine).
+class _ProcessTable:
+    """A remote host's reads for one snapshot, the process table fetched at once.
 
     On a remote host every read is a round trip, and the busiest-processes check reads
     ``/proc/PID/stat`` of every process, twice: listing ``/proc`` there also fetches every
     process's ``stat`` in the same command (``grep -H``: one line each, after its path), and
-    those reads are answered from it until the next listing."""
+    those reads are answered from it until the next listing. Everything else is the host's
+    own read."""
 
-    def __init__(self, host: HostAccess):
+    def __init__(self, host: Host):
         self.host = host
         self._stats: dict[str, bytes] = {}
 
@@ -51,24 +50,16 @@ class HostReader:
             return self._stats[path]
         return self.host.read_file(path)
 
-    def list_dir(self, path: str) -> list[str] | None:
-        if isinstance(self.host, LocalHost):
-            try:
-                return os.listdir(path)
-            except (OSError, ValueError):
-                return None
-        if path.rstrip("/") == "/proc":
-            return self._list_proc()
-        result = self.host.run(["ls", "-1A", "--", path], 10.0)
-        if result is None or result[0] != 0:
-            return None
-        return [line for line in result[1].splitlines() if line]
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+        return self.host.query(argv, timeout)
 
-    def _list_proc(self) -> list[str] | None:
+    def list_dir(self, path: str) -> list[str] | None:
+        if path.rstrip("/") != "/proc":
+            return self.host.list_dir(path)
         script = (
             "ls -1A /proc && echo " + _MARK + " && grep -H '' /proc/[0-9]*/stat 2>/dev/null; true"
         )
-        result = self.host.run(["sh", "-c", script], 20.0)
+        result = self.host.query(["sh", "-c", script], 20.0)
         if result is None or result[0] != 0 or _MARK not in result[1]:
             return None
         listing, _, stats = result[1].partition(_MARK + "\n")
@@ -92,17 +83,18 @@ class SystemSnapshots:
         self,
         store: Store,
         eid: int,
-        executor: Executor,
+        executor: Host,
         order: str,
         *,
         message: Callable[[str], None] | None = None,
-        reader: SystemReader | None = None,
+        reader: Reader | None = None,
     ):
         self.store = store
         self.eid = eid
-        self.host = executor.host
-        self.reader: SystemReader = reader or HostReader(executor.host_access())
-        self.own_pid = os.getpid() if isinstance(executor.host_access(), LocalHost) else None
+        self.host = executor.name
+        local = isinstance(executor, LocalHost)
+        self.reader: Reader = reader or (executor if local else _ProcessTable(executor))
+        self.own_pid = os.getpid() if local else None
         self.sequential = order == "sequential"
         self.message = message
         self._since: list[RunRow] = []
@@ -174,7 +166,7 @@ class EverySnapshot:
         self,
         store: Store,
         eid: int,
-        executors: list[Executor],
+        executors: list[Host],
         order: str,
         *,
         message: Callable[[str], None] | None = None,

@@ -1,7 +1,7 @@
 """Which tools a spec's commands run, and the version each reports.
 
 `command_tools` finds the well-known programs (`VERSION_COMMANDS`) in shell commands;
-`tool_version` asks one for its version through a `HostAccess` and keeps the line that
+`tool_version` asks one for its version through a `Reader` and keeps the line that
 names it (None when the tool is missing, hangs or says nothing useful).
 
 A version is asked only of a program the user named in ``tools = [...]`` or of a
@@ -18,7 +18,7 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from perflab.run.host_access import TOOL_TIMEOUT, HostAccess
+from perflab.hosts.base import TOOL_TIMEOUT, Reader
 
 #: How to ask a tool its version when ``--version`` is not the way (or prints too much).
 VERSION_COMMANDS: dict[str, list[str]] = {
@@ -64,14 +64,14 @@ def _version_line(output: str) -> str | None:
     return None
 
 
-def tool_version(host: HostAccess, tool: str, timeout: float = TOOL_TIMEOUT) -> str | None:
+def tool_version(host: Reader, tool: str, timeout: float = TOOL_TIMEOUT) -> str | None:
     """``tool``'s version line, or None when it is not installed, hangs or says nothing useful.
 
     ``tool`` may be a name on PATH or a path (``./memtier_benchmark/memtier_benchmark``);
     the version flag is looked up by its base name, ``--version`` otherwise.
     """
     flags = VERSION_COMMANDS.get(os.path.basename(tool), ["--version"])
-    result = host.run([tool, *flags], timeout)
+    result = host.query([tool, *flags], timeout)
     if result is None:
         return None
     code, output = result

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from perflab.run.ssh import HostError
+from perflab.hosts.ssh import HostError
 
 if TYPE_CHECKING:
-    from perflab.run.hosts import Hosts
+    from perflab.run.experiment_hosts import Hosts
     from perflab.spec.schema import HostSpec, VariantSpec
 
 
@@ -24,7 +24,7 @@ def ensure_kernel(
 ) -> tuple[str | None, str | None]:
     """Boots what the run needs booted. Returns (why the run cannot go on, or None;
     ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` lines for the run's record, or None)."""
-    from perflab.run.boot import kernel_state, mismatch
+    from perflab.hosts.boot import kernel_state, mismatch
 
     records: list[str] = []
     hosts.revive()

@@ -22,6 +22,7 @@ from pydantic import (
     StrictStr,
 )
 
+from perflab.hosts.ssh import parse_destination
 from perflab.spec.limits import KIB, MAX_COMMAND, MAX_SHORT, MAX_TEXT, size_text
 
 
@@ -137,28 +138,6 @@ def _cores(value: Any) -> Any:
 
 #: ``cores = 2``, or ``cores = "{param}"``.
 Cores = Annotated[StrictInt | StrictStr, BeforeValidator(_cores)]
-
-
-_DESTINATION = re.compile(
-    r"^(?:(?P<user>[^@\s:]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]]+))"
-    r"(?::(?P<port>\d{1,5}))?$"
-)
-
-
-def parse_destination(text: str) -> tuple[str | None, str, int | None]:
-    """(user, address, port) of an ssh destination ``user@address:port`` (``[::1]:22`` for
-    IPv6; every part but the address optional; an ``~/.ssh/config`` alias is an address).
-    Raises ValueError saying what is wrong."""
-    m = _DESTINATION.match(text.strip())
-    if not m:
-        raise ValueError(
-            f"bad ssh destination {text!r}: expected user@address:port, address, or an "
-            "alias of ~/.ssh/config ([::1]:22 for an IPv6 address)"
-        )
-    port = int(m["port"]) if m["port"] else None
-    if port is not None and not 0 < port < 65536:
-        raise ValueError(f"bad port {port} in ssh destination {text!r}")
-    return m["user"], m["v6"] or m["host"], port
 
 
 def _destination(text: str) -> str:

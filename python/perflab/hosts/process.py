@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 class HeldProcesses(Protocol):
     """What a step left running, held until its scope ends: `Lingering` here,
-    `perflab.run.remote_step.RemoteLingering` on a host. ``stop()`` ends them all."""
+    `perflab.hosts.remote_step.RemoteLingering` on a host. ``stop()`` ends them all."""
 
     def processes(self) -> list[str]: ...
 

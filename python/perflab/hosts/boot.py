@@ -16,7 +16,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from perflab.run.ssh import HostError, SshConnection
+from perflab.hosts.ssh import HostError, SshConnection
 
 #: Seconds between attempts to reach a booting host.
 POLL_S = 2.0

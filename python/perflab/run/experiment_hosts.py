@@ -1,10 +1,11 @@
 """The machines of an experiment: this one (``local``) and every ``[hosts.NAME]`` over SSH.
 
-One executor per host for the whole experiment (one SSH control master each, opened when
-the experiment starts so that an unreachable host stops it before any run, and closed at
-its end). Steps name their host with ``on = "NAME"``; without it they run here. A device
-booted from here (``[hosts.NAME.control]``, `device.py`) is connected to at its first
-boot instead, and everything staged there is staged again after every boot.
+One `perflab.hosts.base.Host` per machine for the whole experiment (one SSH control master
+each, opened when the experiment starts so that an unreachable host stops it before any
+run, and closed at its end). Steps name their host with ``on = "NAME"``; without it they
+run here. A device booted from here (``[hosts.NAME.control]``: a
+`perflab.hosts.powered.PoweredHost`) is connected to at its first boot instead, and
+everything staged there is staged again after every boot.
 """
 
 from __future__ import annotations
@@ -16,20 +17,22 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.run.device import Device
-from perflab.run.executor import Executor, LocalExecutor
-from perflab.run.process import TERM_GRACE_S
-from perflab.run.remote import RemoteExecutor
-from perflab.run.ssh import SshConnection, SshHost
+from perflab.hosts.base import Host
+from perflab.hosts.local import LocalHost
+from perflab.hosts.powered import Control, PoweredHost
+from perflab.hosts.process import TERM_GRACE_S
+from perflab.hosts.remote import RemoteHost
+from perflab.hosts.ssh import SshConnection, SshTarget
+from perflab.spec.template import render_shell
 
 if TYPE_CHECKING:
-    from perflab.run.boot import KernelState
+    from perflab.hosts.boot import KernelState
 
 LOCAL = "local"
 
 
 class Hosts:
-    """name → executor; ``local`` is always there.
+    """name → host; ``local`` is always there.
 
     specs: the spec's ``[hosts.NAME]`` tables (`perflab.spec.schema.HostSpec`); workdir:
     where this machine's control commands start; values: what their templates may name
@@ -37,16 +40,16 @@ class Hosts:
 
     def __init__(
         self,
-        local: Executor | None = None,
+        local: Host | None = None,
         specs: Mapping[str, Any] | None = None,
         *,
         workdir: Path | None = None,
         values: dict[str, Any] | None = None,
         kill_grace: float = TERM_GRACE_S,
     ):
-        self.local = local or LocalExecutor()
-        self._remote: dict[str, RemoteExecutor] = {}
-        self._devices: dict[str, Device] = {}
+        self.local = local or LocalHost()
+        self._remote: dict[str, RemoteHost] = {}
+        self._devices: dict[str, PoweredHost] = {}
         self._control_dir: Path | None = None
         self._specs = dict(specs or {})
         self._base = workdir or Path.cwd()
@@ -54,19 +57,30 @@ class Hosts:
         for name, h in self._specs.items():
             if self._control_dir is None:
                 self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
-            target = SshHost.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
+            target = SshTarget.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
             conn = SshConnection(target, self._control_dir)
-            self._remote[name] = RemoteExecutor(conn, h.workdir, stage=h.stage)
-            if h.control is not None:
-                self._devices[name] = Device(
-                    name, h, conn, self.local, self._base, dict(values or {}), kill_grace
-                )
+            if h.control is None:
+                self._remote[name] = RemoteHost(conn, h.workdir, stage=h.stage)
+                continue
+            c = h.control
+            device = PoweredHost(
+                conn,
+                Control(c.boot, c.power_off, c.console, h.boot_timeout, h.kernel),
+                local=self.local,
+                workdir=self._base,
+                render=render_shell,
+                values=values,
+                remote_workdir=h.workdir,
+                stage=h.stage,
+                kill_grace=kill_grace,
+            )
+            self._remote[name] = self._devices[name] = device
 
     @property
     def names(self) -> list[str]:
         return [LOCAL, *self._remote]
 
-    def __getitem__(self, name: str | None) -> Executor:
+    def __getitem__(self, name: str | None) -> Host:
         if name is None or name == LOCAL:
             return self.local
         return self._remote[name]
@@ -78,10 +92,10 @@ class Hosts:
             return dict(env)
         return {k: v for k, v in env.items() if os.environ.get(k) != v}
 
-    def remote_executor(self, name: str) -> RemoteExecutor:
+    def remote_executor(self, name: str) -> RemoteHost:
         return self._remote[name]
 
-    def remote(self) -> Iterable[RemoteExecutor]:
+    def remote(self) -> Iterable[RemoteHost]:
         return self._remote.values()
 
     def connection(self, name: str) -> SshConnection:
@@ -118,7 +132,7 @@ class Hosts:
                 continue
             self._stage(name, ex)
 
-    def _stage(self, name: str, ex: RemoteExecutor) -> None:
+    def _stage(self, name: str, ex: RemoteHost) -> None:
         ex.prepare(self._message)
         for f in self._specs[name].files:
             ex.put_file(self._base / f)
@@ -131,7 +145,7 @@ class Hosts:
         stages again what its steps need. Returns (what it runs, how it was booted)."""
         import shlex
 
-        from perflab.run.boot import DEFAULT_BOOT, boot
+        from perflab.hosts.boot import DEFAULT_BOOT, boot
 
         device = self._devices.get(name)
         ex = self._remote[name]

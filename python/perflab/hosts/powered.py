@@ -1,6 +1,6 @@
 """A device booted from this machine (``[hosts.NAME.control]``): a VM started with the
-kernel a run needs, a board behind a power switch. Its commands run here, the
-controller; the device itself is reached over SSH as any host is.
+kernel a run needs, a board behind a power switch. Its control commands run here, the
+controller; the device itself is a `RemoteHost`, reached over SSH as any host is.
 
 A boot: the SSH connection is closed and marked down (no read waits on a device that
 is not there), the device is powered off (``power_off``, then the previous boot
@@ -17,18 +17,16 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from perflab.run.boot import KernelState, kernel_state
-from perflab.run.command import StepOutput, run_command
-from perflab.run.console import Console
-from perflab.run.ssh import HostError, SshConnection
-from perflab.spec.template import render_shell
-
-if TYPE_CHECKING:
-    from perflab.run.executor import Executor
-    from perflab.spec.schema import HostSpec
+from perflab.hosts.base import Host
+from perflab.hosts.boot import KernelState, kernel_state
+from perflab.hosts.console import Console
+from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.remote import RemoteHost
+from perflab.hosts.ssh import HostError, SshConnection
 
 #: Seconds between attempts to reach a booting device, and the longest one attempt takes.
 POLL_S = 0.5
@@ -36,36 +34,53 @@ ATTEMPT_S = 15.0
 #: Seconds a power_off command may take.
 POWER_OFF_TIMEOUT_S = 120.0
 
+#: A control command's template and the values for it → the shell command (values quoted).
+Render = Callable[[str, Mapping[str, object]], str]
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a device is driven from here (the spec's ``[hosts.NAME.control]`` and the host's
+    ``boot_timeout`` and default ``kernel``)."""
+
+    boot: str
+    power_off: str | None = None
+    console: str | None = None
+    boot_timeout: float = 600.0
+    kernel: str | None = None
+
 
 class _Held:
     """A command of this machine run on a thread of its own until it exits or is stopped
     (a VM in the foreground, a console reader); what it printed goes to ``run_dir``."""
 
     def __init__(
-        self, name: str, command: str, local: Executor, cwd: Path, run_dir: Path, grace: float
+        self, name: str, command: str, local: Host, cwd: Path, run_dir: Path, grace: float
     ) -> None:
         self.name = name
         self.stop_event = threading.Event()
-        self.result: StepOutput | None = None
-        self.stdout = run_dir / f"{name}.stdout"
+        self.result: ProcessResult | None = None
+        self.error: str | None = None  # why it could not start
+        self.stdout, self.stderr = run_dir / f"{name}.stdout", run_dir / f"{name}.stderr"
 
         def run() -> None:
-            self.result = run_command(
-                local,
-                name,
-                command,
-                shell=True,
-                env=dict(os.environ),
-                cwd=cwd,
-                run_dir=run_dir,
-                timeout=None,
-                stop=self.stop_event,
-                kill_grace=grace,
-            )
-            held = self.result.process.lingering if self.result.process else None
-            if held is not None:  # it daemonized: what it left lives until the stop
+            try:
+                self.result = local.run(
+                    command,
+                    shell=True,
+                    env=dict(os.environ),
+                    cwd=cwd,
+                    stdout_path=self.stdout,
+                    stderr_path=self.stderr,
+                    stop=self.stop_event,
+                    kill_grace=grace,
+                )
+            except (OSError, ValueError, HostError) as e:
+                self.error = str(e) or type(e).__name__
+                return
+            if self.result.lingering is not None:  # it daemonized: held until the stop
                 self.stop_event.wait()
-                held.stop()
+                self.result.lingering.stop()
 
         self._thread = threading.Thread(target=run, name=name, daemon=True)
         self._thread.start()
@@ -73,33 +88,42 @@ class _Held:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
-    def failed(self) -> StepOutput | None:
-        """Its outcome when it has exited with a failure, else None."""
+    def failure(self) -> str | None:
+        """Why it ended with a failure, once it has; else None."""
+        if self.alive():
+            return None
+        if self.error is not None:
+            return f"{self.name}: {self.error}"
         r = self.result
-        return r if r is not None and not self._thread.is_alive() and not r.ok else None
+        if r is None or r.ok:
+            return None
+        tail = _last_line(self.stderr) or _last_line(self.stdout)
+        return f"{self.name}: {r.describe_failure()}" + (f": {tail}" if tail else "")
 
     def stop(self) -> None:
         self.stop_event.set()
         self._thread.join()
 
 
-class Device:
-    """One controlled host: its boots, its console, its power."""
+class PoweredHost(RemoteHost):
+    """A `RemoteHost` that this machine powers, boots into a kernel and watches."""
 
     def __init__(
         self,
-        name: str,
-        spec: HostSpec,
         conn: SshConnection,
-        local: Executor,
+        control: Control,
+        *,
+        local: Host,
         workdir: Path,
-        values: dict[str, Any],
-        kill_grace: float,
+        render: Render,
+        values: Mapping[str, object] | None = None,
+        remote_workdir: str | None = None,
+        stage: bool = True,
+        kill_grace: float = TERM_GRACE_S,
     ) -> None:
-        assert spec.control is not None
-        self.name, self.spec, self.control = name, spec, spec.control
-        self.conn, self.local, self.workdir = conn, local, workdir
-        self.values, self.grace = values, kill_grace
+        super().__init__(conn, remote_workdir, stage=stage)
+        self.control, self.local, self.here = control, local, workdir
+        self.render, self.values, self.grace = render, dict(values or {}), kill_grace
         self.console = Console()
         self.up = False
         self.boots = 0
@@ -119,18 +143,18 @@ class Device:
         if source.startswith("tcp://"):
             self.console.follow_tcp(source)
         elif source.startswith("cmd:"):
-            command = render_shell(source[4:], self._values(None, None))
+            command = self.render(source[4:], self._values(None, None))
             self._console_command = _Held(
-                f"console-{self.name}", command, self.local, self.workdir, self._dir, self.grace
+                f"console-{self.name}", command, self.local, self.here, self._dir, self.grace
             )
             self.console.follow_file(self._console_command.stdout, from_start=True)
         else:
             self.console.follow_file(Path(source))
 
-    def _values(self, kernel: str | None, cmdline: str | None) -> dict[str, Any]:
+    def _values(self, kernel: str | None, cmdline: str | None) -> dict[str, object]:
         return {
             **self.values,
-            "kernel": kernel or self.spec.kernel or "",
+            "kernel": kernel or self.control.kernel or "",
             "cmdline": cmdline or "",
             "host": self.name,
         }
@@ -141,23 +165,21 @@ class Device:
         assert self._dir is not None, "start() first"
         self.power_off()
         self.boots += 1
-        command = render_shell(self.control.boot, self._values(kernel, cmdline))
+        command = self.render(self.control.boot, self._values(kernel, cmdline))
         where = self._dir / f"boot-{self.boots}"
         where.mkdir()
-        self._power = _Held(
-            f"boot-{self.name}", command, self.local, self.workdir, where, self.grace
-        )
+        power = _Held(f"boot-{self.name}", command, self.local, self.here, where, self.grace)
+        self._power = power
         if self.control.console is None:
-            self._follow = self.console.follow_file(self._power.stdout, from_start=True)
-        deadline = time.monotonic() + self.spec.boot_timeout
+            self._follow = self.console.follow_file(power.stdout, from_start=True)
+        timeout = self.control.boot_timeout
+        deadline = time.monotonic() + timeout
         last = "no answer"
         while True:
-            failed = self._power.failed()
+            failed = power.failure()
             if failed is not None:
                 self.conn.down = "its boot command failed"
-                raise HostError(
-                    f"host '{self.name}': boot failed: {failed.failure()}" + self._console_note()
-                )
+                raise HostError(f"host '{self.name}': boot failed: {failed}" + self._note())
             panic = self.console.panic()
             if panic is not None:  # it will not answer on this boot: no need to wait it out
                 self.conn.down = f"its kernel panicked booting {kernel or 'its kernel'}"
@@ -165,13 +187,10 @@ class Device:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.conn.down = f"it did not answer after booting {kernel or 'its kernel'}"
-                ended = self._power.result is not None and not self._power.alive()
+                ended = "; the boot command has exited" if not power.alive() else ""
                 raise HostError(
-                    f"host '{self.name}' did not answer within {self.spec.boot_timeout:g} s "
-                    f"of `{command}` ({last}"
-                    + ("; the boot command has exited" if ended else "")
-                    + ")"
-                    + self._console_note()
+                    f"host '{self.name}' did not answer within {timeout:g} s of `{command}` "
+                    f"({last}{ended})" + self._note()
                 )
             self.conn.down = None
             try:
@@ -186,7 +205,7 @@ class Device:
                 return state
             time.sleep(max(0.0, min(POLL_S, deadline - time.monotonic())))
 
-    def _console_note(self) -> str:
+    def _note(self) -> str:
         tail = self.console.tail()
         return f"; console: {tail}" if tail else "; the console printed nothing"
 
@@ -198,20 +217,7 @@ class Device:
         self.up = False
         try:
             if self.control.power_off and self._dir is not None:
-                step = run_command(
-                    self.local,
-                    f"power_off-{self.name}",
-                    render_shell(self.control.power_off, self._values(None, None)),
-                    shell=True,
-                    env=dict(os.environ),
-                    cwd=self.workdir,
-                    run_dir=self._dir,
-                    timeout=POWER_OFF_TIMEOUT_S,
-                    stop=None,
-                    kill_grace=self.grace,
-                )
-                if not step.ok:
-                    raise HostError(f"host '{self.name}': power_off failed: {step.failure()}")
+                self._power_off(self._dir)
         finally:
             if self._power is not None:
                 self._power.stop()
@@ -219,6 +225,31 @@ class Device:
             if self._follow is not None:
                 self._follow.set()
                 self._follow = None
+
+    def _power_off(self, folder: Path) -> None:
+        assert self.control.power_off is not None
+        name = f"power_off-{self.name}"
+        try:
+            result = self.local.run(
+                self.render(self.control.power_off, self._values(None, None)),
+                shell=True,
+                env=dict(os.environ),
+                cwd=self.here,
+                stdout_path=folder / f"{name}.stdout",
+                stderr_path=folder / f"{name}.stderr",
+                timeout=POWER_OFF_TIMEOUT_S,
+                kill_grace=self.grace,
+            )
+        except (OSError, ValueError) as e:
+            raise HostError(f"host '{self.name}': power_off could not start: {e}") from None
+        if result.lingering is not None:
+            result.lingering.stop()
+        if not result.ok:
+            tail = _last_line(folder / f"{name}.stderr") or _last_line(folder / f"{name}.stdout")
+            raise HostError(
+                f"host '{self.name}': power_off {result.describe_failure()}"
+                + (f": {tail}" if tail else "")
+            )
 
     def close(self) -> None:
         """Powers it off for good and ends the console's capture."""
@@ -228,3 +259,12 @@ class Device:
             if self._console_command is not None:
                 self._console_command.stop()
             self.console.close()
+
+
+def _last_line(path: Path) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    return lines[-1][:200] if lines else ""

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from perflab.run.process import ProcessResult, parse_report, process_result
-from perflab.run.sh_step import parse_sh_report
-from perflab.run.ssh import HostError, SshConnection
+from perflab.hosts.process import ProcessResult, parse_report, process_result
+from perflab.hosts.sh_step import parse_sh_report
+from perflab.hosts.ssh import HostError, SshConnection
 
 #: Extra seconds, beyond ``kill_grace``, for the shim to finish its clean-up and answer.
 STOP_MARGIN_S = 5.0

@@ -14,7 +14,7 @@ the same: the connection's control master would otherwise keep the session open.
 
 Where the shim cannot run (another architecture or OS, or ``stage = false``), the same
 rules hold through the portable sh path (`sh_step.py`); which one a host gets is chosen
-once, at connect (`RemoteExecutor.prepare`). One step's ssh process, stop and output are
+once, at connect (`RemoteHost.prepare`). One step's ssh process, stop and output are
 `remote_step.py`'s.
 """
 
@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from perflab.run.process import (
+from perflab.hosts.process import (
     TERM_GRACE_S,
     ProcessResult,
     exec_shim,
@@ -40,9 +40,9 @@ from perflab.run.process import (
     process_start_time,
     spawn_argv,
 )
-from perflab.run.remote_step import RemoteStep, sh_result, shim_result
-from perflab.run.sh_step import STEP_SCRIPT
-from perflab.run.ssh import HostError, SshConnection
+from perflab.hosts.remote_step import RemoteStep, sh_result, shim_result
+from perflab.hosts.sh_step import STEP_SCRIPT
+from perflab.hosts.ssh import HostError, SshConnection
 
 #: Where staged files live on a host, under its login directory.
 STAGE_DIR = ".cache/perflab"
@@ -71,8 +71,9 @@ def _step_folder() -> str:
     return f"{STEP_PREFIX}{_machine_tag()}-{owner}-{secrets.token_hex(8)}"
 
 
-class RemoteExecutor:
-    """Runs commands on one SSH host (the `Executor` interface of `executor.py`).
+class RemoteHost:
+    """A machine over SSH (a `perflab.hosts.base.Host`): any CPU architecture with a POSIX
+    shell, OpenSSH or dropbear.
 
     workdir: the directory commands start in on the host (default: the login directory);
     the ``cwd`` the runner passes is a local path and is not used here.
@@ -81,7 +82,7 @@ class RemoteExecutor:
     def __init__(self, conn: SshConnection, workdir: str | None = None, stage: bool = True) -> None:
         self.conn = conn
         self.stage_helpers = stage  # false: nothing staged, steps on the portable path
-        self.host = conn.host.name
+        self.name = conn.host.name
         self.workdir = workdir
         self._shim: str | None = None
         self._home: str | None = None
@@ -113,7 +114,7 @@ class RemoteExecutor:
             self.measurement = "sh"
             if message is not None and why_not != self._told:
                 message(
-                    f"host '{self.host}' ({self.machine}, {self.system}): steps measured by the "
+                    f"host '{self.name}' ({self.machine}, {self.system}): steps measured by the "
                     f"portable sh path, not perflab-exec ({why_not}); max RSS is not measured there"
                 )
             self._told = why_not
@@ -212,13 +213,45 @@ class RemoteExecutor:
         q = shlex.quote(path)
         done = self.conn.run(f"{cd}test -f {q} && head -c {limit + 1} -- {q}", check=False)
         if done.returncode != 0:
-            raise FileNotFoundError(f"{path}: no such file on host '{self.host}'")
+            raise FileNotFoundError(f"{path}: no such file on host '{self.name}'")
         if len(done.stdout) > limit:
             raise FileNotFoundError(f"{path}: larger than {limit:,} bytes")
         return done.stdout
 
-    def host_access(self) -> RemoteHost:
-        return RemoteHost(self.conn)
+    # -- reads (`perflab.hosts.base.Reader`): one command each on the shared connection;
+    #    nothing raises, and a host that is down answers None at once
+    def read_file(self, path: str) -> bytes | None:
+        try:
+            done = self.conn.run(f"cat {shlex.quote(path)}", check=False, timeout=30)
+        except HostError:
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    def list_dir(self, path: str) -> list[str] | None:
+        result = self.query(["ls", "-1A", "--", path], 10.0)
+        if result is None or result[0] != 0:
+            return None
+        return [line for line in result[1].splitlines() if line]
+
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+        command = " ".join(shlex.quote(a) for a in argv)
+        # Version and lscpu texts in English; a watchdog of the host's own shell ends a hung
+        # tool there (no timeout(1) needed: OpenWrt's busybox may lack it, old ones differ).
+        limit = max(1, math.ceil(timeout))
+        script = (
+            "LC_ALL=C LANG=C; export LC_ALL LANG; "
+            f"{command} 2>&1 </dev/null & p=$!; "
+            f"( trap 'kill $t; exit' TERM; sleep {limit} & t=$!; wait $t; kill -KILL $p ) "
+            ">/dev/null 2>&1 </dev/null & w=$!; "
+            "wait $p; s=$?; kill $w 2>/dev/null; exit $s"
+        )
+        try:
+            done = self.conn.run(script, check=False, timeout=timeout + 30)
+        except HostError:
+            return None
+        if done.returncode in (126, 127, 137):  # not runnable, not installed, timed out
+            return None
+        return done.returncode, done.stdout.decode("utf-8", errors="replace")
 
     @staticmethod
     def base_env() -> dict[str, str]:
@@ -292,39 +325,3 @@ def _assignments(env: Mapping[str, str]) -> str:
 def _last_line(data: bytes) -> str:
     lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
     return lines[-1][:200] if lines else ""
-
-
-class RemoteHost:
-    """`perflab.run.host_access.HostAccess` over SSH, for environment capture: each call
-    is one command on the host's shared connection; nothing raises."""
-
-    def __init__(self, conn: SshConnection) -> None:
-        self.conn = conn
-        self.name = conn.host.name
-
-    def read_file(self, path: str) -> bytes | None:
-        try:
-            done = self.conn.run(f"cat {shlex.quote(path)}", check=False, timeout=30)
-        except HostError:
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    def run(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
-        command = " ".join(shlex.quote(a) for a in argv)
-        # Version and lscpu texts in English; a watchdog of the host's own shell ends a hung
-        # tool there (no timeout(1) needed: OpenWrt's busybox may lack it, old ones differ).
-        limit = max(1, math.ceil(timeout))
-        script = (
-            "LC_ALL=C LANG=C; export LC_ALL LANG; "
-            f"{command} 2>&1 </dev/null & p=$!; "
-            f"( trap 'kill $t; exit' TERM; sleep {limit} & t=$!; wait $t; kill -KILL $p ) "
-            ">/dev/null 2>&1 </dev/null & w=$!; "
-            "wait $p; s=$?; kill $w 2>/dev/null; exit $s"
-        )
-        try:
-            done = self.conn.run(script, check=False, timeout=timeout + 30)
-        except HostError:
-            return None
-        if done.returncode in (126, 127, 137):  # not runnable, not installed, timed out
-            return None
-        return done.returncode, done.stdout.decode("utf-8", errors="replace")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import shlex
 import subprocess
 import tempfile
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.errors import StoppedError
-from perflab.spec.types import parse_destination
 
 #: Attempts to (re)connect before a host is declared unreachable, and the first pause
 #: between them (doubled after each failure: 0.5, 1, 2, 4 s).
@@ -30,6 +30,28 @@ CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_S = 0.5
 #: ssh's exit status for its own errors (connection refused, lost, authentication).
 SSH_ERROR = 255
+
+
+_DESTINATION = re.compile(
+    r"^(?:(?P<user>[^@\s:]+)@)?(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^@\s:\[\]]+))"
+    r"(?::(?P<port>\d{1,5}))?$"
+)
+
+
+def parse_destination(text: str) -> tuple[str | None, str, int | None]:
+    """(user, address, port) of an ssh destination ``user@address:port`` (``[::1]:22`` for
+    IPv6; every part but the address optional; an ``~/.ssh/config`` alias is an address).
+    Raises ValueError saying what is wrong."""
+    m = _DESTINATION.match(text.strip())
+    if not m:
+        raise ValueError(
+            f"bad ssh destination {text!r}: expected user@address:port, address, or an "
+            "alias of ~/.ssh/config ([::1]:22 for an IPv6 address)"
+        )
+    port = int(m["port"]) if m["port"] else None
+    if port is not None and not 0 < port < 65536:
+        raise ValueError(f"bad port {port} in ssh destination {text!r}")
+    return m["user"], m["v6"] or m["host"], port
 
 
 class HostError(StoppedError):
@@ -45,7 +67,7 @@ class _Unreachable(HostError):
 
 
 @dataclass(frozen=True)
-class SshHost:
+class SshTarget:
     """Where a host is and how to log in (a spec's ``[hosts.NAME]``).
 
     destination: ``user@address`` or an alias of ``~/.ssh/config`` (passed to ssh as is);
@@ -68,7 +90,7 @@ class SshHost:
         identity: str | None = None,
         jump: str | None = None,
         options: tuple[str, ...] = (),
-    ) -> SshHost:
+    ) -> SshTarget:
         """From ``ssh = "user@address:port"`` (``[::1]:2222`` for IPv6; every part but the
         address optional). Raises ValueError saying what is wrong."""
         user, address, port = parse_destination(ssh)
@@ -84,7 +106,7 @@ class SshHost:
 class SshConnection:
     """Commands on one host over a shared control master; ``close()`` ends the master."""
 
-    def __init__(self, host: SshHost, control_dir: Path | None = None) -> None:
+    def __init__(self, host: SshTarget, control_dir: Path | None = None) -> None:
         self.host = host
         self._own_dir = control_dir is None
         # Unix socket paths are limited to ~108 bytes: a short directory, a short name.

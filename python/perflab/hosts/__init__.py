@@ -1,0 +1,1 @@
+"""The machines perflab drives: this one, hosts over SSH, devices booted from here (`base.Host`)."""

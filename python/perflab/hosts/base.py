@@ -1,0 +1,101 @@
+"""The one model of a machine perflab drives: a `Host`.
+
+A host runs a measured step (`Host.run`: its own session, timed, stopped with a grace
+period, what it leaves held), and answers reads (`Reader`: a file, a folder's names, a
+short command's output) without ever raising for what is missing: environment capture,
+the system checks and the profilers read every machine through it alike. Implementations:
+`perflab.hosts.local.LocalHost` (this machine), `perflab.hosts.remote.RemoteHost` (over
+SSH: any CPU architecture with a POSIX shell), `perflab.hosts.powered.PoweredHost` (a
+device booted, reset and watched from this machine). Code that only reads asks for the
+`Reader` part, so that a tree of files can stand in for a machine in tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+
+#: Seconds a version or probe command may take before it is abandoned.
+TOOL_TIMEOUT = 5.0
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """What reading a machine needs; each returns None instead of raising."""
+
+    def read_file(self, path: str) -> bytes | None:
+        """The file's bytes, or None when it is missing or unreadable."""
+
+    def list_dir(self, path: str) -> list[str] | None:
+        """The names in the folder, or None when it is missing or unreadable."""
+
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+        """(exit code, stdout and stderr merged) of a short command, or None when it could
+        not run or timed out (``LC_ALL=C``: its texts in English)."""
+
+
+class Host(Reader, Protocol):
+    """A machine steps run on. ``name``: how runs and records name it (this machine's host
+    name, or the spec's host name)."""
+
+    name: str
+
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None = None,
+        stop: threading.Event | None = None,
+        on_start: Callable[[int], None] | None = None,
+        cpus: tuple[int, ...] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ) -> ProcessResult:
+        """Runs one step to its end (or timeout/stop); its output to the given files."""
+        ...
+
+    def stage(self, local: Path) -> str:
+        """The path, on this host, of a copy of the local file ``local``."""
+        ...
+
+    def fetch(self, path: str, cwd: Path, limit: int) -> bytes:
+        """The file ``path`` on this host (relative to where its commands start; ``cwd``
+        here); FileNotFoundError when it cannot be read or is over ``limit`` bytes."""
+        ...
+
+    def base_env(self) -> dict[str, str]:
+        """The environment a step starts from before perflab's additions."""
+        ...
+
+
+def read_text(host: Reader, path: str) -> str | None:
+    """The file as text (undecodable bytes replaced), or None when it cannot be read."""
+    data = host.read_file(path)
+    if data is None:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def read_line(host: Reader, path: str) -> str | None:
+    """The file's text stripped, or None when it cannot be read or is blank."""
+    text = read_text(host, path)
+    if text is None:
+        return None
+    text = text.strip()
+    return text or None
+
+
+def command_output(host: Reader, argv: list[str], timeout: float = TOOL_TIMEOUT) -> str | None:
+    """The command's output when it ran and exited 0, else None."""
+    result = host.query(argv, timeout)
+    if result is None or result[0] != 0:
+        return None
+    return result[1]

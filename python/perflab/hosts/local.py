@@ -1,0 +1,107 @@
+"""This machine as a `perflab.hosts.base.Host`: steps through ``perflab-exec``
+(`process.py`), reads straight from its files, short commands in a session of their own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from perflab.hosts.process import TERM_GRACE_S, ProcessResult, run_process, spawn_argv
+
+
+class LocalHost:
+    """The machine perflab runs on."""
+
+    def __init__(self) -> None:
+        self.name = socket.gethostname()
+
+    def run(
+        self,
+        command: str,
+        *,
+        shell: bool,
+        env: Mapping[str, str],
+        cwd: Path,
+        stdout_path: Path,
+        stderr_path: Path,
+        timeout: float | None = None,
+        stop: threading.Event | None = None,
+        on_start: Callable[[int], None] | None = None,
+        cpus: tuple[int, ...] | None = None,
+        kill_grace: float = TERM_GRACE_S,
+    ) -> ProcessResult:
+        return run_process(
+            spawn_argv(command, shell),
+            env=env,
+            cwd=cwd,
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+            timeout=timeout,
+            stop=stop,
+            on_start=on_start,
+            cpus=cpus,
+            kill_grace=kill_grace,
+        )
+
+    def read_file(self, path: str) -> bytes | None:
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except (OSError, ValueError):
+            return None
+
+    def list_dir(self, path: str) -> list[str] | None:
+        try:
+            return os.listdir(path)
+        except (OSError, ValueError):
+            return None
+
+    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}  # version and lscpu texts in English
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        except (OSError, ValueError):
+            return None
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out = None
+        # A version probe leaves nothing behind: its own group goes, and nothing else.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if out is None:
+            proc.communicate()
+            return None
+        return proc.returncode, out.decode("utf-8", errors="replace")
+
+    @staticmethod
+    def stage(local: Path) -> str:
+        return str(local)
+
+    @staticmethod
+    def fetch(path: str, cwd: Path, limit: int) -> bytes:
+        target = cwd / path
+        try:
+            if target.stat().st_size > limit:
+                raise FileNotFoundError(f"{path}: larger than {limit:,} bytes")
+            return target.read_bytes()
+        except (IsADirectoryError, PermissionError) as e:
+            raise FileNotFoundError(f"{path}: {e.strerror}") from None
+
+    @staticmethod
+    def base_env() -> dict[str, str]:
+        return dict(os.environ)
