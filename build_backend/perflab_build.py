@@ -2,7 +2,7 @@
 
 perflab runs every step through ``perflab-exec`` (crates/exec) and stages it, and the load
 generator ``perflab-load`` (crates/load), to the hosts it drives. Both must be in the
-package, at ``perflab/_bin/``, where ``perflab.run.process.installed_program`` looks. So
+package, at ``perflab/_bin/``, where ``perflab.hosts.process.installed_program`` looks. So
 before maturin builds a wheel or an editable install, this backend builds them with cargo
 for the machine it runs on and puts them in ``python/perflab/_bin/``; maturin's ``include``
 (pyproject.toml) puts that folder's two programs in the wheel, and `build_wheel` checks
