@@ -587,3 +587,27 @@ def test_command_tools():
             "./ensure-kernel.sh {kernel} && /opt/bin/redis-cli ping; ./memcached -d",
         ]
     ) == ["memcached", "taskset", "redis-server", "hyperfine"]  # well-known programs only
+
+
+def test_one_reading_of_meminfo_and_cpu_lists_serves_capture_checks_and_monitors():
+    """The environment, the system checks and the monitors read /proc/meminfo and the
+    kernel's CPU lists through one parser (`perflab.hosts.proc_text`)."""
+    from perflab.hosts.proc_text import meminfo_bytes, parse_cpu_list
+    from perflab.observe.proc_sources import _meminfo
+    from perflab.platform.system_reading import TreeReader, read_meminfo
+    from perflab.run.host_text import parse_cpu_list as tolerant_cpu_list
+
+    text = "MemTotal:       16318412 kB\nHugePages_Total:       2\nbogus line\n"
+    assert meminfo_bytes(text) == {"MemTotal": 16318412 * 1024, "HugePages_Total": 2}
+    assert _meminfo(text) == {"MemTotal_kib": 16318412.0, "HugePages_Total": 2.0}
+    assert parse_cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
+    assert tolerant_cpu_list("0-2,5") == [0, 1, 2, 5] and tolerant_cpu_list("x-y") is None
+    with pytest.raises(ValueError):
+        parse_cpu_list("3-x")
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as root:
+        (Path(root) / "proc").mkdir()
+        (Path(root) / "proc" / "meminfo").write_text(text)
+        assert read_meminfo(TreeReader(root)) == meminfo_bytes(text)

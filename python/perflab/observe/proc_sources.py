@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from perflab.hosts.proc_text import parse_meminfo
+
 #: source → the files one sample of it reads.
 SOURCE_FILES: dict[str, tuple[str, ...]] = {
     "vmstat": ("/proc/vmstat",),
@@ -84,19 +86,10 @@ def _pairs(text: str) -> dict[str, float]:
 
 def _meminfo(text: str) -> dict[str, float]:
     """``MemFree:  123 kB`` → ``{"MemFree_kib": 123}``; unitless lines keep their name."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        name, _, rest = line.partition(":")
-        parts = rest.split()
-        if not parts:
-            continue
-        try:
-            value = float(parts[0])
-        except ValueError:
-            continue
-        unit = "_kib" if len(parts) > 1 and parts[1] == "kB" else ""
-        out[clean_key(name) + unit] = value
-    return out
+    return {
+        clean_key(name) + ("_kib" if kb else ""): float(n)
+        for name, (n, kb) in parse_meminfo(text).items()
+    }
 
 
 def _psi(texts: dict[str, str]) -> dict[str, float]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from perflab.hosts.base import Reader
 from perflab.hosts.local import LocalHost
+from perflab.hosts.proc_text import meminfo_bytes
 from perflab.platform.topology import parse_cpu_list
 
 Status = Literal["ok", "warn", "unknown"]
@@ -126,12 +127,7 @@ def system_clock_ticks() -> int:
 
 def read_meminfo(reader: Reader) -> dict[str, int]:
     """/proc/meminfo in bytes."""
-    out: dict[str, int] = {}
-    for line in (read_text(reader, "/proc/meminfo") or "").splitlines():
-        m = re.match(r"(\w+):\s+(\d+)(?:\s+kB)?\s*$", line)
-        if m:
-            out[m.group(1)] = int(m.group(2)) * (1024 if line.rstrip().endswith("kB") else 1)
-    return out
+    return meminfo_bytes(read_text(reader, "/proc/meminfo") or "")
 
 
 def counted(values: Iterable[str]) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from perflab.errors import PerflabError
+from perflab.hosts.proc_text import parse_cpu_list as parse_cpu_list  # re-exported
 
 
 @dataclass(frozen=True)
@@ -66,21 +67,6 @@ class Topology:
             }
             for c in self.cpus
         ]
-
-
-def parse_cpu_list(text: str) -> frozenset[int]:
-    """'0-3,8,10-11' → {0, 1, 2, 3, 8, 10, 11} (the kernel's cpulist format)."""
-    out: set[int] = set()
-    for part in text.strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            out.update(range(int(lo), int(hi) + 1))
-        else:
-            out.add(int(part))
-    return frozenset(out)
 
 
 def read_topology(root: str | Path = "/", allowed: set[int] | None = None) -> Topology:

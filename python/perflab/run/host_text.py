@@ -9,6 +9,8 @@ import shlex
 from collections.abc import Iterable
 from typing import Any
 
+from perflab.hosts.proc_text import parse_cpu_list as cpu_set
+
 
 def to_int(text: str | None) -> int | None:
     """``" 42\\n"`` → 42; None for None or what is not a whole number."""
@@ -19,17 +21,14 @@ def to_int(text: str | None) -> int | None:
 
 
 def parse_cpu_list(text: str | None) -> list[int] | None:
-    """The kernel's CPU list format: ``"0-3,8,10-11"`` → [0, 1, 2, 3, 8, 10, 11]."""
+    """The kernel's CPU list format: ``"0-3,8,10-11"`` → [0, 1, 2, 3, 8, 10, 11]; None for
+    nothing, or for what is not one."""
     if text is None or not text.strip():
         return None
-    cpus: list[int] = []
     try:
-        for part in text.strip().split(","):
-            lo, _, hi = part.partition("-")
-            cpus.extend(range(int(lo), int(hi or lo) + 1))
+        return sorted(cpu_set(text))
     except ValueError:
         return None
-    return cpus
 
 
 def format_cpu_list(cpus: Iterable[int]) -> str:
