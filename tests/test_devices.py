@@ -268,7 +268,10 @@ better = "lower"
     assert not _vms(port)
 
 
-def test_perflab_killed_mid_boot_leaves_no_vm_and_resume_finishes(lab, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_perflab_stopped_mid_boot_leaves_no_vm_and_resume_finishes(lab, tmp_path, sig):
+    """Killed outright (no handler of perflab's runs) or Ctrl-C (the boot's wait ends on
+    the stop request, exit 130): no VM is left, and --resume finishes the experiment."""
     port = free_port()
     spec = tmp_path / "kill.toml"
     spec.write_text(
@@ -303,16 +306,74 @@ better = "lower"
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _until(lambda: _vms(port), "perflab starts the router's VM")
-        os.kill(proc.pid, signal.SIGKILL)  # mid-boot: no handler of perflab's runs
-        proc.wait()
+        os.kill(proc.pid, sig)  # mid-boot
+        _, err = proc.communicate(timeout=120)
+        if sig == signal.SIGINT:
+            assert proc.returncode == 130, err
+            assert b"resume with: perflab run --resume 1" in err
+        else:
+            assert proc.returncode == -signal.SIGKILL
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    _until(lambda: not _vms(port), "the killed perflab's VM is gone")
+    _until(lambda: not _vms(port), "the stopped perflab's VM is gone")
+    with Store(db) as s:  # nothing ran: the run in flight is pending again
+        assert {run.status for run in s.runs(1)} <= {"pending", "running"}
     r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
     runs = _runs(db)
     assert len(runs) == 2 and {run.status for run, _ in runs} == {"ok"}
     assert {art["kernel"].decode().split("\t")[1] for _, art in runs} == {K47, K50}
     assert not _vms(port)
+
+
+def test_ctrl_c_ends_a_boot_that_hangs_at_once(lab, tmp_path):
+    """A device whose boot never answers, with an hour to do so: Ctrl-C ends the wait (the
+    test finishing at all shows it; a boot that ignored the stop request would take the
+    hour), exit 130, no VM left."""
+    port = free_port()
+    spec = tmp_path / "hang.toml"
+    spec.write_text(
+        f"""\
+name = "hanging-boot"
+baseline = "a"
+repetitions = 1
+
+{_host(lab, "router", port, boot_timeout="1h")}
+[[variant]]
+name = "a"
+on = "router"
+kernel = "{K47}"
+cmdline = "perflab.hang=1"
+[[variant]]
+name = "b"
+on = "router"
+kernel = "{K50}"
+cmdline = "perflab.hang=1"
+
+[[phase]]
+name = "p"
+on = "router"
+command = "true"
+
+[[metric]]
+name = "wall_time"
+phase = "p"
+better = "lower"
+"""
+    )
+    cli = [sys.executable, "-m", "perflab", "run", str(spec), "--store", str(tmp_path / "p.db")]
+    proc = subprocess.Popen(
+        [*cli, "--no-compare"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        _until(lambda: _vms(port), "perflab starts the router's VM")
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    _until(lambda: not _vms(port), "the VM of the stopped boot is gone")

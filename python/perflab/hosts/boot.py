@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import threading
 import time
 from dataclasses import dataclass
 
@@ -58,11 +59,14 @@ BOOT_LOG = "/tmp/perflab-boot"
 EARLY_FAILURE_S = 5.0
 
 
-def boot(conn: SshConnection, command: str, timeout: float) -> KernelState:
+def boot(
+    conn: SshConnection, command: str, timeout: float, stop: threading.Event | None = None
+) -> KernelState:
     """Runs the boot ``command`` on the host, detached from the session (no ``nohup``:
     busybox may lack it), and waits until the host answers with a new boot id (HostError
-    after ``timeout`` seconds). A command that fails before the host goes down fails the
-    boot at once, with its output. Returns what the host runs then."""
+    after ``timeout`` seconds, or once ``stop`` is set). A command that fails before the
+    host goes down fails the boot at once, with its output. Returns what the host runs
+    then."""
     before = kernel_state(conn)
     out, status = f"{BOOT_LOG}.out", f"{BOOT_LOG}.status"
     launch = (
@@ -77,6 +81,8 @@ def boot(conn: SshConnection, command: str, timeout: float) -> KernelState:
     conn.close()
     last = "no answer"
     while time.monotonic() < deadline:
+        if stop is not None and stop.is_set():
+            raise HostError(f"host {conn.host.describe()}: stopped while booting")
         try:
             conn.connect_once(min(30.0, max(0.5, deadline - time.monotonic())))
             state = kernel_state(conn, timeout=max(1.0, min(30.0, deadline - time.monotonic())))

@@ -159,9 +159,12 @@ class PoweredHost(RemoteHost):
             "host": self.name,
         }
 
-    def boot(self, kernel: str | None, cmdline: str | None) -> KernelState:
+    def boot(
+        self, kernel: str | None, cmdline: str | None, stop: threading.Event | None = None
+    ) -> KernelState:
         """Powers the device off, boots it into ``kernel`` with ``cmdline`` and waits until
-        it answers over SSH (HostError with the console's last lines when it does not)."""
+        it answers over SSH (HostError with the console's last lines when it does not, or
+        at once when ``stop`` is set: the experiment's stop request)."""
         assert self._dir is not None, "start() first"
         self.power_off()
         self.boots += 1
@@ -176,6 +179,9 @@ class PoweredHost(RemoteHost):
         deadline = time.monotonic() + timeout
         last = "no answer"
         while True:
+            if stop is not None and stop.is_set():
+                self.conn.down = "its boot was stopped"
+                raise HostError(f"host '{self.name}': stopped while booting")
             failed = power.failure()
             if failed is not None:
                 self.conn.down = "its boot command failed"

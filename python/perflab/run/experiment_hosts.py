@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from perflab.hosts.local import LocalHost
 from perflab.hosts.powered import Control, PoweredHost
 from perflab.hosts.process import TERM_GRACE_S
 from perflab.hosts.remote import RemoteHost
-from perflab.hosts.ssh import SshConnection, SshTarget
+from perflab.hosts.ssh import HostError, SshConnection, SshTarget
 from perflab.spec.template import render_shell
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class Hosts:
         self._specs = dict(specs or {})
         self._base = workdir or Path.cwd()
         self._message: Callable[[str], None] | None = None
+        self.stop: threading.Event | None = None  # the experiment's stop request: ends a boot
         for name, h in self._specs.items():
             if self._control_dir is None:
                 self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
@@ -150,14 +152,14 @@ class Hosts:
         device = self._devices.get(name)
         ex = self._remote[name]
         if device is not None:
-            state = device.boot(kernel, cmdline)
+            state = device.boot(kernel, cmdline, self.stop)
             how = f"boot {device.boots} from here"
         else:
             template = command or self._specs[name].boot or DEFAULT_BOOT
             how = template.replace("{kernel}", shlex.quote(kernel or "")).replace(
                 "{cmdline}", shlex.quote(cmdline or "")
             )
-            state = boot(ex.conn, how, self._specs[name].boot_timeout)
+            state = boot(ex.conn, how, self._specs[name].boot_timeout, self.stop)
         self._stage(name, ex)
         return state, how
 
@@ -196,8 +198,11 @@ class Hosts:
         """Powers off the devices booted from here and closes every connection."""
         try:
             for device in self._devices.values():
-                with contextlib.suppress(Exception):  # one device's failure spares the others
+                try:  # one device's failure spares the others, and is said
                     device.close()
+                except HostError as e:
+                    if self._message is not None:
+                        self._message(f"{e.one_line()}; check that it is off")
         finally:
             for ex in self._remote.values():
                 ex.conn.close()

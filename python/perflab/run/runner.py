@@ -84,6 +84,7 @@ class Runner:
         self.profiles = Profiles(spec.model, profile, self.observer.message)
         self.handle_signals = handle_signals
         self.stop = threading.Event()
+        self.hosts.stop = self.stop  # a boot in progress ends on the stop request
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
         self.core_choices: dict[int, CoreChoice] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
@@ -247,6 +248,8 @@ class Runner:
                 self.observer.run_started(run, done + i + 1, total)
                 # its hosts booted first (a boot would end a variant's service on the device)
                 boot = self.ensure_kernel(run)
+                if self.stop.is_set():  # stopped while booting: the run was never started
+                    return "interrupted", None
                 unstarted = None if boot[0] else self.services.follow_variant(run, scratch)
                 if unstarted is not None:  # its variant's services: the run fails, not all
                     outcome = self._fail_unstarted(run, unstarted)
