@@ -28,7 +28,7 @@ def perflab(*argv: str) -> CliResult:
 
 
 def perflab_process(*argv: str, **kw) -> subprocess.Popen:
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = kw.pop("env", None) or {**os.environ, "NO_COLOR": "1"}
     return subprocess.Popen(
         [sys.executable, "-m", "perflab", *argv],
         stdout=subprocess.PIPE,

@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import os
 import signal
+import subprocess
 
 import pytest
 from cli_helpers import perflab, perflab_process, write_spec
@@ -380,3 +381,73 @@ better = "lower"
     r = perflab("run", str(write_spec(tmp_path, text)), "--dry-run")
     line = text.splitlines().index(f'scope = "{scope}"') + 1
     assert r.code == 2 and f":{line}:" in r.err and why in r.err and 'scope = "run"' in r.err, r.err
+
+
+def test_a_host_that_dies_mid_experiment_fails_its_runs_and_stalls_nothing(tmp_path):
+    """The host's sshd and every session it serves are killed during run 2: that run and
+    every later one fail naming the host, and perflab finishes having given the dead host
+    one round of connection attempts per run — the reads of the system snapshots that
+    follow fail at once instead of each making its own round (about 7 s each: minutes per
+    snapshot). Every ssh perflab starts is counted, with how it ended, by a wrapper first
+    on PATH."""
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    calls = tmp_path / "ssh-calls"
+    real = subprocess.run(["sh", "-c", "command -v ssh"], capture_output=True, text=True)
+    (wrapper / "ssh").write_text(
+        f'#!/bin/sh\n"{real.stdout.strip()}" "$@"; s=$?; echo "$s" >> {calls}; exit $s\n'
+    )
+    (wrapper / "ssh").chmod(0o755)
+    with start_sshd() as srv:
+        pid = srv.proc.pid
+        kill = f"kill -9 $(cat /proc/{pid}/task/{pid}/children) {pid}"
+        text = f"""\
+name = "dies"
+max_failures = 100
+baseline = "a"
+repetitions = 3
+[hosts.dut]
+{srv.host_table()}
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[phase]]
+name = "kill"
+command = "if [ {{run}} -eq 2 ]; then {kill}; fi"
+[[phase]]
+name = "p"
+on = "dut"
+command = "echo v=1"
+[[metric]]
+name = "v"
+better = "higher"
+regex = 'v=(?P<value>[0-9]+)'
+"""
+        db = tmp_path / "p.db"
+        p = perflab_process(
+            "run",
+            str(write_spec(tmp_path, text)),
+            "--store",
+            str(db),
+            env={**os.environ, "NO_COLOR": "1", "PATH": f"{wrapper}:{os.environ['PATH']}"},
+        )
+        try:
+            _out, err = p.communicate(timeout=400)  # a guard against a stall, not a target
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert p.returncode == 1, err
+    with Store(db) as s:
+        runs = sorted(s.runs(1), key=lambda r: r.order_index)
+        assert s.experiment(1).status == "complete"
+    assert runs[0].status == "ok"
+    assert all(r.status == "failed" and "'dut'" in (r.reason or "") for r in runs[1:]), [
+        r.reason for r in runs
+    ]
+    failed = calls.read_text().split().count("255")  # ssh's own failures: the dead host
+    # a round of connection attempts (5) and the step's own attempt, per failed run, and a
+    # few more for the first discovery; without the host marked down, each snapshot read
+    # made its own round: hundreds
+    assert failed <= 7 * (len(runs) - 1) + 10, failed
