@@ -38,6 +38,26 @@ def _host(lab, machine: str, port: int, extra: str = "", forwards=(), boot_timeo
     )
 
 
+def _router_spec(
+    lab, port: int, name: str, variants: dict[str, str | None], head: str = "", **host
+) -> str:
+    """An experiment on the router: ``variants`` name → its kernel's command line (None:
+    none), the first the baseline, each on 6.1.0-47 but the last on 6.1.0-50 when there
+    are two; one phase on the router (``uname -r``), its wall time the metric."""
+    kernels = [K47, K50] if len(variants) == 2 else [K47] * len(variants)
+    blocks = "".join(
+        f'[[variant]]\nname = "{v}"\non = "router"\nkernel = "{k}"\n'
+        + (f'cmdline = "{c}"\n' if c else "")
+        for (v, c), k in zip(variants.items(), kernels)
+    )
+    return (
+        f'name = "{name}"\nbaseline = "{next(iter(variants))}"\nrepetitions = 1\n{head}\n'
+        f"{_host(lab, 'router', port, **host)}{blocks}"
+        '[[phase]]\nname = "p"\non = "router"\ncommand = "uname -r"\n'
+        '[[metric]]\nname = "wall_time"\nphase = "p"\nbetter = "lower"\n'
+    )
+
+
 def _vms(port: int) -> list[int]:
     """PIDs of QEMU processes forwarding ``port`` (this test's VMs)."""
     found = []
@@ -214,38 +234,14 @@ def test_a_kernel_that_panics_or_hangs_fails_its_runs_with_the_consoles_line(lab
     port = free_port()
     spec = tmp_path / "bad.toml"
     spec.write_text(
-        f"""\
-name = "bad-kernels"
-baseline = "good"
-repetitions = 1
-max_failures = 10
-
-{_host(lab, "router", port, boot_timeout="30s")}
-[[variant]]
-name = "good"
-on = "router"
-kernel = "{K47}"
-[[variant]]
-name = "panics"
-on = "router"
-kernel = "{K47}"
-cmdline = "rdinit=/nonexistent"
-[[variant]]
-name = "hangs"
-on = "router"
-kernel = "{K47}"
-cmdline = "perflab.hang=1"
-
-[[phase]]
-name = "p"
-on = "router"
-command = "uname -r"
-
-[[metric]]
-name = "wall_time"
-phase = "p"
-better = "lower"
-"""
+        _router_spec(
+            lab,
+            port,
+            "bad-kernels",
+            {"good": None, "panics": "rdinit=/nonexistent", "hangs": "perflab.hang=1"},
+            head="max_failures = 10",
+            boot_timeout="30s",
+        )
     )
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
@@ -274,33 +270,7 @@ def test_perflab_stopped_mid_boot_leaves_no_vm_and_resume_finishes(lab, tmp_path
     the stop request, exit 130): no VM is left, and --resume finishes the experiment."""
     port = free_port()
     spec = tmp_path / "kill.toml"
-    spec.write_text(
-        f"""\
-name = "killed-mid-boot"
-baseline = "a"
-repetitions = 1
-
-{_host(lab, "router", port)}
-[[variant]]
-name = "a"
-on = "router"
-kernel = "{K47}"
-[[variant]]
-name = "b"
-on = "router"
-kernel = "{K50}"
-
-[[phase]]
-name = "p"
-on = "router"
-command = "uname -r"
-
-[[metric]]
-name = "wall_time"
-phase = "p"
-better = "lower"
-"""
-    )
+    spec.write_text(_router_spec(lab, port, "killed-mid-boot", {"a": None, "b": None}))
     db = tmp_path / "p.db"
     cli = [sys.executable, "-m", "perflab", "run", str(spec), "--store", str(db), "--no-compare"]
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -334,34 +304,9 @@ def test_ctrl_c_ends_a_boot_that_hangs_at_once(lab, tmp_path):
     hour), exit 130, no VM left."""
     port = free_port()
     spec = tmp_path / "hang.toml"
+    hang = "perflab.hang=1"
     spec.write_text(
-        f"""\
-name = "hanging-boot"
-baseline = "a"
-repetitions = 1
-
-{_host(lab, "router", port, boot_timeout="1h")}
-[[variant]]
-name = "a"
-on = "router"
-kernel = "{K47}"
-cmdline = "perflab.hang=1"
-[[variant]]
-name = "b"
-on = "router"
-kernel = "{K50}"
-cmdline = "perflab.hang=1"
-
-[[phase]]
-name = "p"
-on = "router"
-command = "true"
-
-[[metric]]
-name = "wall_time"
-phase = "p"
-better = "lower"
-"""
+        _router_spec(lab, port, "hanging-boot", {"a": hang, "b": hang}, boot_timeout="1h")
     )
     cli = [sys.executable, "-m", "perflab", "run", str(spec), "--store", str(tmp_path / "p.db")]
     proc = subprocess.Popen(

@@ -451,3 +451,18 @@ regex = 'v=(?P<value>[0-9]+)'
     # few more for the first discovery; without the host marked down, each snapshot read
     # made its own round: hundreds
     assert failed <= 7 * (len(runs) - 1) + 10, failed
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        'boot = "kexec {kernal}"\n',
+        '[hosts.dut.control]\nboot = "start-vm {kernel} {slot}"\n',
+        '[hosts.dut.control]\nboot = "start-vm"\nconsole = "cmd:picocom {tty}"\n',
+    ],
+)
+def test_a_boot_command_naming_an_unknown_parameter_is_bad_input(tmp_path, host):
+    text = _spec(tmp_path, 'ssh = "root@127.0.0.1:22"\n' + host)
+    r = perflab("run", str(write_spec(tmp_path, text)), "--dry-run")
+    assert r.code == 2 and "unknown parameter" in r.err and "{kernel}, {cmdline}" in r.err, r.err
+    assert "Traceback" not in r.err

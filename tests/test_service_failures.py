@@ -11,36 +11,24 @@ import time
 from collections import Counter
 
 import pytest
-from cli_helpers import perflab, perflab_process, write_spec
+from cli_helpers import perflab_process, write_spec
 from perflab.store import Store
 from proc_helpers import all_gone
+from test_services import HEAD, METRIC
+from test_services import _run as run_services
 
 pytestmark = pytest.mark.server
 
-HEAD = """\
-name = "svc"
-baseline = "a"
-repetitions = 2
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-"""
-TAIL = """
+PHASE = """
 [[phase]]
 name = "p"
 command = "echo v=1"
-[[metric]]
-name = "v"
-better = "higher"
-regex = 'v=(?P<value>[0-9]+)'
 """
+TAIL = PHASE + METRIC
 
 
 def _run(tmp_path, body: str, *args: str):
-    spec = write_spec(tmp_path, HEAD + body + TAIL)
-    db = tmp_path / "p.db"
-    return perflab("run", str(spec), "--store", str(db), "--no-compare", *args), db
+    return run_services(tmp_path, body + PHASE, *args)
 
 
 @pytest.mark.parametrize(

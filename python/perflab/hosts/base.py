@@ -99,3 +99,10 @@ def command_output(host: Reader, argv: list[str], timeout: float = TOOL_TIMEOUT)
     if result is None or result[0] != 0:
         return None
     return result[1]
+
+
+def output_tail(data: bytes, lines: int = 1) -> str:
+    """The last ``lines`` non-blank lines of a command's output, each at most 200
+    characters, on one line (`` | `` between): what a one-line failure quotes."""
+    kept = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    return " | ".join(line[:200] for line in kept[-lines:]) if lines > 0 else ""

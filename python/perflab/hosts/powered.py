@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.hosts.base import Host
+from perflab.hosts.base import Host, output_tail
 from perflab.hosts.boot import KernelState, kernel_state
 from perflab.hosts.console import Console
 from perflab.hosts.process import TERM_GRACE_S, ProcessResult
@@ -269,8 +269,6 @@ class PoweredHost(RemoteHost):
 
 def _last_line(path: Path) -> str:
     try:
-        text = path.read_text(errors="replace")
+        return output_tail(path.read_bytes())
     except OSError:
         return ""
-    lines = [x.strip() for x in text.splitlines() if x.strip()]
-    return lines[-1][:200] if lines else ""

@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from perflab.hosts.base import output_tail
 from perflab.hosts.process import (
     TERM_GRACE_S,
     ProcessResult,
@@ -101,7 +102,7 @@ class RemoteHost:
         probe = self.conn.run('uname -m; uname -s; printf "%s\\n" "$HOME"', check=False)
         lines = probe.stdout.decode("utf-8", "replace").splitlines()
         if probe.returncode != 0 or len(lines) < 3:
-            why = _last_line(probe.stderr) or f"exited with status {probe.returncode}"
+            why = output_tail(probe.stderr) or f"exited with status {probe.returncode}"
             raise HostError(
                 f"host {self.conn.host.describe()} cannot run a step: its shell could not run "
                 f"`uname -m; uname -s`: {why}"
@@ -137,7 +138,7 @@ class RemoteHost:
         shim = shlex.quote(self.stage(Path(local)))
         done = self.conn.run(f"{shim} 1 100 true </dev/null", check=False, timeout=30)
         if parse_report(done.stdout) is None:
-            why = _last_line(done.stderr) or f"it exited with status {done.returncode}"
+            why = output_tail(done.stderr) or f"it exited with status {done.returncode}"
             return f"perflab-exec does not run there: {why}"
         self._shim = shim
         return None
@@ -320,8 +321,3 @@ class RemoteHost:
 
 def _assignments(env: Mapping[str, str]) -> str:
     return " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
-
-
-def _last_line(data: bytes) -> str:
-    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
-    return lines[-1][:200] if lines else ""

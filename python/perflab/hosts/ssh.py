@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.errors import StoppedError
+from perflab.hosts.base import output_tail
 
 #: Attempts to (re)connect before a host is declared unreachable, and the first pause
 #: between them (doubled after each failure: 0.5, 1, 2, 4 s).
@@ -183,7 +184,7 @@ class SshConnection:
             if done.returncode == 0:
                 self.connected = True
                 return
-            why = _last_line(done.stderr) or f"ssh exited with status {done.returncode}"
+            why = output_tail(done.stderr) or f"ssh exited with status {done.returncode}"
             status = done.returncode
         raise _Unreachable(
             f"host {self.host.describe()}: cannot connect: {why}",
@@ -226,7 +227,7 @@ class SshConnection:
                 continue
             break
         if check and done.returncode != 0:
-            why = _last_line(done.stderr) or f"exited with status {done.returncode}"
+            why = output_tail(done.stderr) or f"exited with status {done.returncode}"
             raise HostError(f"host {self.host.describe()}: {_short(script)}: {why}")
         return done
 
@@ -260,11 +261,6 @@ class SshConnection:
                 for p in self.control_dir.iterdir():
                     p.unlink()
                 self.control_dir.rmdir()
-
-
-def _last_line(stderr: bytes) -> str:
-    lines = [x.strip() for x in stderr.decode("utf-8", "replace").splitlines() if x.strip()]
-    return lines[-1] if lines else ""
 
 
 def _short(script: str, limit: int = 60) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perflab.hosts.base import output_tail
 from perflab.hosts.process import TERM_GRACE_S, ProcessResult
 from perflab.hosts.ssh import HostError
 
@@ -49,7 +50,7 @@ class StepOutput:
         if self.error:
             return f"{self.name}: {self.error}"
         what = self.process.describe_failure() if self.process else "did not run"
-        tail = _last_line(self.stderr) or _last_line(self.stdout)
+        tail = output_tail(self.stderr) or output_tail(self.stdout)
         return f"{self.name}: {what}" + (f": {tail}" if tail else "")
 
     def harness_metrics(self) -> dict[str, float]:
@@ -145,10 +146,3 @@ def _read_kept(path: Path) -> bytes:
             return head + note + f.read()
     except FileNotFoundError:
         return b""
-
-
-def _last_line(data: bytes) -> str:
-    for line in reversed(data.decode("utf-8", "replace").splitlines()):
-        if line.strip():
-            return line.strip()[:200]
-    return ""

@@ -55,6 +55,8 @@ class Hosts:
         self._specs = dict(specs or {})
         self._base = workdir or Path.cwd()
         self._message: Callable[[str], None] | None = None
+        self._values = dict(values or {})
+        self.booted: set[str] = set()  # the hosts booted at least once, by name
         self.stop: threading.Event | None = None  # the experiment's stop request: ends a boot
         for name, h in self._specs.items():
             if self._control_dir is None:
@@ -145,8 +147,6 @@ class Hosts:
         """Boots host ``name`` into ``kernel`` (with ``cmdline``): a device from here, any
         other host by its boot command (``command``: the variant's; else the host's), then
         stages again what its steps need. Returns (what it runs, how it was booted)."""
-        import shlex
-
         from perflab.hosts.boot import DEFAULT_BOOT, boot
 
         device = self._devices.get(name)
@@ -156,11 +156,13 @@ class Hosts:
             how = f"boot {device.boots} from here"
         else:
             template = command or self._specs[name].boot or DEFAULT_BOOT
-            how = template.replace("{kernel}", shlex.quote(kernel or "")).replace(
-                "{cmdline}", shlex.quote(cmdline or "")
+            how = render_shell(
+                template,
+                {**self._values, "kernel": kernel or "", "cmdline": cmdline or "", "host": name},
             )
             state = boot(ex.conn, how, self._specs[name].boot_timeout, self.stop)
         self._stage(name, ex)
+        self.booted.add(name)
         return state, how
 
     def check(self) -> list[str]:

@@ -85,6 +85,7 @@ class Runner:
         self.handle_signals = handle_signals
         self.stop = threading.Event()
         self.hosts.stop = self.stop  # a boot in progress ends on the stop request
+        self._described: set[str] = set()  # booted hosts whose environment was captured
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
         self.core_choices: dict[int, CoreChoice] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
@@ -428,10 +429,11 @@ class Runner:
         booted = ensure_kernel(
             self.hosts, self.spec.model.hosts, self.variants[run.variant], self.observer.message
         )
-        if booted[1] is not None:
+        if self.hosts.booted - self._described:  # a device up for the first time
             capture_environments(
                 self.store, self.eid, self.spec.model, self.hosts, self.executor, {}
             )
+            self._described |= self.hosts.booted
         return booted
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:

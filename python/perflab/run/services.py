@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import StoppedError
-from perflab.hosts.base import Host
+from perflab.hosts.base import Host, output_tail
 from perflab.hosts.process import TERM_GRACE_S, ProcessResult
 from perflab.run.command import StepOutput, run_command
 
@@ -139,7 +139,7 @@ class ServiceRun:
             return result.failure()
         else:
             what = f"{self.step_name}: {result.process.describe_failure()}"
-        tail = _tail(result.stderr) or _tail(result.stdout)
+        tail = output_tail(result.stderr, TAIL_LINES) or output_tail(result.stdout, TAIL_LINES)
         return what + (f": {tail}" if tail else " (it printed nothing)")
 
     def _ready(self, ready: str | None, check: Any) -> bool:
@@ -180,12 +180,6 @@ def _connects(family: int, address: Any) -> bool:
         s.connect(address)
         return True
     return False
-
-
-def _tail(data: bytes) -> str:
-    """The last `TAIL_LINES` non-blank lines of an output, on one line (`` | `` between)."""
-    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
-    return " | ".join(line[:200] for line in lines[-TAIL_LINES:])
 
 
 def _text(path: Path) -> str:

@@ -47,3 +47,38 @@ def check_templates(spec: Spec) -> None:
                         hint=choices_hint(name, sorted(known))
                         + " (write {{ }} for literal braces)",
                     )
+
+
+#: What a boot or control command may name besides the spec's params.
+BOOT_NAMES = ("kernel", "cmdline", "host")
+
+
+def check_boot_templates(spec: Spec) -> None:
+    """Boot and control commands name only ``{kernel}``, ``{cmdline}``, ``{host}`` and
+    the spec's params (they run outside any run)."""
+    m = spec.model
+    known = set(BOOT_NAMES) | set(m.params)
+    places: list[tuple[KeyPath, str | None]] = [
+        (("variant", i, "boot"), v.boot) for i, v in enumerate(m.variant)
+    ]
+    for name, h in m.hosts.items():
+        places.append((("hosts", name, "boot"), h.boot))
+        if h.control is not None:
+            console = h.control.console or ""
+            places += [
+                (("hosts", name, "control", "boot"), h.control.boot),
+                (("hosts", name, "control", "power_off"), h.control.power_off),
+                (
+                    ("hosts", name, "control", "console"),
+                    console[4:] if console.startswith("cmd:") else None,
+                ),
+            ]
+    for loc, text in places:
+        for name in placeholders(text or ""):
+            if name not in known:
+                raise spec.error(
+                    loc,
+                    f"unknown parameter '{{{name}}}': a boot command knows "
+                    "{kernel}, {cmdline}, {host} and [params]",
+                    hint=choices_hint(name, sorted(known)) + " (write {{ }} for literal braces)",
+                )

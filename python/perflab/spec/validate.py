@@ -18,7 +18,7 @@ from perflab.spec.observe_rules import check_observe
 from perflab.spec.param_names import BUILTIN_PARAMS
 from perflab.spec.plan_rules import check_adaptive, check_size
 from perflab.spec.service_rules import check_services
-from perflab.spec.template_rules import check_templates
+from perflab.spec.template_rules import check_boot_templates, check_templates
 
 if TYPE_CHECKING:
     from perflab.spec.experiment_file import Spec
@@ -41,6 +41,7 @@ def check_spec(spec: Spec) -> None:
     check_hosts(spec)
     check_services(spec)
     check_templates(spec)
+    check_boot_templates(spec)
     kv_modes = check_kv(spec)
     check_metric_names(spec, kv_modes)
 
