@@ -7,6 +7,9 @@ file:line."""
 from __future__ import annotations
 
 import itertools
+import socket
+import struct
+import threading
 
 import pytest
 from cli_helpers import perflab, write_spec
@@ -138,3 +141,46 @@ def test_bad_services_are_errors_at_their_line(tmp_path, service, message):
     r, db = _run(tmp_path, body)
     assert r.code == 2 and message in r.err and "spec.toml:" in r.err, r.err
     assert not db.exists()
+
+
+def _listener(behaviour: str):
+    """A loopback listener that resets, closes, holds or greets each connection it takes."""
+    server = socket.create_server(("127.0.0.1", 0))
+    taken: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            if behaviour == "reset":
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+            elif behaviour == "close":
+                conn.close()
+            else:
+                if behaviour == "banner":
+                    conn.sendall(b"SSH-2.0-x\r\n")
+                taken.append(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, taken
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "ready"),
+    [("reset", False), ("close", False), ("hold", True), ("banner", True)],
+)
+def test_tcp_readiness_needs_the_connection_to_stay_open(behaviour, ready):
+    """A port forwarder (QEMU's user-mode network) accepts before anything listens behind
+    it and then resets or closes: that is not ready; a silent or greeting listener is."""
+    from perflab.run.services import _connects
+
+    server, taken = _listener(behaviour)
+    try:
+        assert _connects(socket.AF_INET, server.getsockname()) is ready
+    finally:
+        server.close()
+        for conn in taken:
+            conn.close()

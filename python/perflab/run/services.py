@@ -11,8 +11,10 @@ leaves nothing running (with status 0 too: a VM whose kernel panicked) can never
 ready: it fails at once, with its exit status and the last lines of its output.
 Readiness, polled until ``ready_timeout``:
 
-- ``tcp://HOST:PORT``: a TCP connection is accepted;
-- ``unix:///path``: a connection to the Unix socket is accepted;
+- ``tcp://HOST:PORT``: a TCP connection is accepted and not closed by the peer within
+  ``SETTLE_S`` (a port forwarder, QEMU's user-mode network among them, accepts before
+  anything listens behind it, then resets the connection);
+- ``unix:///path``: a connection to the Unix socket is accepted (likewise held);
 - ``log:REGEX``: a line of its stdout or stderr matches;
 - ``cmd:COMMAND``: the command exits with status 0 (run as a step, same environment).
 """
@@ -37,6 +39,8 @@ from perflab.run.command import StepOutput, run_command
 POLL_S = 0.02
 #: Lines of a service's output quoted when it exits before it is ready.
 TAIL_LINES = 3
+#: Seconds an accepted readiness connection must stay open (neither reset nor closed).
+SETTLE_S = 0.2
 
 
 class ServiceError(StoppedError):
@@ -175,10 +179,16 @@ class ServiceRun:
 
 
 def _connects(family: int, address: Any) -> bool:
+    """A connection is accepted and stays open for ``SETTLE_S``: data (a banner) or
+    silence is a listener; end of stream or a reset is a forwarder with nothing behind it."""
     with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
         s.connect(address)
-        return True
+        s.settimeout(SETTLE_S)
+        try:
+            return s.recv(1, socket.MSG_PEEK) != b""
+        except TimeoutError:
+            return True
     return False
 
 
