@@ -20,7 +20,8 @@ atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 from servers import start_memcached, start_redis  # noqa: E402 -- after the hypothesis home is set
 from signal_guard import keep_signal_state, normalize  # noqa: E402, F401 -- an autouse fixture
 
-pytest_plugins = ("pytester",)  # test_signal_guard.py runs the guard on a test of its own
+# test_signal_guard.py runs the guard on a test of its own; pg.py: a PostgreSQL server
+pytest_plugins = ("pytester", "pg")
 
 # Every test starts from a foreground launch's signal state (a background `make test &`
 # inherits SIGINT ignored), and fails if it leaves that state changed (signal_guard.py).
@@ -61,6 +62,7 @@ MODULE_MARKS = {
         "test_adaptive_run.py",
         "test_agreement.py",
         "test_fuzz.py",
+        "test_history.py",
         "test_overhead_run.py",
         "test_probes.py",
         "test_process_hygiene.py",

@@ -34,7 +34,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "perflab"
 #: ``perflab.open``/``perflab.run``, loaded from `api` on first use).
 LAYERS: list[str | tuple[str, ...]] = [
     # user errors; durations ("30s"); the version (perflab._version); the Rust bindings
-    ("errors", "durations", "_version", "_native"),
+    # and the values of stored results (perflab.records: experiments, metrics, runs)
+    ("errors", "durations", "_version", "_native", "records"),
     # the machines perflab drives: this one, hosts over SSH, devices booted from here
     "hosts",
     "stats",  # pure statistics: no I/O, no other perflab code
@@ -45,6 +46,7 @@ LAYERS: list[str | tuple[str, ...]] = [
     "plan",  # the ordered run list of a spec
     "analysis",  # datasets read from the store, comparisons (calls stats)
     "platform",  # CPU topology, core picking, probe results read back from a store
+    "importers",  # benchmark tools' result files read (the CSV import reads text with them)
     ("run", "csv_import", "report"),  # execute a plan | import CSVs | render results
     "api",  # the Python API: a store as DataFrames, typed comparisons, run(), export
     # the two front doors: the command line | the package's facade (perflab.open, perflab.run)
@@ -345,6 +347,15 @@ def package_cycles(graph: Graph) -> list[str]:
     ]
 
 
+def imports_outside(graph: Graph, layer: str, allowed: frozenset[str]) -> list[str]:
+    """Imports of ``layer`` that reach a layer not in ``allowed`` (itself always is)."""
+    return [
+        f"{i}: {layer}/ may import only {', '.join(sorted(allowed))}"
+        for i in sorted(graph.imports, key=lambda i: (i.source, i.line))
+        if layer_of(i.source) == layer and layer_of(i.target) not in allowed | {layer}
+    ]
+
+
 def impure_stats(graph: Graph, layer: str = "stats") -> list[str]:
     """What a pure layer does beyond computing: imports of other perflab code, of I/O
     modules, and calls that read or write (a reasonable static check, not a proof)."""
@@ -391,7 +402,7 @@ def test_the_graph_is_read():
     """The reader sees the package: lazy, TYPE_CHECKING and PEP 562 imports included."""
     edges = GRAPH.edges()
     assert len(GRAPH.modules) > 100 and "perflab._native" in GRAPH.modules
-    assert "perflab.run.runner" in edges["perflab.cli.run"]  # inside a function
+    assert "perflab.run.runner" in edges["perflab.api.running"]  # inside a function
     assert "perflab.spec.load" in edges["perflab.spec"]  # TYPE_CHECKING and import_module
     assert "perflab.store.db" in edges["perflab.store"]  # the loader's table
     assert "perflab.cli.run" in edges["perflab.cli"]  # import_module(f"perflab.cli.{name}")
@@ -417,6 +428,31 @@ def test_imports_go_down_the_layers():
     assert not problems, _report(
         "imports against the layer order (tests/test_architecture.py: LAYERS)", problems
     )
+
+
+#: What the command line may import: the use-case layer (`api/`: the one orchestrator of
+#: what perflab does) and the renderers (`report/`), besides its own and the basic values.
+CLI_MAY_IMPORT = frozenset({"api", "report", "errors", "durations", "_version"})
+
+
+def test_the_command_line_calls_only_the_use_case_layer_and_the_renderers():
+    problems = imports_outside(GRAPH, "cli", CLI_MAY_IMPORT)
+    assert not problems, _report("cli/ parses, calls api/, prints with report/", problems)
+
+
+def test_the_report_reads_no_store():
+    """The report lays out what the use-case layer read (`perflab.api.reporting`)."""
+    problems = [p for p in imports_outside(GRAPH, "report", frozenset(_BELOW_REPORT)) if p]
+    assert not problems, _report("report/ reads no store", problems)
+
+
+#: Every layer below report/ but the store.
+_BELOW_REPORT = [
+    n
+    for e in LAYERS[: next(i for i, e in enumerate(LAYERS) if "report" in e)]
+    for n in (e if isinstance(e, tuple) else (e,))
+    if n != "store"
+]
 
 
 def test_stats_is_pure():

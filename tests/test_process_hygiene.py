@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from cli_helpers import perflab, perflab_process, write_spec
-from perflab.hosts.process import process_start_time, run_process, spawn_argv
+from perflab.hosts.process import process_start_time, run_process
+from perflab.hosts.step import StepRequest
 from perflab.run.scratch import PREFIX, remove_stale_scratch
 from proc_helpers import gone, live, marker_sleep, wait_until
 
@@ -106,14 +107,10 @@ def test_kill_grace_bounds_the_wait_for_a_process_ignoring_sigterm(tmp_path):
     bin_ = marker_sleep(tmp_path)
     for grace in (0.2, 1.5):
         t0 = time.monotonic()
+        command = f"trap '' TERM; {bin_} 30"
+        out, err = tmp_path / "o", tmp_path / "e"
         result = run_process(
-            spawn_argv(f"trap '' TERM; {bin_} 30", True),
-            env=os.environ,
-            cwd=tmp_path,
-            stdout_path=tmp_path / "o",
-            stderr_path=tmp_path / "e",
-            timeout=0.1,
-            kill_grace=grace,
+            StepRequest(command, tmp_path, out, err, os.environ, timeout=0.1, kill_grace=grace)
         )
         took = time.monotonic() - t0
         assert result.timed_out and result.signal == signal.SIGKILL
@@ -177,12 +174,9 @@ def test_stale_scratch_is_removed_and_live_scratch_is_kept(tmp_path):
 def test_commands_start_with_default_signal_dispositions(tmp_path):
     # Python ignores SIGPIPE, and an ignored signal stays ignored across exec: a command must
     # not inherit that (`yes | head` would spin on EPIPE). grep reports its own ignored set.
+    command = "grep SigIgn /proc/self/status"
     result = run_process(
-        ["grep", "SigIgn", "/proc/self/status"],
-        env=os.environ,
-        cwd=tmp_path,
-        stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e",
+        StepRequest(command, tmp_path, tmp_path / "o", tmp_path / "e", os.environ, shell=False)
     )
     assert result.ok
     ignored = int((tmp_path / "o").read_text().split()[1], 16)

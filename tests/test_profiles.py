@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import perflab as perflab_api
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.observe.folded import parse_folded, shares
@@ -131,6 +132,9 @@ def test_spin_beta_is_the_top_mover_in_compare_json(experiment):
     assert top["significant"] and 0 < top["low"] <= top["change"] <= top["high"]
     alpha = next(m for m in movers if m["function"] == "spin_alpha")
     assert alpha["change"] < 0 and alpha["high"] < 0
+    # the Python API answers the same question through the same use case
+    frame = perflab_api.open(store).profile_movers(1)
+    assert frame.to_dict("records") == movers
 
 
 def test_markdown_report_writes_the_flame_graphs_beside_it(experiment):

@@ -9,8 +9,9 @@ import re
 
 import pytest
 from cli_helpers import perflab, write_spec
+from perflab.api.comparing import ComparisonRequest
+from perflab.api.reporting import build_report
 from perflab.report import plots
-from perflab.report.document import report_for
 from perflab.report.html import render_html
 from perflab.report.markdown import _guard_start, md_escape
 from perflab.store import Store
@@ -29,7 +30,7 @@ def mglru(tmp_path_factory):
 
 def test_mglru_report_says_what_the_experiment_says(mglru):
     with Store(mglru) as s:
-        rep = report_for(s, 1)
+        rep = build_report(s, ComparisonRequest(1))
     verdict = "".join(sp.text for sp in rep.verdict[0].spans)
     assert verdict.startswith(
         "mglru vs baseline (10 runs per variant and cell, 95% confidence intervals, auto: Welch, runs clean): "
@@ -143,7 +144,7 @@ regex = 'v=(?P<value>[0-9]+)'
     assert c["estimate"] == pytest.approx(50 / 103)
     # The plots of a matrix-less experiment draw (one panel, no cell title).
     with Store(db) as s:
-        rep = report_for(s, 1)
+        rep = build_report(s, ComparisonRequest(1))
     for p in rep.plots():
         svg = plots.render(p.make, "svg")
         assert svg.startswith(b"<?xml") and b"<svg" in svg and b"<script" not in svg

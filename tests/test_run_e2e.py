@@ -3,6 +3,7 @@ timeouts, abort, environment capture, resume after SIGKILL and after Ctrl-C."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -392,38 +393,24 @@ def test_new_flag_starts_over_and_complete_spec_starts_new(experiment, tmp_path)
 
 def test_harness_metrics_are_the_commands_own(tmp_path):
     """max_rss reflects the command (not the Python harness), CPU time is measured."""
-    from perflab.hosts.process import exec_shim, run_process, spawn_argv
+    from perflab.hosts.process import exec_shim, run_process
+    from perflab.hosts.step import StepRequest
 
     assert exec_shim() is not None, "scripts/setup installs the perflab-exec shim"
-    env = dict(os.environ)
-    small = run_process(
-        spawn_argv("true", True),
-        env=env,
-        cwd=tmp_path,
-        stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e",
-    )
+    step = StepRequest("true", tmp_path, tmp_path / "o", tmp_path / "e", dict(os.environ))
+    small = run_process(step)
     big = run_process(
-        spawn_argv(
-            "python3 -c 'x = bytearray(300 * 2**20); x[::4096] = bytes(len(x[::4096]) * [1])'", True
-        ),
-        env=env,
-        cwd=tmp_path,
-        stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e",
+        dataclasses.replace(
+            step,
+            command="python3 -c 'x = bytearray(300 * 2**20); x[::4096] = bytes(len(x[::4096]) * [1])'",
+        )
     )
     own_rss_kib = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0])
     assert small.exit_code == 0 and small.max_rss_kib < own_rss_kib  # not the harness's floor
     assert small.max_rss_kib < 16 * 1024
     assert 300 * 1024 < big.max_rss_kib < 600 * 1024
     assert big.user_s + big.system_s > 0.01
-    killed = run_process(
-        spawn_argv("kill -9 $$", True),
-        env=env,
-        cwd=tmp_path,
-        stdout_path=tmp_path / "o",
-        stderr_path=tmp_path / "e",
-    )
+    killed = run_process(dataclasses.replace(step, command="kill -9 $$"))
     assert killed.signal == 9 and killed.exit_code is None
     assert killed.describe_failure() == "killed by SIGKILL"
 

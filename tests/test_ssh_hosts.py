@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import HostError, SshConnection, SshTarget
+from perflab.hosts.step import StepRequest
 from sshd import start_sshd
 
 POLL_S = 15.0
@@ -52,15 +53,7 @@ def executor(sshd, tmp_path, request):
 
 
 def _step(ex, tmp_path, command, **kw):
-    kw.setdefault("env", {})
-    return ex.run(
-        command,
-        shell=True,
-        cwd=tmp_path,
-        stdout_path=tmp_path / "out",
-        stderr_path=tmp_path / "err",
-        **kw,
-    )
+    return ex.run(StepRequest(command, tmp_path, tmp_path / "out", tmp_path / "err", **kw))
 
 
 def _until(predicate, what: str) -> None:

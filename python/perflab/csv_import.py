@@ -13,12 +13,13 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perflab.errors import InputError
+from perflab.records import Position
 from perflab.store import MetricDef, NewRun, Store
 
 #: Largest CSV accepted (a published result set is far smaller; this keeps memory bounded).
-MAX_FILE_BYTES = 256 << 20
 #: Longest field, and longest variant or parameter label.
 MAX_FIELD = 64 << 10
 MAX_LABEL = 256
@@ -179,7 +180,12 @@ def store_runs(
     baseline: str,
     name: str | None = None,
     description: str = "",
+    extra_settings: dict[str, Any] | None = None,
+    position: Position | None = None,
 ) -> int:
+    """Store checked runs as a complete experiment (``extra_settings``: more to keep in
+    its settings, such as what a tool recorded about the machine; ``position``: its
+    version and source, its place in a series)."""
     p = parsed.path
     settings = {
         "params": list(param_cols),
@@ -187,6 +193,7 @@ def store_runs(
         "variants": [{"name": v, "description": ""} for v in parsed.variants],
         "confidence": 0.95,
         "imported_from": str(p.resolve()),
+        **(extra_settings or {}),
     }
     return store.create_experiment(
         name=name or p.stem,
@@ -197,6 +204,7 @@ def store_runs(
         settings=settings,
         runs=parsed.runs,
         status="complete",
+        position=position,
     )
 
 
@@ -222,31 +230,15 @@ def _check_roles(variant_col: str, param_cols: list[str], metrics: list[MetricCo
 
 
 def _read_text(p: Path) -> str:
-    try:
-        if p.is_dir():
-            raise InputError(f"{p} is a folder, not a CSV file")
-        with open(p, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(f"CSV file not found: {p}") from None
-    except OSError as e:
-        raise InputError(f"cannot read {p}: {e.strerror or e}") from None
-    except ValueError as e:  # a NUL character in the path
-        raise InputError(f"cannot read {str(p)!r}: {e}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"{p} is larger than {MAX_FILE_BYTES >> 20} MiB; split it")
-    nul = raw.find(b"\0")
-    if nul >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        raise InputError(f"{p}:{line}: a NUL byte: this is not a CSV text file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise InputError(
-            f"{p}:{line}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r}); "
-            "save the CSV as UTF-8"
-        ) from None
+    from perflab.importers.reading import read_text
+
+    return read_text(
+        p,
+        "CSV file",
+        text_kind="CSV text file",
+        split_hint="; split it",
+        encoding_hint="; save the CSV as UTF-8",
+    )
 
 
 def _skip_comments(text: str) -> tuple[int, str]:

@@ -327,3 +327,97 @@ def power(method: str, n: int = 10, cv: float = 0.02, change: float = 0.03) -> f
     a = MEAN * (1 + cv * rng.standard_normal((EXPERIMENTS, n)))
     b = MEAN * (1 + change) * (1 + cv * rng.standard_normal((EXPERIMENTS, n)))
     return float(np.mean(run_method(method, a, b, rng).significant))
+
+
+# --- series of versions with planted shifts (change points) -----------------------------
+
+#: Versions per simulated series with planted shifts; runs per version are drawn uniformly
+#: from SERIES_RUNS (inclusive), so versions have different numbers of runs.
+SERIES_VERSIONS = 60
+SERIES_RUNS = (3, 8)
+#: Planted shifts: 0–3 per series, sizes uniform in SHIFT_SIZES (either sign), at least
+#: SHIFT_GAP versions apart and SHIFT_EDGE versions from either end.
+MAX_SHIFTS = 3
+SHIFT_SIZES = (0.02, 0.20)
+SHIFT_GAP = 10
+SHIFT_EDGE = 5
+#: Flat series for false alarms: this many versions each.
+FLAT_VERSIONS = 100
+#: A slow drift: the level rises by this fraction per version (0.05%).
+DRIFT = 0.0005
+#: A detection within this many versions of a planted shift finds it.
+TOLERANCE = 2
+#: The families of the change-point tables: "rounded" is the normal family rounded to
+#: integers (a unit of 1% of the mean: many ties), "drift" the normal family on a slow
+#: drift (DRIFT per version) under the planted shifts.
+SERIES_FAMILIES = (
+    "normal",
+    "lognormal",
+    "t3",
+    "bimodal",
+    "skewed",
+    "contaminated",
+    "negative",
+    "integer",
+    "rounded",
+    "drift",
+)
+
+
+def plant(rng: np.random.Generator, versions: int, count: int) -> list[tuple[int, float]]:
+    """``count`` shifts (index of the first version at the new level, relative size) at
+    least SHIFT_GAP apart and SHIFT_EDGE from the ends, sizes uniform in SHIFT_SIZES."""
+    slots = np.arange(SHIFT_EDGE, versions - SHIFT_EDGE + 1)
+    while True:
+        at = np.sort(rng.choice(slots, count, replace=False))
+        if count < 2 or np.min(np.diff(at)) >= SHIFT_GAP:
+            break
+    size = rng.uniform(*SHIFT_SIZES, count) * rng.choice([-1.0, 1.0], count)
+    return [(int(a), float(s)) for a, s in zip(at, size)]
+
+
+def version_series(
+    family: str,
+    rng: np.random.Generator,
+    versions: int,
+    shifts: list[tuple[int, float]],
+    drift: float = 0.0,
+    runs: tuple[int, int] = SERIES_RUNS,
+) -> list[np.ndarray]:
+    """Every version's runs: the family's runs times the version's level (the product of
+    1 + size of the shifts before it, times 1 + drift·version). Negative values move by
+    (level − 1)·|mean| (a rise is +), integer counts are Poisson of mean level·20, the
+    rounded family rounds after scaling (ties stay ties)."""
+    level = np.ones(versions)
+    for at, size in shifts:
+        level[at:] *= 1 + size
+    level *= 1 + drift * np.arange(versions)
+    if family == "drift":
+        family, level = "normal", level * (1 + DRIFT * np.arange(versions))
+    lengths = rng.integers(runs[0], runs[1] + 1, versions)
+    out = []
+    for v, n in enumerate(lengths):
+        if family == "integer":
+            out.append(rng.poisson(POISSON_MEAN * level[v], int(n)).astype(np.float64))
+        elif family == "negative":
+            out.append(draw("negative", rng, (int(n),)) + (level[v] - 1) * MEAN)
+        elif family == "rounded":
+            out.append(np.round(draw("normal", rng, (int(n),)) * level[v]))
+        else:
+            out.append(draw(family, rng, (int(n),)) * level[v])
+    return out
+
+
+def match(detected: list[int], planted: list[int], tolerance: int = TOLERANCE) -> list[int]:
+    """Signed location errors (detected − planted) of the planted shifts found, each found
+    by at most one detection: the nearest pairs within ``tolerance`` first."""
+    pairs = sorted((abs(d - p), d, p) for d in detected for p in planted if abs(d - p) <= tolerance)
+    used_d: set[int] = set()
+    used_p: set[int] = set()
+    errors = []
+    for _, d, p in pairs:
+        if d not in used_d and p not in used_p:
+            used_d.add(d)
+            used_p.add(p)
+            errors.append(d - p)
+    return errors

@@ -1,5 +1,6 @@
-"""perflab's Python API (docs/python-api.md): a store as pandas DataFrames and typed
-comparisons, experiments run from Python, runs exported as CSV or Parquet.
+"""perflab's use-case layer: the one orchestrator of what perflab does — run an
+experiment, compare, report, read a store — called by the command line (`perflab.cli`:
+parse, call here, print) and, as perflab's Python API (docs/python-api.md), by users:
 
     import perflab
 
@@ -9,14 +10,37 @@ comparisons, experiments run from Python, runs exported as CSV or Parquet.
     result = lab.compare("last")       # ComparisonResult: .rows, .to_frame(), HTML in notebooks
     exp = perflab.run("spec.toml")     # Experiment: .status, .runs(), .compare()
 
-It calls what the command line calls (the CLI's commands parse, call these functions,
-print), so the numbers are the same. pandas is imported when a table is first built.
+The modules, by use case: `comparing` (a question about stored experiments → its
+answer), `reporting` (a report's data, read once), `history` (a metric across the
+versions of a series, and its change points), `running` (an experiment run),
+`lab` and `comparison` (the store as DataFrames and typed rows), `frames`, `files`;
+`modeling`, `probing`, `machine` (the platform commands). Every name here loads on first
+use (PEP 562): `perflab --help` imports nothing heavy.
 """
 
 from __future__ import annotations
 
-from perflab.api.comparison import ComparisonResult, ComparisonRow
-from perflab.api.lab import Experiment, Store, open
-from perflab.api.running import run
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perflab.api.comparison import ComparisonResult, ComparisonRow
+    from perflab.api.lab import Experiment, Store, open
+    from perflab.api.running import run
 
 __all__ = ["ComparisonResult", "ComparisonRow", "Experiment", "Store", "open", "run"]
+
+_HOMES = {
+    "ComparisonResult": "perflab.api.comparison",
+    "ComparisonRow": "perflab.api.comparison",
+    "Experiment": "perflab.api.lab",
+    "Store": "perflab.api.lab",
+    "open": "perflab.api.lab",
+    "run": "perflab.api.running",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'perflab.api' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

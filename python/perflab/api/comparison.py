@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +20,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perflab.analysis.compare import CompareResult
-    from perflab.analysis.dataset import Dataset
-    from perflab.store import Store as DbStore
 
 #: The choices of the options argparse restricts for the command.
 INTERVALS = ("auto", "difference", "fieller")
@@ -124,65 +121,6 @@ def _threshold(value: float | str) -> float:
     if not (math.isfinite(x) and x >= 0):
         raise InputError(f"threshold {value!r}: must be ≥ 0")
     return x
-
-
-def compare_store(
-    store: DbStore,
-    ref: str | int,
-    other: str | int | None,
-    *,
-    variants: Sequence[str | tuple[str, str]] | None,
-    metrics: Sequence[str] | None,
-    options: CompareOptions,
-) -> ComparisonResult:
-    """Experiment ``ref`` compared as `perflab compare ref [other]` does, its metrics
-    (and, without ``other``, its candidate variants) narrowed to those named."""
-    from perflab.analysis.compare import compare_dataset
-    from perflab.analysis.dataset import load_dataset
-
-    if other is None:
-        data = load_dataset(store, ref)
-        data = _only_metrics(_only_variants(data, variants), metrics)
-        return ComparisonResult(compare_dataset(data, **options.analysis_kwargs()))
-    from perflab.analysis.cross import compare_cross, cross_dataset, parse_pairs
-
-    pairs = parse_pairs([v if isinstance(v, str) else f"{v[0]}={v[1]}" for v in variants or []])
-    cross = cross_dataset(store, ref, other, pairs)
-    cross = dataclasses.replace(cross, dataset=_only_metrics(cross.dataset, metrics))
-    return ComparisonResult(compare_cross(cross, **options.analysis_kwargs()))
-
-
-def _only_variants(data: Dataset, variants: Sequence[str | tuple[str, str]] | None) -> Dataset:
-    if not variants:
-        return data
-    wanted = []
-    for v in variants:
-        if not isinstance(v, str):
-            raise InputError(
-                "variant pairs (A, B) pair the variants of two experiments: give other=B"
-            )
-        if v not in data.variants:
-            raise InputError(
-                f"no variant '{v}' in experiment {data.experiment.id} "
-                f"(variants: {', '.join(data.variants)})"
-            )
-        if v == data.baseline:
-            raise InputError(f"'{v}' is the baseline: name the variants to compare with it")
-        wanted.append(v)
-    kept = [v for v in data.variants if v == data.baseline or v in wanted]
-    return dataclasses.replace(data, variants=kept)
-
-
-def _only_metrics(data: Dataset, metrics: Sequence[str] | None) -> Dataset:
-    if not metrics:
-        return data
-    names = [m.name for m in data.metrics]
-    for m in metrics:
-        if m not in names:
-            raise InputError(
-                f"no metric '{m}' in experiment {data.experiment.id} (metrics: {', '.join(names)})"
-            )
-    return dataclasses.replace(data, metrics=[m for m in data.metrics if m.name in metrics])
 
 
 @dataclass(frozen=True)

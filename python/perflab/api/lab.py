@@ -15,15 +15,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.errors import InputError
+
 if TYPE_CHECKING:
     import pandas as pd
 
+    from perflab.analysis.history import History
+    from perflab.analysis.scaling import ScalingResult
     from perflab.api.comparison import ComparisonResult
     from perflab.store import ExperimentRow
     from perflab.store import Store as DbStore
 
 #: An experiment: its id, its name (the latest of that name) or ``"last"``.
 Ref = str | int
+#: The columns of `Store.profile_movers` (`perflab.observe.movers.Mover`).
+MOVER_COLUMNS = [
+    "phase",
+    "cell",
+    "candidate",
+    "function",
+    "kind",
+    "baseline_share",
+    "candidate_share",
+    "change",
+    "low",
+    "high",
+    "p_value",
+    "significant",
+    "n_baseline",
+    "n_candidate",
+]
 
 
 class Store:
@@ -95,6 +116,7 @@ class Store:
         resamples: int | None = None,
         scale: str | None = None,
         diagnostics: bool | None = None,
+        across: str | tuple[str, str] | None = None,
     ) -> ComparisonResult:
         """What `perflab compare id [other]` computes, with its options:
 
@@ -106,9 +128,12 @@ class Store:
           ``interval``, ``statistic``, ``resamples``, ``scale``, ``confidence`` (default:
           the experiment's, 0.95), ``threshold`` (``0.01`` or ``"1%"``), ``correction``
           (``holm``, ``bonferroni``, ``bh``, ``none``) as the command's options;
-        - ``diagnostics``: per-cell diagnostics on or off (default: on for small tables).
+        - ``diagnostics``: per-cell diagnostics on or off (default: on for small tables);
+        - ``across``: ``"PARAM=VALUE"`` or ``(PARAM, VALUE)``: every cell against the cell
+          where PARAM=VALUE, within each variant (`perflab compare --across`).
         """
-        from perflab.api.comparison import compare_options, compare_store
+        from perflab.api.comparing import ComparisonRequest, answer, parse_across
+        from perflab.api.comparison import ComparisonResult, compare_options
 
         options = compare_options(
             method=method,
@@ -121,8 +146,88 @@ class Store:
             scale=scale,
             diagnostics=diagnostics,
         )
+        request = ComparisonRequest(
+            id,
+            other,
+            variants=tuple(variants or ()),
+            across=parse_across(across) if isinstance(across, str) else across,
+            metrics=tuple(metrics or ()),
+            options=options,
+        )
         with self._read() as db:
-            return compare_store(db, id, other, variants=variants, metrics=metrics, options=options)
+            return ComparisonResult(answer(db, request).comparison)
+
+    def scaling(
+        self,
+        id: Ref = "last",
+        param: str = "",
+        *,
+        other: Ref | None = None,
+        exponent: float | None = None,
+        at: str | float | None = None,
+        metrics: Sequence[str] | None = None,
+        confidence: float | None = None,
+        threshold: float | str = 0.0,
+    ) -> ScalingResult:
+        """What `perflab compare id [other] --scaling param` computes: cost = a + b·param^k
+        fitted per variant and metric (k fitted unless ``exponent``), and each candidate's
+        per-unit cost against the baseline's (at size ``at``, else where the data is)."""
+        from perflab.api.comparing import ComparisonRequest, answer, scaling_options
+        from perflab.api.comparison import compare_options
+
+        if not param:
+            raise InputError("scaling: name the numeric matrix parameter to fit over (param=…)")
+        fit = scaling_options(param, exponent, None if at is None else str(at), metrics or ())
+        request = ComparisonRequest(
+            id,
+            other,
+            scaling=fit,
+            table=False,
+            options=compare_options(confidence=confidence, threshold=threshold),
+        )
+        with self._read() as db:
+            fits = answer(db, request).fits
+        assert fits is not None
+        return fits
+
+    def history(
+        self,
+        name: str | None = None,
+        *,
+        experiments: Sequence[Ref] = (),
+        metrics: Sequence[str] = (),
+        cell: str | None = None,
+        variant: str | None = None,
+        confidence: float | None = None,
+        min_effect: float = 0.005,
+    ) -> History:
+        """What `perflab history name` computes: every experiment of ``name`` (or
+        ``experiments``) by version, each version's runs summarised per metric, cell and
+        variant (``History.series[k].points``) and the change points between versions
+        (``.found``); the options are the command's (``min_effect`` a fraction)."""
+        from perflab.api.history import HistoryRequest
+        from perflab.api.history import history as make
+
+        request = HistoryRequest(
+            name, tuple(experiments), tuple(metrics), cell, variant, confidence, min_effect
+        )
+        with self._read() as db:
+            return make(db, request)
+
+    def profile_movers(self, id: Ref = "last", **options: Any) -> pd.DataFrame:
+        """The functions whose share of the profiles' samples changed, candidate against
+        baseline, with Welch's interval (one row per function, phase, cell and candidate;
+        empty when the experiment was not profiled): `perflab compare --json`'s
+        ``profile_movers``. ``options``: `compare`'s statistics options."""
+        import pandas as pd
+
+        from perflab.api.comparing import ComparisonRequest, answer
+        from perflab.api.comparison import compare_options
+
+        request = ComparisonRequest(id, options=compare_options(**options), movers=True)
+        with self._read() as db:
+            movers = answer(db, request).movers
+        return pd.DataFrame([m.as_dict() for m in movers], columns=MOVER_COLUMNS)
 
     def export(self, id: Ref, path: str | os.PathLike[str], *, format: str | None = None) -> Path:
         """Write `runs(id)` to ``path`` — ``.csv`` or ``.parquet``, or ``format`` — whole

@@ -1,18 +1,150 @@
-"""`perflab.run(spec)`: run an experiment as `perflab run` does — the same functions, from
-opening (or continuing) the experiment to the runner — and get it back as an `Experiment`."""
+"""Running an experiment: `perflab run` and `perflab.run(spec)` both call `run_experiment`
+— from opening (or continuing) the experiment in the store to the runner's end, with the
+export files rewritten after every run — and differ only in what they print."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
+    from perflab.analysis.compare import CompareResult
     from perflab.api.lab import Experiment
-    from perflab.run.runner import Observer
+    from perflab.report.output import ExportManager
+    from perflab.run.experiment import OpenedExperiment as OpenedExperiment
+    from perflab.run.run_execution import RunOutcome as RunOutcome
+    from perflab.run.runner import ExperimentOutcome as ExperimentOutcome
+    from perflab.run.runner import Observer as Observer
+    from perflab.spec import Spec
+    from perflab.store import RunRow as RunRow
+    from perflab.store import Store
+    from perflab.store.location import StoreURL
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """An experiment to run: a loaded ``spec`` (its unfinished experiment continued unless
+    ``new``), or experiment ``resume`` continued; ``store``: None for the default."""
+
+    spec: Spec | None
+    store: str | None = None
+    resume: str | None = None
+    new: bool = False
+    max_failures: int | None = None
+    export: tuple[str, ...] = ()
+    profile: bool | str = False
+    #: The version measured, over the spec's ``version`` (a new experiment's only).
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How it went: the experiment's id, the runner's outcome, and the store's path."""
+
+    experiment_id: int
+    outcome: ExperimentOutcome
+    store_path: Path | StoreURL
+    #: The comparison at the end (`run_experiment(..., compare=True)` with an ok run).
+    comparison: CompareResult | None = None
+
+    @property
+    def ok(self) -> int:
+        return int(self.outcome.counts.get("ok", 0))
+
+    @property
+    def failed(self) -> int:
+        counts = self.outcome.counts
+        return int(sum(n for s, n in counts.items() if s in ("failed", "timeout")))
+
+
+def check_exports(paths: Sequence[str]) -> ExportManager:
+    """The export files, their formats and folders checked before anything runs."""
+    from perflab.report.output import ExportManager
+
+    return ExportManager(list(paths))
+
+
+def run_experiment(
+    request: RunRequest,
+    observer: Observer | None = None,
+    *,
+    opened: Callable[[OpenedExperiment], None] | None = None,
+    compare: bool = False,
+) -> Ran:
+    """Run ``request`` to its end (or the failure policy's stop, or an interrupt).
+
+    ``observer``: progress events (default: none); ``opened``: called once the experiment
+    is created or found (the CLI says it continues one); ``compare``: the comparison of
+    the stored runs at the end, with its default options (`Ran.comparison`)."""
+    from perflab.run.experiment import open_experiment
+    from perflab.run.runner import Runner, SilentObserver
+    from perflab.store import Store as DbStore
+
+    if (request.spec is None) == (request.resume is None):
+        raise InputError("give an experiment file, or --resume ID")
+    exports = check_exports(request.export)
+    position = None
+    if request.spec is not None:  # the version command runs before the store is touched
+        from perflab.run.position import resolve_position
+
+        position = resolve_position(request.spec, request.version)
+    elif request.version is not None:
+        raise InputError(
+            "--version names the version of a new experiment; a resumed one keeps its own"
+        )
+    with DbStore(request.store, write=True, create=request.resume is None) as db:
+        found = open_experiment(
+            db, request.spec, resume=request.resume, new=request.new, position=position
+        )
+        if opened is not None:
+            opened(found)
+        watcher: Observer = observer if observer is not None else SilentObserver()
+        if exports.paths:
+            watcher = ExportingObserver(watcher, exports, db, found.id)
+        outcome = Runner(
+            db,
+            found.spec,
+            found.id,
+            observer=watcher,
+            max_failures=request.max_failures,
+            profile=request.profile,
+        ).run()
+        ran = Ran(found.id, outcome, db.path)
+        if compare and outcome.status != "interrupted" and ran.ok:
+            from perflab.analysis.compare import compare_dataset
+            from perflab.analysis.dataset import load_dataset
+
+            ran = Ran(found.id, outcome, db.path, compare_dataset(load_dataset(db, found.id)))
+    return ran
+
+
+class ExportingObserver:
+    """Passes events on, and rewrites the export files after every finished run."""
+
+    def __init__(self, inner: Observer, exports: ExportManager, store: Store, experiment_id: int):
+        self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def run_finished(self, run: RunRow, outcome: object, index: int, total: int) -> None:
+        self.inner.run_finished(run, outcome, index, total)  # type: ignore[arg-type]
+        self._write()
+
+    def finished(self, summary: object) -> None:
+        self._write()
+        self.inner.finished(summary)  # type: ignore[arg-type]
+
+    def _write(self) -> None:
+        from perflab.analysis.compare import compare_dataset
+        from perflab.analysis.dataset import load_dataset
+
+        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))
 
 
 def run(
@@ -25,6 +157,7 @@ def run(
     export: Sequence[str | os.PathLike[str]] = (),
     observer: Observer | None = None,
     profile: bool | str = False,
+    version: str | None = None,
 ) -> Experiment:
     """Execute the experiment file ``spec`` — or continue experiment ``resume`` — storing
     every run as it finishes, as `perflab run` does; returns the experiment as stored at
@@ -38,7 +171,9 @@ def run(
     - ``observer``: progress events (a `perflab.run.runner.Observer`; default: none);
     - ``profile``: a perf profile of every measured phase, as `perflab run --profile`
       (True or "process": each phase's processes; "system": the whole host, also during
-      kv phases).
+      kv phases);
+    - ``version``: the version measured (``perflab run --version``), over the spec's
+      ``version``: the experiment's place in a series (`perflab history`).
 
     Failed runs do not raise: the experiment says how many (``failed``) and whether the
     failure policy stopped it (``status == "aborted"``). An interrupted run (Ctrl-C,
@@ -47,11 +182,7 @@ def run(
     `perflab.errors.PerflabError` before anything runs.
     """
     from perflab.api.lab import Store
-    from perflab.report.output import ExportingObserver, ExportManager
-    from perflab.run.experiment import open_experiment
-    from perflab.run.runner import Runner, SilentObserver
     from perflab.spec import load_spec
-    from perflab.store import Store as DbStore
 
     if (spec is None) == (resume is None):
         raise InputError("give an experiment file, or resume=ID")
@@ -59,28 +190,20 @@ def run(
         isinstance(max_failures, bool) or not isinstance(max_failures, int) or max_failures < 0
     ):
         raise InputError(f"max_failures must be a whole number ≥ 0 (got {max_failures!r})")
-    loaded = load_spec(Path(spec)) if spec is not None else None
-    exports = ExportManager(
-        [Path(p) for p in export]
-    )  # formats and paths checked before anything runs
-    with DbStore(None if store is None else Path(store), write=True, create=resume is None) as db:
-        opened = open_experiment(
-            db, loaded, resume=None if resume is None else str(resume), new=new
-        )
-        watcher: Observer = observer if observer is not None else SilentObserver()
-        if exports.paths:
-            watcher = ExportingObserver(watcher, exports, db, opened.id)
-        outcome = Runner(
-            db,
-            opened.spec,
-            opened.id,
-            observer=watcher,
-            max_failures=max_failures,
-            profile=profile,
-        ).run()
-        path = db.path
-    if outcome.status == "interrupted":
+    request = RunRequest(
+        spec=load_spec(Path(spec)) if spec is not None else None,
+        store=None if store is None else os.fspath(store),
+        resume=None if resume is None else str(resume),
+        new=new,
+        max_failures=max_failures,
+        export=tuple(os.fspath(p) for p in export),
+        profile=profile,
+        version=version,
+    )
+    ran = run_experiment(request, observer)
+    if ran.outcome.status == "interrupted":
         raise KeyboardInterrupt(
-            f"experiment {opened.id} interrupted; continue it with perflab.run(resume={opened.id})"
+            f"experiment {ran.experiment_id} interrupted; continue it with "
+            f"perflab.run(resume={ran.experiment_id})"
         )
-    return Store(path).experiment(opened.id)
+    return Store(store).experiment(ran.experiment_id)

@@ -27,6 +27,8 @@ COMMANDS = [
     "ls",
     "show",
     "compare",
+    "history",
+    "bisect",
     "report",
     "import_csv",
     "export",
@@ -35,6 +37,7 @@ COMMANDS = [
     "cores",
     "check",
     "load",
+    "store_copy",
 ]
 
 EXIT_OK = 0
@@ -80,7 +83,7 @@ class _Version(argparse.Action):
 
 
 #: Command names whose module is named otherwise.
-_MODULE_OF = {"import": "import_csv"}
+_MODULE_OF = {"import": "import_csv", "store": "store_copy"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

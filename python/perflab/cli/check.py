@@ -39,10 +39,10 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.platform.system_state import read_system_state
+    from perflab.api.machine import system_state
     from perflab.report.safe_text import terminal_safe
 
-    state = read_system_state()
+    state = system_state()
     code = EXIT_WARN if state.warnings else 0
     if args.json:
         io.print(json.dumps({**state.to_json(), "exit_code": code}, indent=2))

@@ -9,12 +9,12 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from perflab.api.stores import default_store
 from perflab.errors import InputError
-from perflab.store.paths import default_store_path
 
 if TYPE_CHECKING:
-    from perflab.analysis.scaling import ScalingOptions
-    from perflab.store import Store
+    from perflab.api.comparing import ComparisonRequest, ScalingOptions
+    from perflab.api.stores import Store
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -27,16 +27,28 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
         "--store",
         metavar="PATH",
         default=None,
-        help=f"results database (default: $PERFLAB_STORE or ./{default_store_path().name})",
+        type=store_argument,
+        help="results database: a SQLite file, or postgresql://USER@HOST[:PORT]/DB "
+        f"(default: $PERFLAB_STORE or ./{default_store().name})",
     )
 
 
-def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = True) -> Store:
-    """The --store (or default) store. Reading commands (the default) create and change
-    nothing: a missing store is an error. write=True creates it unless create=False."""
-    from perflab.store import Store
+def store_argument(text: str) -> str:
+    """A --store value, as given; one that looks like a URL but names no kind of store
+    perflab has (``http://…``) is refused before the command does anything (StoreError)."""
+    from perflab.api.stores import store_named
 
-    return Store(args.store or None, write=write, create=create)
+    store_named(text)
+    return text
+
+
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = True) -> Store:
+    """The --store (or default) store: a SQLite file or a PostgreSQL URL. Reading commands
+    (the default) create and change nothing: a missing store is an error. write=True
+    creates it unless create=False."""
+    from perflab.api.stores import open_store as open_named
+
+    return open_named(args.store or None, write=write, create=create)
 
 
 def pct(text: str) -> float:
@@ -169,7 +181,7 @@ def _scaling_options(s: Arguments) -> None:
 
 
 def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments for compare_dataset / compare_cross / report_for from the options above."""
+    """The statistics options above, checked (`comparison_request` makes the question of them)."""
     if args.confidence is not None and not 0.5 < args.confidence < 1:
         raise InputError(
             f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})"
@@ -212,15 +224,9 @@ def scaling_options(args: argparse.Namespace) -> ScalingOptions | None:
                 f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)"
             )
         return None
-    from perflab.analysis.dataset import parse_number
-    from perflab.analysis.scaling import ScalingOptions
+    from perflab.api.comparing import scaling_options as options
 
-    at = None
-    if args.at is not None:
-        at = parse_number(args.at)
-        if at is None or at <= 0:
-            raise InputError(f"--at {args.at!r}: expected a positive size such as 1000, 1e6 or 10M")
-    return ScalingOptions(args.scaling, args.exponent, at, tuple(args.metric or ()))
+    return options(args.scaling, args.exponent, args.at, args.metric or ())
 
 
 def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
@@ -250,9 +256,9 @@ def experiment_pairs(args: argparse.Namespace) -> list[tuple[str, str]] | None:
         raise InputError("--variant pairs variants of two experiments: name a second experiment B")
     if args.other is None:
         return None
-    from perflab.analysis.cross import parse_pairs
+    from perflab.api.comparing import parse_variant_pairs
 
-    return parse_pairs(args.variant)
+    return parse_variant_pairs(args.variant)
 
 
 def add_across_option(p: argparse.ArgumentParser) -> None:
@@ -269,7 +275,7 @@ def across_option(args: argparse.Namespace) -> tuple[str, str] | None:
     """--across PARAM=VALUE as (PARAM, VALUE), checked against the other arguments."""
     if args.across is None:
         return None
-    from perflab.analysis.across import parse_across
+    from perflab.api.comparing import parse_across
 
     if args.other is not None:
         raise InputError(
@@ -282,6 +288,34 @@ def across_option(args: argparse.Namespace) -> tuple[str, str] | None:
             "compares cells with a reference cell; --scaling PARAM fits cost against PARAM)"
         )
     return parse_across(args.across)
+
+
+def comparison_request(
+    args: argparse.Namespace, *, table: bool = True, movers: bool = False
+) -> ComparisonRequest:
+    """The question `perflab compare` / `perflab report` were asked, checked (InputError)."""
+    from perflab.api.comparing import ComparisonRequest
+    from perflab.api.comparison import CompareOptions
+
+    opts = analysis_options(args)
+    experiment_pairs(args)  # --variant without B: refused here
+    return ComparisonRequest(
+        experiment=args.experiment,
+        other=args.other,
+        variants=tuple(args.variant or ()) if args.other is not None else (),
+        across=across_option(args),
+        scaling=opts["scaling"],
+        table=table,
+        metrics=opts["metrics"],
+        options=CompareOptions(
+            opts["method"],
+            opts["method_options"],
+            opts["confidence"],
+            opts["threshold"],
+            opts["correction"],
+        ),
+        movers=movers,
+    )
 
 
 #: What the last command built and printed (`keep_until_exit`).

@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from perflab.cli.lazy_rich import Table
-from perflab.errors import InputError
-from perflab.platform import parse_cpu_list, pick_cores, read_topology
 
 if TYPE_CHECKING:
     import argparse
@@ -47,12 +45,11 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    try:
-        exclude = parse_cpu_list(args.exclude) if args.exclude else frozenset()
-    except ValueError:
-        raise InputError(f"--exclude {args.exclude!r}: use a CPU list such as 0,2-3") from None
-    topo = read_topology()
+    from perflab.api.machine import cpu_list, pick_cores, topology
+
+    exclude = cpu_list(args.exclude)
     if args.pick is None:
+        topo = topology()
         if args.json:
             io.print(json.dumps({"cpus": topo.to_json()}, indent=2))
             return 0
@@ -81,7 +78,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             )
         io.console.print(t)
         return 0
-    choice = pick_cores(args.pick, topo, core_type=args.core_type, exclude=exclude)
+    choice = pick_cores(args.pick, core_type=args.core_type, exclude=exclude)
     if args.json:
         io.print(json.dumps(choice.to_json(), indent=2))
     elif args.quiet:

@@ -18,10 +18,9 @@ from perflab.report.safe_text import terminal_safe
 if TYPE_CHECKING:  # the engine and numpy load on use: building the parser stays light
     import argparse
 
+    from perflab.api.load import KvConfig, KvProgress
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
-    from perflab.workloads.kv import KvConfig, KvProgress
-    from perflab.workloads.kv_result import KvResult
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -241,16 +240,9 @@ def config_from_args(args: argparse.Namespace) -> KvConfig:
         "late_threshold": args.late_threshold,
         "warmup": args.warmup,
     }
-    from pydantic import ValidationError
+    from perflab.api.load import load_config
 
-    from perflab.workloads.kv import KvConfig
-    from perflab.workloads.kv_config import validation_messages
-
-    try:
-        return KvConfig(**{k: v for k, v in values.items() if v is not None})
-    except ValidationError as e:
-        field, message = validation_messages(e)[0]
-        raise InputError(f"{FLAGS.get(field, field)}: {message}") from None
+    return load_config(values, FLAGS)
 
 
 def parse_percentiles(text: str) -> list[float]:
@@ -305,24 +297,17 @@ class ProgressLine:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.workloads.kv import KvConfigError, run_kv
+    from perflab.api.load import run_load
 
     cfg = config_from_args(args)
     percentiles = parse_percentiles(args.print_percentiles)
     line = None if args.quiet or args.json else ProgressLine(io.err)
     if not args.json:
         io.err.write(f"perflab load: {terminal_safe(cfg.describe(), one_line=True)}\n")
-    interrupted = False
     try:
-        result = run_kv(cfg, progress=line, progress_interval=0.5 if line and line.tty else 1.0)
-    except KvConfigError as e:
-        raise InputError(f"{FLAGS.get(e.field, e.field)}: {e.reason}") from None
-    except KeyboardInterrupt as e:
-        partial: KvResult | None = getattr(e, "partial_result", None)
-        interrupted = True
-        if partial is None:
-            raise
-        result = partial
+        result, interrupted = run_load(
+            cfg, FLAGS, progress=line, interval=0.5 if line and line.tty else 1.0
+        )
     finally:
         if line is not None:
             line.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.cli.lazy_rich import Table
@@ -13,6 +13,7 @@ from perflab.report.safe_text import terminal_safe
 if TYPE_CHECKING:
     import argparse
 
+    from perflab.api.experiments import ExperimentRow
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
 
@@ -25,10 +26,11 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    from perflab.api.experiments import list_experiments
+
     with open_store(args) as store:
-        rows = store.experiments()
-        # why each experiment stopped by an error did (a host unreachable...)
-        reasons = {e.id: store.stop_reason(e.id) for e, _ in rows if e.status == "stopped"}
+        listing = list_experiments(store)
+    rows, reasons = listing.experiments, listing.reasons
     if args.json:
         io.out.write(
             json.dumps(
@@ -40,6 +42,11 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
                         **({"reason": reasons[e.id]} if reasons.get(e.id) else {}),
                         "source": e.source,
                         "created_at": e.created_at,
+                        "user": e.user,
+                        "controller_host": e.controller_host,
+                        "version": e.version,
+                        "source_commit": e.source_commit,
+                        "source_repo": e.source_repo,
                         "runs": counts,
                     }
                     for e, counts in rows
@@ -52,15 +59,34 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if not rows:
         io.print(f"no experiments in {store.path}")
         return 0
+    # who stored each experiment, from which controller: a column in a store shared by
+    # several, when the terminal has room for it (a single user's store lists as it always
+    # did; `ls --json` and `show` always say)
+    t = _table(rows, by=len({_who(e) for e, _ in rows} - {""}) > 1)
+    unbounded = io.console.options.update_width(1 << 20)  # the table's natural width
+    if len(t.columns) > 7 and io.console.measure(t, options=unbounded).maximum > io.console.width:
+        t = _table(rows, by=False)
+    io.console.print(t)
+    for eid, reason in sorted(reasons.items()):
+        if reason:
+            io.print(f"experiment {eid} stopped: {terminal_safe(reason, one_line=True)}")
+    return 0
+
+
+def _table(rows: list[tuple[ExperimentRow, dict[str, int]]], *, by: bool) -> Any:
+    """The experiments as a (rich) table; ``by``: with who stored each, from which controller."""
     t = Table(header_style="bold")
+    versions = any(e.version for e, _ in rows)  # a column when any has one (perflab history)
     for col, just in (
         ("id", "right"),
         ("name", "left"),
+        *([("version", "left")] if versions else []),
         ("created", "left"),
         ("status", "left"),
         ("runs ok/total", "right"),
         ("failed", "right"),
         ("source", "left"),
+        *([("by", "left")] if by else []),
     ):
         t.add_column(col, justify=just, no_wrap=True)
     for e, counts in rows:
@@ -70,14 +96,19 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         t.add_row(
             str(e.id),
             e.name,
+            *([e.version or ""] if versions else []),
             created,
             e.status,
             f"{counts.get('ok', 0)}/{total}",
             str(failed) if failed else "",
             e.source,
+            *([_who(e)] if by else []),
         )
-    io.console.print(t)
-    for eid, reason in sorted(reasons.items()):
-        if reason:
-            io.print(f"experiment {eid} stopped: {terminal_safe(reason, one_line=True)}")
-    return 0
+    return t
+
+
+def _who(e: ExperimentRow) -> str:
+    """``user@host`` that stored ``e``; "" for an experiment stored before perflab said."""
+    if not (e.user or e.controller_host):
+        return ""
+    return f"{e.user or '?'}@{e.controller_host or '?'}"

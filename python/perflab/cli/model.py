@@ -9,24 +9,21 @@ Inputs are CSV rows, one per platform; flags name the columns and the memmove un
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.api.modeling import BANDWIDTH_UNITS  # light; the fitting code is imported on use
 from perflab.cli.model_tables import print_fit, print_index, print_predictions
 from perflab.errors import InputError
-from perflab.model.units import (
-    BANDWIDTH_UNITS,  # light; the fitting code (scipy) is imported on use
-)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from perflab.api.modeling import FitResult, Observation, Prediction
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
-    from perflab.model import FitResult, Observation, Prediction
 
 
 def register(sub: Subparsers) -> None:
@@ -188,7 +185,7 @@ def load_observations(
     stores = args.from_store if stores is None else stores
     obs = _from_csv(path, args, need_rate=need_rate) if path else []
     if stores:
-        from perflab.platform.stored import observation_from_store
+        from perflab.api.modeling import observation_from_store
 
         if args.length_bytes is None:
             raise InputError(
@@ -236,30 +233,21 @@ def _store_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def _from_csv(path: str, args: argparse.Namespace, *, need_rate: bool) -> list[Observation]:
-    from perflab.model import Columns, from_rows
+    from perflab.api.modeling import observations_from_csv
 
-    cols = Columns(
-        platform=args.platform,
-        cpu=args.cpu,
-        memmove=args.memmove,
-        length=args.length if args.length_bytes is None else "__length__",
-        rate=args.rate,
-        memmove_unit=args.memmove_unit,
-    )
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))  # comments
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from None
-    if args.length_bytes is not None:
-        if not (args.length_bytes > 0):
-            raise InputError(f"--length-bytes must be positive, not {args.length_bytes}")
-        rows = [{**r, "__length__": args.length_bytes} for r in rows]
-    return from_rows(rows, cols, need_rate=need_rate, source=path)
+    columns = {
+        "platform": args.platform,
+        "cpu": args.cpu,
+        "memmove": args.memmove,
+        "length": args.length,
+        "rate": args.rate,
+        "memmove_unit": args.memmove_unit,
+    }
+    return observations_from_csv(path, columns, length_bytes=args.length_bytes, need_rate=need_rate)
 
 
 def run_index(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.model import index_table
+    from perflab.api.modeling import index_table
 
     obs = load_observations(args.csv, args)
     table = index_table(obs, args.M, args.N)
@@ -271,15 +259,8 @@ def run_index(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _fit(args: argparse.Namespace, obs: list[Observation]) -> FitResult:
-    from perflab.model.fit import fit  # not `from perflab.model import fit`: once the submodule
-    # perflab.model.fit is imported (predict.py does), the package's `fit` is that module
+    from perflab.api.modeling import fit
 
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be ≥ 0, not {args.bootstrap}")
-    if not 0.5 < args.confidence < 1:
-        raise InputError(
-            f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})"
-        )
     return fit(
         obs,
         M=args.M,
@@ -318,8 +299,7 @@ def run_fit(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def run_predict(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.model import Observation, bytes_per_second
-    from perflab.model.predict import predict  # the function, never the submodule (see _fit)
+    from perflab.api.modeling import bytes_per_second, observation, predict
 
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []
@@ -332,11 +312,12 @@ def run_predict(args: argparse.Namespace, io: CliIO) -> int:
         if length is None:
             raise InputError("give --target-length (bytes) for the --target-* platform")
         targets.append(
-            Observation(
+            observation(
                 args.target_name,
                 args.target_cpu,
                 args.target_memmove * bytes_per_second(args.memmove_unit),
                 length,
+                None,
             )
         )
     if not targets:

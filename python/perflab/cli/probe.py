@@ -8,23 +8,16 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import perflab.api.probing as probing
 from perflab.cli.lazy_rich import Table
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
     import argparse
-    from types import ModuleType
 
+    from perflab.api.probing import ProbeResult
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
-    from perflab.workloads.probes import ProbeResult
-
-
-def _probes() -> ModuleType:
-    """perflab.workloads.probes, imported when a probe runs (it pulls in numpy/scipy)."""
-    import perflab.workloads.probes as probes
-
-    return probes
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
@@ -183,13 +176,12 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             orders=("page", "random") if args.order == "both" else (args.order,),
         )
     repeat = args.repeat if args.repeat is not None else (3 if args.probe == "latency" else 5)
-    result: ProbeResult = _probes().run_probe(args.probe, core=args.core, repeat=repeat, **opts)
-    if args.store:
-        from perflab.platform.stored import record_probe
-        from perflab.store import Store
+    from perflab.api.probing import run_probe
 
-        with Store(args.store) as store:
-            eid = record_probe(store, result, name=args.name)
+    result, eid = run_probe(
+        args.probe, core=args.core, repeat=repeat, store=args.store or None, name=args.name, **opts
+    )
+    if eid is not None:
         io.err.write(f"perflab: stored as experiment {eid} in {args.store}\n")
     if args.json:
         io.print(json.dumps(result.to_json(), indent=2))
@@ -248,7 +240,7 @@ def _summary_table(
 
 
 def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
-    cases = _probes().memmove_cases()
+    cases = probing.memmove_cases()
     sums = result.summaries()
     t = Table(title="memmove (mmbm cases): copy bandwidth, MiB/s")
     for col, j in (
@@ -280,22 +272,22 @@ def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
     if t.row_count:
         io.console.print(t)
         io.print("* the case the router performance-index model uses (memmove_mib_per_sec)")
-    sizes, bufs, cells = _probes().sweep_table(result)
+    sizes, counts, cells = probing.sweep_table(result)
     if cells:
         st = Table(
             title="memmove sweep: median MiB/s by copy size (rows) and buffer count (columns); "
             "each buffer is 4160 B, so N buffers touch N pages"
         )
         st.add_column("copy (B)", justify="right")
-        for b in bufs:
+        for b in counts:
             st.add_column(str(b), justify="right")
-        for s in sizes:
-            st.add_row(str(s), *[_fmt(cells.get((s, b), math.nan), 0) for b in bufs])
+        for copy in sizes:
+            st.add_row(str(copy), *[_fmt(cells.get((copy, b), math.nan), 0) for b in counts])
         io.console.print(st)
 
 
 def _latency_table(io: CliIO, result: ProbeResult) -> None:
-    rows = _probes().latency_table(result)
+    rows = probing.latency_table(result)
     t = Table(title="pointer-chase latency, ns per access (median)")
     t.add_column("working set", justify="right")
     orders = sorted({o for _, d in rows for o in d}, reverse=False)

@@ -22,9 +22,7 @@ from perflab.report.format import fmt_number
 from perflab.report.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from perflab.run.run_execution import RunOutcome
-    from perflab.run.runner import ExperimentOutcome
-    from perflab.store import RunRow
+    from perflab.api.running import ExperimentOutcome, RunOutcome, RunRow
 
 
 class ConsoleObserver:

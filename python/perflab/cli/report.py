@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perflab.cli.common import (
-    across_option,
     add_across_option,
     add_analysis_options,
     add_experiment_arguments,
     add_store_option,
-    analysis_options,
-    experiment_pairs,
+    comparison_request,
     open_store,
 )
 from perflab.errors import InputError
+from perflab.report.formats import report_names
 
 if TYPE_CHECKING:
     import argparse
@@ -46,7 +45,7 @@ def register(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["html", "markdown", "json"],
+        choices=report_names(),
         default=None,
         help="instead of guessing from the file name",
     )
@@ -87,17 +86,13 @@ def _add_verbose(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, io: CliIO) -> int:
     from pathlib import Path
 
-    from perflab.report.document import report_for, report_for_pair
-    from perflab.report.output import format_of, render_plots, write_report
+    from perflab.api.reporting import build_report
+    from perflab.report.formats import report_format
+    from perflab.report.output import format_of, write_report
 
-    opts = analysis_options(args)
-    pairs = experiment_pairs(args)
-    across = across_option(args)
+    request = comparison_request(args)
     with open_store(args) as store:
-        if args.other is None:
-            report = report_for(store, args.experiment, across=across, **opts)
-        else:
-            report = report_for_pair(store, args.experiment, args.other, pairs=pairs, **opts)
+        report = build_report(store, request)
 
     out = args.output
     if out is None:
@@ -108,20 +103,15 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             out = f"report-{ids}.{'md' if args.format == 'markdown' else 'html'}"
     if out == "-":
         kind = args.format or "html"
-        if kind == "markdown":
+        text = report_format(kind).text(report)
+        if text is None:
+            what = "a Markdown report" if kind == "markdown" else f"a {kind} report"
             raise InputError(
-                "a Markdown report needs a file name (its plots are written beside it): -o report.md"
+                f"{what} needs a file name (its plots are written beside it): -o report.md"
             )
         if args.screenshot:
             raise InputError("--screenshot needs the HTML report in a file: -o report.html")
-        if kind == "json":
-            from perflab.report.json_doc import render_report_json
-
-            io.out.write(render_report_json(report))
-        else:
-            from perflab.report.html import render_html
-
-            io.out.write(render_html(report, images=render_plots(report.plots(), "svg")))
+        io.out.write(text)
         return 0
 
     path = Path(out)

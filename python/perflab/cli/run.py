@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from perflab.cli.common import add_store_option, open_store
+from perflab.cli.common import add_store_option
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
+    from perflab.api.planning import Spec
+    from perflab.api.running import OpenedExperiment
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
-    from perflab.run.runner import Observer
-    from perflab.spec import Spec
 
 EXIT_RUNS_FAILED = 1  # the experiment ended with failed runs, or the failure policy stopped it
 EXIT_INTERRUPTED = 130
@@ -37,6 +37,13 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--resume", metavar="ID", help="continue the interrupted experiment ID")
     p.add_argument(
         "--new", action="store_true", help="start a new experiment even if one is unfinished"
+    )
+    p.add_argument(
+        "--version",
+        metavar="V",
+        default=None,
+        help="the version measured (v1.5, a kernel release, a date), over the spec's "
+        "`version`: the experiment's place in a series (perflab history NAME)",
     )
     p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     p.add_argument("--no-compare", action="store_true", help="do not print the TLDR at the end")
@@ -76,90 +83,71 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    from perflab.api.planning import load_spec
+    from perflab.api.running import RunRequest, check_exports, run_experiment
     from perflab.cli.progress import ConsoleObserver
-    from perflab.report.output import ExportingObserver, ExportManager
-    from perflab.run.experiment import open_experiment
-    from perflab.run.runner import Runner
-    from perflab.spec import load_spec
 
     if (args.spec is None) == (args.resume is None):
         raise InputError("give an experiment file, or --resume ID")
     spec = load_spec(args.spec) if args.spec else None
-    ExportManager(args.export)  # unknown export formats fail before anything runs
+    check_exports(args.export)  # unknown export formats fail before anything runs
     if args.dry_run:
         if spec is None:
             raise InputError("--dry-run needs an experiment file")
         _print_plan(spec, io, args.store)
         return 0
-    with open_store(args, write=True, create=args.resume is None) as store:
-        opened = open_experiment(store, spec, resume=args.resume, new=args.new)
-        if args.spec and opened.resumed:
+
+    def opened(found: OpenedExperiment) -> None:
+        if args.spec and found.resumed:
             io.err.write(
-                f"perflab: continuing unfinished experiment {opened.id} of this spec "
+                f"perflab: continuing unfinished experiment {found.id} of this spec "
                 f"(use --new to start over)\n"
             )
-        observer: Observer = ConsoleObserver(io.err_console)
-        if args.export:
-            observer = ExportingObserver(observer, ExportManager(args.export), store, opened.id)
-        runner = Runner(
-            store,
-            opened.spec,
-            opened.id,
-            observer=observer,
-            max_failures=args.max_failures,
-            profile=args.profile,
+
+    request = RunRequest(
+        spec=spec,
+        store=args.store or None,
+        resume=args.resume,
+        new=args.new,
+        max_failures=args.max_failures,
+        export=tuple(args.export),
+        profile=args.profile,
+        version=args.version,
+    )
+    ran = run_experiment(
+        request, ConsoleObserver(io.err_console), opened=opened, compare=not args.no_compare
+    )
+    eid = ran.experiment_id
+    if ran.outcome.status == "interrupted":
+        io.err.write(f"perflab: interrupted; resume with: perflab run --resume {eid}\n")
+        return EXIT_INTERRUPTED
+    if ran.comparison is not None:
+        from perflab.report.formats import View, comparison_format
+
+        comparison_format("terminal").comparison(
+            ran.comparison, (), View(io.console, summaries=False)
         )
-        outcome = runner.run()
-        if outcome.status == "interrupted":
-            io.err.write(f"perflab: interrupted; resume with: perflab run --resume {opened.id}\n")
-            return EXIT_INTERRUPTED
-        ok = outcome.counts.get("ok", 0)
-        failed = sum(n for s, n in outcome.counts.items() if s in ("failed", "timeout"))
-        if not args.no_compare and ok:
-            from perflab.analysis.compare import compare_dataset
-            from perflab.analysis.dataset import load_dataset
-            from perflab.report.terminal import render_terminal
-
-            data = load_dataset(store, opened.id)
-            render_terminal(compare_dataset(data), io.console, summaries=False)
-        if outcome.status == "aborted" or failed:
-            what = "stopped early" if outcome.status == "aborted" else "finished"
-            io.err.write(
-                f"perflab: experiment {opened.id} {what} with {failed} failed run"
-                f"{'s' if failed != 1 else ''} and {ok} ok; see `perflab show {opened.id} --runs`"
-                + (" (nothing to compare)" if not ok else "")
-                + "\n"
-            )
-            return EXIT_RUNS_FAILED
-        return 0
-
-
-def _print_hosts(spec: Spec, io: CliIO) -> None:
-    """How each host's steps will run: each is connected to, and one that cannot run a
-    step is refused here as at the run's start (HostError)."""
-    from perflab.run.experiment_hosts import Hosts
-
-    if not spec.model.hosts:
-        return
-    hosts = Hosts(specs=spec.model.hosts, workdir=spec.workdir)
-    try:
-        for line in hosts.check():
-            io.print(line)
-    finally:
-        hosts.close()
+    if ran.outcome.status == "aborted" or ran.failed:
+        what = "stopped early" if ran.outcome.status == "aborted" else "finished"
+        io.err.write(
+            f"perflab: experiment {eid} {what} with {ran.failed} failed run"
+            f"{'s' if ran.failed != 1 else ''} and {ran.ok} ok; see `perflab show {eid} --runs`"
+            + (" (nothing to compare)" if not ran.ok else "")
+            + "\n"
+        )
+        return EXIT_RUNS_FAILED
+    return 0
 
 
 def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
     """The plan, run by run, then its design, order and expected duration; runs nothing and
     writes nothing (the store, if there is one, is only read)."""
-    from perflab.analysis.plan_estimate import estimate_from_path
+    from perflab.api.planning import host_lines, preview
     from perflab.durations import format_duration
-    from perflab.plan import boots, make_plan
-    from perflab.spec.matrix import expand_matrix
-    from perflab.store.paths import default_store_path
 
     m = spec.model
-    plan = make_plan(m)
+    view = preview(spec, store_path)
+    plan = view.plan
     measured = sum(1 for r in plan if not r.warmup)
     io.print(
         f"{m.name}: {len(plan)} runs ({measured} measured, {len(plan) - measured} warm-up), "
@@ -172,9 +160,10 @@ def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
             f"adaptive repetitions: {a.min} blocks planned, then one more at a time until every "
             f"interval is within ±{a.target_ci:.2%} (at most {a.max} blocks)"
         )
-    for host, count in boots(m, plan).items():
+    for host, count in view.boots.items():
         io.print(f"host {host}: up to {count} boot{'s' if count != 1 else ''} (kernel variants)")
-    _print_hosts(spec, io)
+    for line in host_lines(spec):
+        io.print(line)
     io.print(
         f"phases: {', '.join(p.name + ('' if p.measure else ' (unmeasured)') for p in m.phase)}; "
         f"metrics: {', '.join(x.name for x in m.metric)}"
@@ -187,15 +176,14 @@ def _print_plan(spec: Spec, io: CliIO, store_path: str | None) -> None:
             f"#{r.repetition}{' (warm-up)' if r.warmup else ''}"
         )
     io.print()
-    cells, variants = len(expand_matrix(m.matrix)), len(m.variant)
+    cells, variants = view.cells, len(m.variant)
     reps = m.initial_repetitions
     io.print(
         f"{_n(cells, 'cell')} × {_n(variants, 'variant')} × ({_n(reps, 'repetition')}"
         f"{' planned' if m.adaptive else ''} + {m.warmup} warm-up) = {_n(len(plan), 'run')}"
     )
     io.print(_order_line(spec))
-    path = store_path or default_store_path()
-    estimate = estimate_from_path(path, spec, plan)
+    path, estimate = view.store, view.estimate
     if estimate is None:
         io.print(f"no earlier runs of this spec in the store ({path}): no estimate")
         return

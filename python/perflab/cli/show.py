@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from perflab.cli.common import add_store_option, open_store
 from perflab.cli.lazy_rich import Table, Text
-from perflab.errors import InputError
 from perflab.report.safe_text import safe_text, terminal_safe
 
 if TYPE_CHECKING:
     import argparse
 
+    from perflab.api.experiments import ExperimentRow, MetricDef, RunRow, Shown
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
-    from perflab.store import ExperimentRow, MetricDef, RunRow, Store
 
 
 def register(sub: Subparsers) -> None:
@@ -45,85 +44,81 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
+    from perflab.api import experiments
+
     with open_store(args) as store:
-        e = store.experiment(args.experiment)
-        runs = store.runs(e.id)
         if args.warnings:
-            return _show_warnings(io, store, e.id)
+            e = experiments.experiment(store, args.experiment)
+            return _show_warnings(io, experiments.comparison_warnings(store, e.id))
         if args.spec:
+            e = experiments.experiment(store, args.experiment)
             text = e.spec_text or f"experiment {e.id} was imported; it has no spec\n"
             io.out.write(terminal_safe(text) if _is_tty(io.out) else text)  # exact for a file
             return 0
-        run_row = None
-        if args.run is not None:
-            run_row = next((r for r in runs if r.order_index == args.run - 1), None)
-            if run_row is None:
-                raise InputError(f"experiment {e.id} has no run {args.run} (it has {len(runs)})")
+        shown = experiments.show_experiment(store, args.experiment)
+        e = shown.experiment
+        run_row = shown.run(args.run) if args.run is not None else None
         if args.artifact:
-            data = store.artifact(e.id, args.artifact, run_row.id if run_row else None)
-            if data is None:
-                names = [n for n, _ in store.artifact_names(e.id, run_row.id if run_row else None)]
-                raise InputError(
-                    f"no artifact '{args.artifact}'"
-                    + (f" (have: {', '.join(names)})" if names else "")
-                )
-            _write_artifact(io.out, data)
+            _write_artifact(io.out, experiments.artifact(store, e.id, args.artifact, run_row))
             return 0
-        envs = store.environments(e.id)
-        metrics_by_run: dict[int, dict[str, float]] = {}
-        for rid, name, value in store.metrics(e.id):
-            metrics_by_run.setdefault(rid, {})[name] = value
-        defs = store.metric_defs(e.id)
         if run_row is not None:
-            arts: dict[str, bytes] = {}
-            for n, _ in store.artifact_names(e.id, run_row.id):
-                art = store.artifact(e.id, n, run_row.id)
-                assert art is not None  # listed just above
-                arts[n] = art
-            if args.json:
-                io.out.write(
-                    json.dumps(
-                        {
-                            **_run_dict(run_row, metrics_by_run),
-                            "commands": _commands(arts),
-                            "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()},
-                        },
-                        indent=2,
-                    )
-                    + "\n"
-                )
-                return 0
-            _show_run(io, run_row, metrics_by_run.get(run_row.id, {}), defs, arts)
-            return 0
-        if args.json:
-            io.out.write(
-                json.dumps(
-                    {
-                        "id": e.id,
-                        "name": e.name,
-                        "description": e.description,
-                        "status": e.status,
-                        "source": e.source,
-                        "baseline": e.baseline,
-                        "created_at": e.created_at,
-                        "finished_at": e.finished_at,
-                        "settings": e.settings,
-                        "spec_path": e.spec_path,
-                        "metrics": [
-                            {"name": m.name, "unit": m.unit, "better": m.better} for m in defs
-                        ],
-                        "environment": envs,
-                        "runs": [_run_dict(r, metrics_by_run) for r in runs],
-                    },
-                    indent=2,
-                )
-                + "\n"
-            )
-            return 0
-        _show_experiment(io, e, runs, defs, envs)
-        if args.runs:
-            _show_runs(io, runs, metrics_by_run, defs)
+            arts = experiments.run_artifacts(store, e.id, run_row)
+            return _show_one_run(args, io, shown, run_row, arts)
+    if args.json:
+        doc = _experiment_dict(e, shown.metric_defs, shown.environments)
+        doc["runs"] = [_run_dict(r, shown.values) for r in shown.runs]
+        io.out.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    _show_experiment(io, e, shown.runs, shown.metric_defs, shown.environments)
+    if args.runs:
+        _show_runs(io, shown.runs, shown.values, shown.metric_defs)
     return 0
+
+
+def _show_one_run(
+    args: argparse.Namespace, io: CliIO, shown: Shown, run_row: RunRow, arts: dict[str, bytes]
+) -> int:
+    """`perflab show ID --run N`: its values, commands and artifacts."""
+    if args.json:
+        io.out.write(
+            json.dumps(
+                {
+                    **_run_dict(run_row, shown.values),
+                    "commands": _commands(arts),
+                    "artifacts": {n: d.decode("utf-8", "replace") for n, d in arts.items()},
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+        return 0
+    _show_run(io, run_row, shown.values.get(run_row.id, {}), shown.metric_defs, arts)
+    return 0
+
+
+def _experiment_dict(
+    e: ExperimentRow, defs: list[MetricDef], envs: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """`show --json` of an experiment, but its runs."""
+    return {
+        "id": e.id,
+        "name": e.name,
+        "description": e.description,
+        "status": e.status,
+        "source": e.source,
+        "baseline": e.baseline,
+        "created_at": e.created_at,
+        "finished_at": e.finished_at,
+        "user": e.user,
+        "controller_host": e.controller_host,
+        "version": e.version,
+        "source_commit": e.source_commit,
+        "source_repo": e.source_repo,
+        "settings": e.settings,
+        "spec_path": e.spec_path,
+        "metrics": [{"name": m.name, "unit": m.unit, "better": m.better} for m in defs],
+        "environment": envs,
+    }
 
 
 def _run_dict(r: RunRow, metrics_by_run: dict[int, dict[str, float]]) -> dict[str, Any]:
@@ -158,13 +153,11 @@ def _write_artifact(out: TextIO, data: bytes) -> None:
         out.write(data.decode("utf-8", "replace"))
 
 
-def _show_warnings(io: CliIO, store: Store, experiment_id: int) -> int:
+def _show_warnings(io: CliIO, notes: list[Any]) -> int:
     """`perflab show ID --warnings`: what `perflab compare ID --verbose` lists under its tables."""
-    from perflab.analysis.compare import compare_dataset
-    from perflab.analysis.dataset import load_dataset
     from perflab.report.warning_groups import print_warnings
 
-    print_warnings(io.console, compare_dataset(load_dataset(store, experiment_id)).notes)
+    print_warnings(io.console, notes)
     return 0
 
 
@@ -214,6 +207,21 @@ def _show_experiment(
             c.print(f"  … and {len(failed) - 20} more (perflab show {e.id} --runs)")
 
 
+def _who(e: ExperimentRow) -> str:
+    """Who stored the experiment, from which controller: ``ada on lab-pc``."""
+    return f"{e.user or 'unknown user'} on {e.controller_host or 'an unknown host'}"
+
+
+def _position(e: ExperimentRow) -> str:
+    """Its place in a series: ``v1.5 (commit 1a2b3c… of /src/app)``."""
+    source = " of ".join(
+        x for x in (e.source_commit and f"commit {e.source_commit}", e.source_repo) if x
+    )
+    if not e.version:
+        return f"– ({source})"
+    return e.version + (f" ({source})" if source else "")
+
+
 def _experiment_rows(
     e: ExperimentRow, runs: list[RunRow], defs: list[MetricDef]
 ) -> list[tuple[str, str]]:
@@ -228,6 +236,8 @@ def _experiment_rows(
         ("status", f"{e.status} ({', '.join(f'{n} {k}' for k, n in sorted(counts.items()))})"),
         ("source", e.source + (f" ({e.spec_path})" if e.spec_path else "")),
         ("created", _when(e.created_at)),
+        *([("stored by", _who(e))] if e.user or e.controller_host else []),
+        *([("version", _position(e))] if e.version or e.source_commit or e.source_repo else []),
         ("finished", _when(e.finished_at)),
         ("baseline", e.baseline),
         ("variants", ", ".join(v["name"] for v in s.get("variants", []))),

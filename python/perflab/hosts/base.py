@@ -1,7 +1,7 @@
 """The one model of a machine perflab drives: a `Host`.
 
-A host runs a measured step (`Host.run`: its own session, timed, stopped with a grace
-period, what it leaves held), and answers reads (`Reader`: a file, a folder's names, a
+A host runs a measured step (`Host.run` of a `perflab.hosts.step.StepRequest`: its own
+session, timed, stopped with a grace period, what it leaves held), and answers reads (`Reader`: a file, a folder's names, a
 short command's output) without ever raising for what is missing: environment capture,
 the system checks and the profilers read every machine through it alike. Implementations:
 `perflab.hosts.local.LocalHost` (this machine), `perflab.hosts.remote.RemoteHost` (over
@@ -12,12 +12,11 @@ device booted, reset and watched from this machine). Code that only reads asks f
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.process import ProcessResult
+from perflab.hosts.step import StepRequest
 
 #: Seconds a version or probe command may take before it is abandoned.
 TOOL_TIMEOUT = 5.0
@@ -44,22 +43,9 @@ class Host(Reader, Protocol):
 
     name: str
 
-    def run(
-        self,
-        command: str,
-        *,
-        shell: bool,
-        env: Mapping[str, str],
-        cwd: Path,
-        stdout_path: Path,
-        stderr_path: Path,
-        timeout: float | None = None,
-        stop: threading.Event | None = None,
-        on_start: Callable[[int], None] | None = None,
-        cpus: tuple[int, ...] | None = None,
-        kill_grace: float = TERM_GRACE_S,
-    ) -> ProcessResult:
-        """Runs one step to its end (or timeout/stop); its output to the given files."""
+    def run(self, request: StepRequest) -> ProcessResult:
+        """Runs one step to its end (or its timeout or stop); its output to the request's
+        files."""
         ...
 
     def stage(self, local: Path) -> str:

@@ -7,11 +7,10 @@ import os
 import signal
 import socket
 import subprocess
-import threading
-from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from perflab.hosts.process import TERM_GRACE_S, ProcessResult, run_process, spawn_argv
+from perflab.hosts.process import ProcessResult, run_process
+from perflab.hosts.step import StepRequest
 
 
 class LocalHost:
@@ -20,33 +19,9 @@ class LocalHost:
     def __init__(self) -> None:
         self.name = socket.gethostname()
 
-    def run(
-        self,
-        command: str,
-        *,
-        shell: bool,
-        env: Mapping[str, str],
-        cwd: Path,
-        stdout_path: Path,
-        stderr_path: Path,
-        timeout: float | None = None,
-        stop: threading.Event | None = None,
-        on_start: Callable[[int], None] | None = None,
-        cpus: tuple[int, ...] | None = None,
-        kill_grace: float = TERM_GRACE_S,
-    ) -> ProcessResult:
-        return run_process(
-            spawn_argv(command, shell),
-            env=env,
-            cwd=cwd,
-            stdout_path=stdout_path,
-            stderr_path=stderr_path,
-            timeout=timeout,
-            stop=stop,
-            on_start=on_start,
-            cpus=cpus,
-            kill_grace=kill_grace,
-        )
+    @staticmethod
+    def run(request: StepRequest) -> ProcessResult:
+        return run_process(request)
 
     def read_file(self, path: str) -> bytes | None:
         try:

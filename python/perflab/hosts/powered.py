@@ -24,9 +24,10 @@ from pathlib import Path
 from perflab.hosts.base import Host, output_tail
 from perflab.hosts.boot import KernelState, kernel_state
 from perflab.hosts.console import Console
-from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.process import ProcessResult
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import HostError, SshConnection
+from perflab.hosts.step import TERM_GRACE_S, StepRequest, output_files
 
 #: Seconds between attempts to reach a booting device, and the longest one attempt takes.
 POLL_S = 0.5
@@ -61,20 +62,15 @@ class _Held:
         self.stop_event = threading.Event()
         self.result: ProcessResult | None = None
         self.error: str | None = None  # why it could not start
-        self.stdout, self.stderr = run_dir / f"{name}.stdout", run_dir / f"{name}.stderr"
+        self.stdout, self.stderr = output_files(run_dir, name)
+        env = dict(os.environ)
+        request = StepRequest(
+            command, cwd, self.stdout, self.stderr, env, stop=self.stop_event, kill_grace=grace
+        )
 
         def run() -> None:
             try:
-                self.result = local.run(
-                    command,
-                    shell=True,
-                    env=dict(os.environ),
-                    cwd=cwd,
-                    stdout_path=self.stdout,
-                    stderr_path=self.stderr,
-                    stop=self.stop_event,
-                    kill_grace=grace,
-                )
+                self.result = local.run(request)
             except (OSError, ValueError, HostError) as e:
                 self.error = str(e) or type(e).__name__
                 return
@@ -234,24 +230,20 @@ class PoweredHost(RemoteHost):
 
     def _power_off(self, folder: Path) -> None:
         assert self.control.power_off is not None
-        name = f"power_off-{self.name}"
+        out, err = output_files(folder, f"power_off-{self.name}")
+        command = self.render(self.control.power_off, self._values(None, None))
+        env = dict(os.environ)
+        request = StepRequest(
+            command, self.here, out, err, env, timeout=POWER_OFF_TIMEOUT_S, kill_grace=self.grace
+        )
         try:
-            result = self.local.run(
-                self.render(self.control.power_off, self._values(None, None)),
-                shell=True,
-                env=dict(os.environ),
-                cwd=self.here,
-                stdout_path=folder / f"{name}.stdout",
-                stderr_path=folder / f"{name}.stderr",
-                timeout=POWER_OFF_TIMEOUT_S,
-                kill_grace=self.grace,
-            )
+            result = self.local.run(request)
         except (OSError, ValueError) as e:
             raise HostError(f"host '{self.name}': power_off could not start: {e}") from None
         if result.lingering is not None:
             result.lingering.stop()
         if not result.ok:
-            tail = _last_line(folder / f"{name}.stderr") or _last_line(folder / f"{name}.stdout")
+            tail = _last_line(err) or _last_line(out)
             raise HostError(
                 f"host '{self.name}': power_off {result.describe_failure()}"
                 + (f": {tail}" if tail else "")

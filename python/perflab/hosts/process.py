@@ -20,13 +20,15 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import resource
+
+    from perflab.hosts.step import StepRequest
 
 
 class HeldProcesses(Protocol):
@@ -41,9 +43,6 @@ class HeldProcesses(Protocol):
 #: A local step's record without the shim: wait4's figures, whose max RSS can be perflab's
 #: own (a child inherits its parent's high-water mark), and no holder for what it leaves.
 FALLBACK_MEASUREMENT = "wait4 without perflab-exec (max RSS may be perflab's own)"
-
-#: How long a step's processes get between SIGTERM and SIGKILL (the spec's ``kill_grace``).
-TERM_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -108,20 +107,8 @@ def exec_shim() -> str | None:
     return None if path is None else str(path)
 
 
-def run_process(
-    argv: list[str],
-    *,
-    env: Mapping[str, str],
-    cwd: Path,
-    stdout_path: Path,
-    stderr_path: Path,
-    timeout: float | None = None,
-    stop: threading.Event | None = None,
-    on_start: Callable[[int], None] | None = None,
-    cpus: tuple[int, ...] | None = None,
-    kill_grace: float = TERM_GRACE_S,
-) -> ProcessResult:
-    """Run ``argv`` to completion (or timeout/stop), output to the given files.
+def run_process(request: StepRequest) -> ProcessResult:
+    """Run the request's command here to completion (or timeout/stop), output to its files.
 
     The command starts in a session of its own. On a timeout or a stop request, everything
     it started gets SIGTERM, ``kill_grace`` seconds, then SIGKILL. When it exits by itself
@@ -130,35 +117,36 @@ def run_process(
 
     cpus: CPU affinity of the command (inherited by everything it starts).
     on_start(pid) is called once the child exists (e.g. to record it for crash recovery).
-    Raises FileNotFoundError/PermissionError when the program cannot be executed.
+    Raises FileNotFoundError/PermissionError when the program cannot be executed, and
+    ValueError for an empty command line (``shell = false``).
     """
-    program = _which(argv[0], env)
+    argv = spawn_argv(request.command, request.shell)
+    grace = request.kill_grace
+    program = _which(argv[0], request.env)
     shim = exec_shim()
-    pid, t0, report_r = _spawn(
-        program, argv, shim, env, cwd, stdout_path, stderr_path, cpus, kill_grace
-    )
+    pid, t0, report_r = _spawn(program, argv, shim, request)
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except OSError:  # very old kernel: fall back to polling below
         pidfd = None
-    if on_start:
-        on_start(pid)
+    if request.on_start:
+        request.on_start(pid)
     waiter = _Waiter(pid, pidfd, report_r)
     lingering = None
     status = ru = None
-    deadline = None if timeout is None else t0 + timeout
+    deadline = None if request.timeout is None else t0 + request.timeout
     try:
-        timed_out, interrupted = _wait_for_end(waiter, pid, pidfd, deadline, stop, kill_grace)
+        timed_out, interrupted = _wait_for_end(waiter, pid, pidfd, deadline, request.stop, grace)
         report = waiter.report()
         if report is not None and report[5] and not (timed_out or interrupted or waiter.exited):
-            lingering = Lingering(pid, pidfd, kill_grace)  # the shim holds what the command left
+            lingering = Lingering(pid, pidfd, grace)  # the shim holds what the command left
             pidfd = None  # the Lingering owns it now
         else:
             _, status, ru = os.wait4(pid, 0)
             report = report or waiter.report()
         t1 = time.perf_counter()
     except BaseException:
-        _terminate(pid, pidfd, kill_grace)
+        _terminate(pid, pidfd, grace)
         with contextlib.suppress(ChildProcessError):
             os.wait4(pid, 0)
         raise
@@ -215,22 +203,15 @@ def process_result(
 
 
 def _spawn(
-    program: str,
-    argv: list[str],
-    shim: str | None,
-    env: Mapping[str, str],
-    cwd: Path,
-    stdout_path: Path,
-    stderr_path: Path,
-    cpus: tuple[int, ...] | None,
-    kill_grace: float,
+    program: str, argv: list[str], shim: str | None, request: StepRequest
 ) -> tuple[int, float, int | None]:
     """Start the command (through the shim when it is installed) in a session of its own:
     (pid, perf_counter just before the spawn, read end of the shim's report pipe)."""
     report_r = report_w = None
+    cwd = request.cwd
     with (
-        open(stdout_path, "wb") as out,
-        open(stderr_path, "wb") as err,
+        open(request.stdout_path, "wb") as out,
+        open(request.stderr_path, "wb") as err,
         open(os.devnull, "rb") as devnull,
     ):
         actions = [
@@ -241,7 +222,7 @@ def _spawn(
         if shim is not None:
             report_r, report_w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, report_w, 3))
-            grace_ms = str(max(1, round(kill_grace * 1000)))
+            grace_ms = str(max(1, round(request.kill_grace * 1000)))
             # the shim switches to cwd itself: this process's cwd is shared by its threads
             spawn_path = shim
             spawn_argv_ = [shim, "3", grace_ms, "-C", str(cwd), program, *argv[1:]]
@@ -250,12 +231,12 @@ def _spawn(
         if not cwd.is_dir():
             raise FileNotFoundError(f"no such directory: {cwd}")
         try:
-            with _chdir(cwd if shim is None else None), _affinity(cpus):
+            with _chdir(cwd if shim is None else None), _affinity(request.cpus):
                 t0 = time.perf_counter()
                 pid = os.posix_spawn(
                     spawn_path,
                     spawn_argv_,
-                    dict(env),
+                    dict(request.env),
                     file_actions=actions,
                     setsid=True,
                     setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),

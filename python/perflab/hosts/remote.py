@@ -28,13 +28,11 @@ import os
 import platform
 import secrets
 import shlex
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from perflab.hosts.base import output_tail
 from perflab.hosts.process import (
-    TERM_GRACE_S,
     ProcessResult,
     exec_shim,
     parse_report,
@@ -44,6 +42,7 @@ from perflab.hosts.process import (
 from perflab.hosts.remote_step import RemoteStep, sh_result, shim_result
 from perflab.hosts.sh_step import STEP_SCRIPT
 from perflab.hosts.ssh import HostError, SshConnection
+from perflab.hosts.step import StepRequest
 
 #: Where staged files live on a host, under its login directory.
 STAGE_DIR = ".cache/perflab"
@@ -259,39 +258,28 @@ class RemoteHost:
         """Commands keep the host's own login environment; only the spec's variables are added."""
         return {}
 
-    def run(
-        self,
-        command: str,
-        *,
-        shell: bool,
-        env: Mapping[str, str],
-        cwd: Path,
-        stdout_path: Path,
-        stderr_path: Path,
-        timeout: float | None = None,
-        stop: threading.Event | None = None,
-        on_start: Callable[[int], None] | None = None,
-        cpus: tuple[int, ...] | None = None,
-        kill_grace: float = TERM_GRACE_S,
-    ) -> ProcessResult:
+    def run(self, request: StepRequest) -> ProcessResult:
+        """The step on the host (its ``cwd`` is a local path, not used: it starts in the
+        host's workdir); its output fetched into the request's files."""
         if self.measurement is None:
             self.prepare()
-        argv = spawn_argv(command, shell)
-        if cpus:
-            argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
-        step = RemoteStep(self.conn, _step_folder(), kill_grace, secrets.token_hex(8))
+        argv = spawn_argv(request.command, request.shell)
+        if request.cpus:
+            argv = ["taskset", "-c", ",".join(map(str, request.cpus)), *argv]
+        step = RemoteStep(self.conn, _step_folder(), request.kill_grace, secrets.token_hex(8))
         if self._shim is not None:
-            script, parse = self._shim_script(step, argv, env), shim_result
+            script, parse = self._shim_script(step, argv, request.env), shim_result
         else:
-            script, parse = self._sh_script(step, argv, env), sh_result
+            script, parse = self._sh_script(step, argv, request.env), sh_result
             step.portable = True
         result: ProcessResult | None = None
         try:
-            result = step.wait(script, timeout, stop, parse)
+            result = step.wait(script, request.timeout, request.stop, parse)
         finally:
             # A step that left processes keeps its scratch directory (their shim's pid)
             # until they are stopped.
-            step.fetch(stdout_path, stderr_path, remove=result is None or result.lingering is None)
+            lingers = result is not None and result.lingering is not None
+            step.fetch(request.stdout_path, request.stderr_path, remove=not lingers)
         return result
 
     def _cd(self) -> str:

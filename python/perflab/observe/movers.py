@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab.observe import INFO_PREFIX, PROFILE_PREFIX
 from perflab.store import Store
+from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     from perflab.observe.folded import Stacks
@@ -85,7 +85,7 @@ class Mover:
 def read_profiles(store: Store, eid: int) -> dict[str, list[RunProfile]]:
     """phase → the profiles of the experiment's measured ok runs, in run order."""
     out: dict[str, list[RunProfile]] = {}
-    profiled = store.runs_with_artifact(eid, PROFILE_PREFIX)
+    profiled = store.runs_with_artifact(eid, keys.prefix("profile"))
     if not profiled:  # one query when nothing was profiled: compare stays fast
         return out
     from perflab.observe.folded import decompress, parse_folded
@@ -94,9 +94,9 @@ def read_profiles(store: Store, eid: int) -> dict[str, list[RunProfile]]:
         if r.warmup:
             continue
         for name in profiled.get(r.id, []):
-            phase = name[len(PROFILE_PREFIX) :]
+            phase = keys.parse(name).name
             blob = store.artifact(eid, name, r.id)
-            info_blob = store.artifact(eid, INFO_PREFIX + phase, r.id)
+            info_blob = store.artifact(eid, keys.profile_info(phase), r.id)
             if blob is None:
                 continue
             info = json.loads(info_blob) if info_blob else {}

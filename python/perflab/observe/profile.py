@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.hosts.base import Host
-from perflab.observe import INFO_PREFIX, PROFILE_PREFIX
+from perflab.hosts.step import StepRequest
 from perflab.observe.folded import compress
+from perflab.store import artifact_keys as keys
 
 MODES = ("process", "system")
 FREQUENCY = 999  # samples per second per CPU
@@ -145,17 +146,7 @@ class Profiles:
         key = executor.name
         if key not in self._hosts:
             out, err = scratch / "perf-probe.out", scratch / "perf-probe.err"
-            executor.run(
-                _HOST_PROBE,
-                shell=True,
-                env=env,
-                cwd=cwd,
-                stdout_path=out,
-                stderr_path=err,
-                timeout=30.0,
-                stop=None,
-                on_start=None,
-            )
+            executor.run(StepRequest(_HOST_PROBE, cwd, out, err, env, timeout=30.0))
             self._hosts[key] = read_host_perf(_read(out), key)
         hp = self._hosts[key]
         if not hp.kernel:
@@ -250,17 +241,11 @@ class PhaseProfile:
         timeout: float | None,
         on_start: Callable[[int], None] | None = None,
     ) -> None:
-        self.executor.run(
-            command,
-            shell=True,
-            env=self.env,
-            cwd=self.cwd,
-            stdout_path=self.scratch / f"{name}.out",
-            stderr_path=self.scratch / f"{name}.err",
-            timeout=timeout,
-            stop=None,
-            on_start=on_start,
+        out, err = self.scratch / f"{name}.out", self.scratch / f"{name}.err"
+        request = StepRequest(
+            command, self.cwd, out, err, self.env, timeout=timeout, on_start=on_start
         )
+        self.executor.run(request)
 
     def finish(self) -> dict[str, bytes]:
         """Stop a recording begun by `start`, fold what perf wrote (`perf script` where it
@@ -270,18 +255,11 @@ class PhaseProfile:
             self._thread.join()
         out, err = self.scratch / "perf-script.out", self.scratch / "perf-script.err"
         data = shlex.quote(self.data)
-        self.executor.run(
+        script = (
             f"{shlex.quote(self.perf.perf)} script --no-inline -F {SCRIPT_FIELDS} -i {data}; rc=$?; "
-            f"rm -f {data} {data}.old {data}.ready {data}.stop; exit $rc",
-            shell=True,
-            env=self.env,
-            cwd=self.cwd,
-            stdout_path=out,
-            stderr_path=err,
-            timeout=None,
-            stop=None,
-            on_start=None,
+            f"rm -f {data} {data}.old {data}.ready {data}.stop; exit $rc"
         )
+        self.executor.run(StepRequest(script, self.cwd, out, err, self.env))
         where = f"profile of phase {self.phase} on {self.executor.name}"
         if not out.exists() or out.stat().st_size == 0:
             why = _read(err).strip().splitlines()[-1:] or [self._error or "no samples"]
@@ -305,8 +283,8 @@ class PhaseProfile:
             "samples": samples,
         }
         return {
-            PROFILE_PREFIX + self.phase: compress(folded),
-            INFO_PREFIX + self.phase: (json.dumps(info) + "\n").encode(),
+            keys.profile(self.phase): compress(folded),
+            keys.profile_info(self.phase): (json.dumps(info) + "\n").encode(),
         }
 
 

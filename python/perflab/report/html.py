@@ -262,7 +262,7 @@ def _section(s: Section, render: Callable[[Plot], bytes], depth: int = 2) -> str
 
 def render_html(report: Report, *, images: dict[str, bytes] | None = None) -> str:
     """The whole page as text. ``images``: plot key → SVG bytes, already drawn (e.g. by
-    `output.render_plots`); plots missing from it are drawn here."""
+    `drawing.render_plots`); plots missing from it are drawn here."""
     images = images or {}
 
     def render(p: Plot) -> bytes:

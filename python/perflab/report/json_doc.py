@@ -40,7 +40,8 @@ Schema ``perflab.report/1`` (one object; NaN and infinities are written as null)
                      confidence, threshold, metrics, comparisons (relative values are
                      fractions: 0.12 = +12%), summaries, warnings, failed_runs
   experiments        [{id, name, description, source, status, created_at, finished_at (unix s),
-                     spec_path, spec_text, settings}]: one, or A (baseline side) then B
+                     spec_path, spec_text, settings, version, source_commit, source_repo}]:
+                     one, or A (baseline side) then B
   colors             {variant: "#rrggbb"}: the colour of each variant in every plot
   runs               [{position, run, experiment, cell, variant, warmup, host, started_at,
                      values{metric: value in the metric's unit}}] in execution order;
@@ -64,11 +65,13 @@ Schema ``perflab.report/1`` (one object; NaN and infinities are written as null)
 Change log (fields are only ever added within ``perflab.report/1``):
   1 — first version.
   scaling — added (``perflab report ID --scaling PARAM``); comparison.sweeps — added.
+  experiments[].version, .source_commit, .source_repo — added (its place in a series:
+          ``perflab history``; null when not given).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -81,9 +84,10 @@ from perflab.report.format import fmt_cost_change, tldr_text
 
 if TYPE_CHECKING:  # the report model loads the plots (matplotlib): not for a comparison
     from perflab.analysis.scaling import ScalingResult
+    from perflab.observe.movers import Mover
+    from perflab.records import ExperimentRow
     from perflab.report.document import Report
     from perflab.report.rundata import EnvTable, FailedRunInfo, RunOutput, RunPoint, Spectrum
-    from perflab.store import ExperimentRow
 
 COMPARE_SCHEMA = "perflab.compare/1"
 SCALING_SCHEMA = "perflab.scaling/1"
@@ -189,6 +193,15 @@ def render_compare_json_bytes(result: CompareResult) -> bytes:
     """`render_compare_json` as UTF-8 (written as is to a byte stream: no decode and
     encode of a document that is 9 MB for 80,000 runs)."""
     return _dumps_bytes(compare_document(result))
+
+
+def with_movers(result: CompareResult, movers: Sequence[Mover]) -> str:
+    """The ``perflab.compare/1`` document with ``profile_movers`` (`perflab.observe.movers`)."""
+    import json
+
+    doc = json.loads(render_compare_json(result))
+    doc["profile_movers"] = [m.as_dict() for m in movers]
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 # ----- perflab.scaling/1 ----------------------------------------------------------------------
@@ -334,6 +347,9 @@ def _experiment(e: ExperimentRow) -> dict[str, Any]:
         "spec_path": e.spec_path,
         "spec_text": e.spec_text,
         "settings": e.settings,
+        "version": e.version,
+        "source_commit": e.source_commit,
+        "source_repo": e.source_repo,
     }
 
 

@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass
 
 from perflab.observe.folded import format_folded, merge
-from perflab.observe.movers import Mover, RunProfile, read_profiles, top_movers
+from perflab.observe.movers import Mover, RunProfile, top_movers
 from perflab.report.blocks import Cell, FlameGraph, Para, Section, Table
-from perflab.store import Store
 
 #: Top movers shown per (phase, cell, candidate).
 MOVERS_SHOWN = 10
@@ -30,11 +29,11 @@ class ProfileReport:
     notes: tuple[str, ...]  # how it was sampled (event, kernel stacks)
 
 
-def load_profile_report(
-    store: Store, eid: int, variants: list[str], baseline: str, confidence: float
+def profile_report(
+    profiles: dict[str, list[RunProfile]], variants: list[str], baseline: str, confidence: float
 ) -> ProfileReport | None:
-    """The profiles of experiment ``eid``'s measured runs (None: it has none)."""
-    profiles = read_profiles(store, eid)
+    """What the section shows of an experiment's profiles, phase → its measured runs'
+    (`perflab.observe.movers.read_profiles`); None when there are none."""
     if not profiles:
         return None
     graphs: list[FlameGraph] = []

@@ -1,28 +1,23 @@
 """What a report shows besides the comparison: per-run values in execution order,
 latency spectra from stored histograms, environments, outputs, failures, matrix values.
 
-Read from the store once, through `RunOrigin`s (which stored runs make up which
-(cell, variant) of the compared dataset), so a two-experiment comparison reads both
-experiments the same way. No statistics here: spectra are percentiles read off merged
-HDR histograms (`perflab.workloads.kv_result`), the data's own description.
+The use-case layer reads them from the store (`perflab.api.run_reader`) and builds
+`RunData` with the functions here. No statistics here: spectra are percentiles read off
+merged HDR histograms, the data's own description.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.analysis.cross import RunOrigin
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.report.environment import VOLATILE_KEYS, environment_rows
-from perflab.report.monitor_runs import MonitorRuns, load_monitor_runs
-from perflab.store import RunRow, Store
+from perflab.report.monitor_runs import MonitorRuns
 from perflab.workloads.kv_latency import LatencyDistribution
-from perflab.workloads.kv_result import KvResultError, merge_histograms
 
 #: Most lines / characters of a run's output kept in a report (the tail is kept).
 OUTPUT_LINES = 40
@@ -162,145 +157,7 @@ def nines_to_percentile(nines: float) -> float:
     return round(100.0 * (1.0 - fraction), 10)
 
 
-def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunData:
-    """Everything per run for ``data``, the dataset made of ``origins`` (its metrics are
-    kept; its matrix values give the numeric parameters)."""
-    reader = _RunReader(store, {m.name for m in data.metrics})
-    for origin in origins:
-        reader.read(origin)
-    outputs = []
-    for variant, (eid, r, cell) in reader.last_ok.items():
-        outputs += _outputs(store, eid, r, variant, cell)
-    spectra = [
-        _spectrum(phase, cell, variant, dists)
-        for (phase, cell, variant), dists in reader.kv.items()
-    ]
-    numeric = _numeric_params(data)
-    return RunData(
-        reader.runs,
-        reader.failed,
-        spectra,
-        _env_table(reader.env_cols),
-        outputs,
-        numeric,
-        reader.sides if len(origins) > 1 else [],
-        _load_process_rows(reader.processes),
-        load_monitor_runs(store, origins),
-    )
-
-
-class _RunReader:
-    """Reads the stored runs of each origin in turn, mapped into the compared dataset;
-    the origins' runs follow one another in execution order (``offset``)."""
-
-    def __init__(self, store: Store, metrics: set[str]) -> None:
-        self.store = store
-        self.metrics = metrics
-        self.runs: list[RunPoint] = []
-        self.failed: list[FailedRunInfo] = []
-        self.sides: list[tuple[int, str]] = []
-        self.kv: dict[tuple[str, str, str], list[LatencyDistribution]] = {}
-        self.last_ok: dict[str, tuple[int, RunRow, str]] = {}  # variant → (experiment, row, cell)
-        self.env_cols: list[EnvColumn] = []
-        #: (phase, cell, variant, process) → per run (ops/s, p99 ms, share of the merged ops/s)
-        self.processes: dict[tuple[str, str, str, str], list[tuple[float, float, float]]] = {}
-        self.offset = 0
-
-    def read(self, origin: RunOrigin) -> None:
-        eid = origin.experiment_id
-        self.sides.append((self.offset + 1, origin.label))
-        values: dict[int, dict[str, float]] = {}
-        for run_id, name, value in self.store.metrics(eid):
-            if name in self.metrics:
-                values.setdefault(run_id, {})[name] = value
-        exp = self.store.experiment(eid)
-        # Phases with measure = false (e.g. populate): their latencies are not results.
-        unmeasured = set(exp.settings.get("unmeasured_phases", []))
-        rows = self.store.runs(eid)
-        hosts: dict[str, list[str]] = {}  # host → the variants that ran on it
-        for r in rows:
-            target = origin.mapping.get((r.cell_key, r.variant))
-            if target is None:
-                continue
-            cell, variant = target
-            if r.host:
-                hosts.setdefault(r.host, [])
-                if variant not in hosts[r.host]:
-                    hosts[r.host].append(variant)
-            self._add_run(eid, r, cell, variant, values.get(r.id, {}), unmeasured)
-        self.offset += max((r.order_index + 1 for r in rows), default=0)
-        for host, info in self.store.environments(eid).items():
-            used = tuple(hosts.get(host, ()))
-            label = host if not origin.label else f"{origin.label} · {host}"
-            self.env_cols.append(
-                EnvColumn(label, host, eid, used, info, tuple(environment_rows(info)))
-            )
-
-    def _add_run(
-        self,
-        eid: int,
-        r: RunRow,
-        cell: str,
-        variant: str,
-        values: dict[str, float],
-        unmeasured: set[str],
-    ) -> None:
-        """One run: failed, or a point (and, measured, its latency histograms)."""
-        if r.status in ("failed", "timeout"):
-            self.failed.append(
-                FailedRunInfo(
-                    r.order_index + 1, eid, cell, variant, r.repetition, r.status, r.reason or ""
-                )
-            )
-        if r.status != "ok":
-            return
-        self.runs.append(
-            RunPoint(
-                self.offset + r.order_index + 1,
-                r.order_index + 1,
-                eid,
-                cell,
-                variant,
-                r.warmup,
-                values,
-                r.host,
-                r.started_at,
-            )
-        )
-        if r.warmup:
-            return
-        self.last_ok[variant] = (eid, r, cell)
-        merged_ops: dict[str, float] = {}
-        per_process: list[tuple[str, str, dict[str, float]]] = []
-        for name, _size in self.store.artifact_names(eid, r.id):
-            phase, _, process = name[3:].partition("@")
-            if not name.startswith("kv:") or phase in unmeasured:
-                continue
-            blob = self.store.artifact(eid, name, r.id)
-            if process:  # one load process of a phase run from several: its own figures
-                per_process.append((phase, process, _kv_metrics(blob)))
-                continue
-            merged_ops[phase] = _kv_metrics(blob).get("ops_per_sec", 0.0)
-            dist = _kv_distribution(blob)
-            if dist is not None:
-                self.kv.setdefault((phase, cell, variant), []).append(dist)
-        for phase, process, m in per_process:
-            ops, total = m.get("ops_per_sec", 0.0), merged_ops.get(phase, 0.0)
-            self.processes.setdefault((phase, cell, variant, process), []).append(
-                (ops, m.get("p99_latency_ms", 0.0), ops / total if total > 0 else 0.0)
-            )
-
-
-def _kv_metrics(blob: bytes | None) -> dict[str, float]:
-    """The flat metrics of a stored kv result ({} when unreadable)."""
-    try:
-        metrics = json.loads(blob or b"{}").get("metrics") or {}
-        return {k: float(v) for k, v in metrics.items()}
-    except (ValueError, TypeError, AttributeError):
-        return {}
-
-
-def _load_process_rows(
+def load_process_rows(
     processes: dict[tuple[str, str, str, str], list[tuple[float, float, float]]],
 ) -> list[LoadProcessRow]:
     """Medians per process over its runs (the data's own description, not a statistic
@@ -312,17 +169,6 @@ def _load_process_rows(
     return rows
 
 
-def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:
-    if not blob:
-        return None
-    try:
-        doc = json.loads(blob)
-        dist = merge_histograms([doc], "totals")
-    except (ValueError, KvResultError, KeyError, TypeError):
-        return None  # a result without histograms (or another format): no spectrum
-    return dist if dist.count else None
-
-
 def _grid(count: int) -> list[float]:
     """Nines from 0 up to what ``count`` requests can resolve (1000 requests: 99.9%)."""
     top = min(MAX_NINES, math.log10(count)) if count > 1 else 0.0
@@ -330,7 +176,7 @@ def _grid(count: int) -> list[float]:
     return [round(i * NINES_STEP, 6) for i in range(steps + 1)]
 
 
-def _spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistribution]) -> Spectrum:
+def spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistribution]) -> Spectrum:
     merged = dists[0]
     for d in dists[1:]:
         merged = merged.merge(d)
@@ -350,22 +196,7 @@ def _spectrum(phase: str, cell: str, variant: str, dists: list[LatencyDistributi
     )
 
 
-def _outputs(store: Store, eid: int, r: RunRow, variant: str, cell: str) -> list[RunOutput]:
-    out = []
-    for name, _size in store.artifact_names(eid, r.id):
-        if not (name.startswith(("stdout:", "stderr:"))):
-            continue
-        data = store.artifact(eid, name, r.id) or b""
-        text = data.decode("utf-8", "replace")
-        lines = text.splitlines()
-        truncated = len(lines) > OUTPUT_LINES or len(text) > OUTPUT_CHARS
-        tail = "\n".join(lines[-OUTPUT_LINES:])[-OUTPUT_CHARS:]
-        if tail.strip():
-            out.append(RunOutput(variant, r.order_index + 1, eid, cell, name, tail, truncated))
-    return out
-
-
-def _env_table(cols: list[EnvColumn]) -> EnvTable | None:
+def env_table(cols: list[EnvColumn]) -> EnvTable | None:
     if not cols:
         return None
     labels = [label for label, _ in cols[0].rows]
@@ -392,7 +223,7 @@ def _env_table(cols: list[EnvColumn]) -> EnvTable | None:
     return EnvTable(tuple(full_cols), tuple(labels), differs)
 
 
-def _numeric_params(data: Dataset) -> dict[str, dict[str, float]]:
+def numeric_params(data: Dataset) -> dict[str, dict[str, float]]:
     """label → number per matrix parameter with at least two numeric values: the values
     stored with the experiment (``{"1K" = 1000}``, ``1K`` read as 1000), else the labels
     read as numbers (imports); parameters that are not numbers are left out."""

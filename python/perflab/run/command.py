@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perflab.hosts.base import output_tail
-from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.process import ProcessResult
 from perflab.hosts.ssh import HostError
+from perflab.run.failure_policy import Failure
 
 if TYPE_CHECKING:
     from perflab.hosts.base import Host
+    from perflab.hosts.step import StepRequest
 
 #: Output beyond this is truncated in the store (the head and the tail are kept).
 MAX_KEPT_OUTPUT = 8 * 1024 * 1024
@@ -68,38 +69,13 @@ class StepOutput:
         return metrics
 
 
-def run_command(
-    executor: Host,
-    name: str,
-    command: str,
-    *,
-    shell: bool,
-    env: Mapping[str, str],
-    cwd: Path,
-    run_dir: Path,
-    timeout: float | None,
-    stop: threading.Event | None,
-    on_start: Callable[[int], None] | None = None,
-    cpus: tuple[int, ...] | None = None,
-    kill_grace: float = TERM_GRACE_S,
-) -> StepOutput:
-    added = added_env(env)
-    safe = name.replace("/", "_").replace(" ", "_")
-    out_path, err_path = run_dir / f"{safe}.stdout", run_dir / f"{safe}.stderr"
+def run_command(executor: Host, name: str, request: StepRequest) -> StepOutput:
+    """The step called ``name`` run on ``executor``: its output (kept), how it ended, and
+    what ran; a command that could not start, or a host lost, is a failed step too."""
+    command, added = request.command, added_env(request.env)
+    out_path, err_path = request.stdout_path, request.stderr_path
     try:
-        result = executor.run(
-            command,
-            shell=shell,
-            env=env,
-            cwd=cwd,
-            stdout_path=out_path,
-            stderr_path=err_path,
-            timeout=timeout,
-            stop=stop,
-            on_start=on_start,
-            cpus=cpus,
-            kill_grace=kill_grace,
-        )
+        result = executor.run(request)
     except (FileNotFoundError, PermissionError, ValueError) as e:
         error = str(e) if str(e) else type(e).__name__
         return StepOutput(
@@ -125,6 +101,21 @@ def run_command(
         command=command,
         env_added=added,
     )
+
+
+def step_status(step: StepOutput) -> str:
+    """A failed step's status for its run: interrupted, timeout or failed."""
+    if step.process is not None and step.process.interrupted:
+        return "interrupted"
+    if step.process is not None and step.process.timed_out:
+        return "timeout"
+    return "failed"
+
+
+def step_failure(step: StepOutput) -> Failure:
+    """How a failed step failed, for the run's reason and the failure policy."""
+    kind = step.process.describe_failure() if step.process is not None else "could not start"
+    return Failure(step.name, kind, step.failure())
 
 
 def added_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.plan import PlannedRun, make_plan
+from perflab.records import Position
 from perflab.spec import Spec, parse_spec
 from perflab.spec.matrix import expand_matrix
 from perflab.store import ExperimentRow, MetricDef, NewRun, Store
@@ -61,7 +62,9 @@ def planned_rows(plan: list[PlannedRun]) -> list[NewRun]:
     ]
 
 
-def create_experiment(store: Store, spec: Spec) -> int:
+def create_experiment(store: Store, spec: Spec, position: Position | None = None) -> int:
+    """A new experiment of ``spec`` in ``store``, its runs planned; ``position``: its
+    version and source (`perflab.run.position.resolve_position`)."""
     m = spec.model
     return store.create_experiment(
         name=m.name,
@@ -74,23 +77,30 @@ def create_experiment(store: Store, spec: Spec) -> int:
         spec_path=str(spec.path.resolve()) if spec.path else None,
         spec_text=spec.text,
         spec_sha256=spec.sha256,
+        position=position,
     )
 
 
 def open_experiment(
-    store: Store, spec: Spec | None = None, *, resume: str | None = None, new: bool = False
+    store: Store,
+    spec: Spec | None = None,
+    *,
+    resume: str | None = None,
+    new: bool = False,
+    position: Position | None = None,
 ) -> OpenedExperiment:
     """The experiment to execute: ``resume`` names one; otherwise an unfinished
-    experiment of the same spec text is continued unless ``new``; else a new one."""
+    experiment of the same spec text (and the same ``position``: version and source) is
+    continued unless ``new``; else a new one."""
     if resume is not None:
         row = store.experiment(resume)
         return OpenedExperiment(row.id, spec_from_store(row), True)
     assert spec is not None
     if not new:
         unfinished = store.resumable(spec.sha256)
-        if unfinished is not None:
+        if unfinished is not None and unfinished.position == (position or Position()):
             return OpenedExperiment(unfinished.id, spec, True)
-    return OpenedExperiment(create_experiment(store, spec), spec, False)
+    return OpenedExperiment(create_experiment(store, spec, position), spec, False)
 
 
 def spec_from_store(row: ExperimentRow) -> Spec:

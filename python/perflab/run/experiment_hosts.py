@@ -6,6 +6,12 @@ run, and closed at its end). Steps name their host with ``on = "NAME"``; without
 run here. A device booted from here (``[hosts.NAME.control]``: a
 `perflab.hosts.powered.PoweredHost`) is connected to at its first boot instead, and
 everything staged there is staged again after every boot.
+
+A host lent by a labgrid place (``labgrid = "PLACE"``: `perflab.hosts.labgrid`) is made
+when the experiment starts, from the place acquired then (its SSH service, and its power
+and console: a device booted from here); the place is released at the experiment's end,
+whatever ends it (`Hosts.close`). Places are acquired in the order of their names, the
+same in every perflab, so that two experiments wanting the same two never hold one each.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.hosts.base import Host
+from perflab.hosts.labgrid import Lease, acquire, coordinator_address, look, release
 from perflab.hosts.local import LocalHost
 from perflab.hosts.powered import Control, PoweredHost
-from perflab.hosts.process import TERM_GRACE_S
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import HostError, SshConnection, SshTarget
+from perflab.hosts.step import TERM_GRACE_S
 from perflab.spec.template import render_shell
 
 if TYPE_CHECKING:
@@ -51,34 +58,49 @@ class Hosts:
         self.local = local or LocalHost()
         self._remote: dict[str, RemoteHost] = {}
         self._devices: dict[str, PoweredHost] = {}
+        self._leases: dict[str, Lease] = {}  # hosts lent by a labgrid place, once acquired
         self._control_dir: Path | None = None
         self._specs = dict(specs or {})
         self._base = workdir or Path.cwd()
         self._message: Callable[[str], None] | None = None
         self._values = dict(values or {})
+        self._grace = kill_grace
         self.booted: set[str] = set()  # the hosts booted at least once, by name
         self.stop: threading.Event | None = None  # the experiment's stop request: ends a boot
         for name, h in self._specs.items():
             if self._control_dir is None:
                 self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
+            if h.labgrid is not None or h.ssh is None:
+                continue  # lent by a labgrid place: made when it is acquired (prepare)
             target = SshTarget.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
-            conn = SshConnection(target, self._control_dir)
-            if h.control is None:
-                self._remote[name] = RemoteHost(conn, h.workdir, stage=h.stage)
-                continue
             c = h.control
-            device = PoweredHost(
-                conn,
-                Control(c.boot, c.power_off, c.console, h.boot_timeout, h.kernel),
-                local=self.local,
-                workdir=self._base,
-                render=render_shell,
-                values=values,
-                remote_workdir=h.workdir,
-                stage=h.stage,
-                kill_grace=kill_grace,
+            control = (
+                None
+                if c is None
+                else Control(c.boot, c.power_off, c.console, h.boot_timeout, h.kernel)
             )
-            self._remote[name] = self._devices[name] = device
+            self._add(name, target, control)
+
+    def _add(self, name: str, target: SshTarget, control: Control | None) -> None:
+        """Host ``name`` of the spec at ``target``: a device booted from here with
+        ``control``, else a host over SSH."""
+        h = self._specs[name]
+        conn = SshConnection(target, self._control_dir)
+        if control is None:
+            self._remote[name] = RemoteHost(conn, h.workdir, stage=h.stage)
+            return
+        device = PoweredHost(
+            conn,
+            control,
+            local=self.local,
+            workdir=self._base,
+            render=render_shell,
+            values=self._values,
+            remote_workdir=h.workdir,
+            stage=h.stage,
+            kill_grace=self._grace,
+        )
+        self._remote[name] = self._devices[name] = device
 
     @property
     def names(self) -> list[str]:
@@ -129,12 +151,41 @@ class Hosts:
         starts its console capture (in ``scratch``) and is connected to at its first boot."""
         self._base = base or self._base
         self._message = message
+        self._acquire_places()
         for name, ex in self._remote.items():
             device = self._devices.get(name)
             if device is not None:
                 device.start(scratch or Path(tempfile.mkdtemp(prefix="perflab-device-")))
                 continue
             self._stage(name, ex)
+
+    def _acquire_places(self) -> None:
+        """Acquires the place of every host lent by labgrid (waiting while one is held;
+        HostError naming its holder after the host's labgrid_timeout) and makes its host
+        from what the place lends: a device booted from here when it has a power port
+        (and the host no boot command of its own), else a host over SSH."""
+        lent = [n for n, h in self._specs.items() if h.labgrid is not None]
+        for name in sorted(lent, key=lambda n: (self._specs[n].labgrid, n)):
+            h = self._specs[name]
+            address = coordinator_address(h.labgrid_coordinator)
+            lease = acquire(name, h.labgrid, address, h.labgrid_timeout, self.stop, self._message)
+            self._leases[name] = lease
+            if self._message is not None:
+                self._message(f"host {name}: labgrid place {lease.place} acquired ({lease.ssh})")
+            options = tuple(h.options)
+            target = SshTarget.parse(name, lease.ssh, h.identity, h.jump or lease.jump, options)
+            control = None
+            if lease.power is not None and h.boot is None:
+                on, off = lease.power_command("on"), lease.power_command("off")
+                control = Control(on, off, lease.console, h.boot_timeout, h.kernel)
+            self._add(name, target, control)
+        if lent:  # the spec's order, as for every other host
+            self._remote = {n: self._remote[n] for n in self._specs if n in self._remote}
+
+    def places(self) -> dict[str, dict[str, Any]]:
+        """Each host lent by a labgrid place → what the records keep of the place (its
+        name, coordinator, holder and resources)."""
+        return {name: lease.record() for name, lease in self._leases.items()}
 
     def _stage(self, name: str, ex: RemoteHost) -> None:
         ex.prepare(self._message)
@@ -170,6 +221,10 @@ class Hosts:
         not booted from here; HostError, naming the cause, for the first that cannot run a
         step) — what ``perflab run --dry-run`` says of the hosts."""
         lines = []
+        for name, h in self._specs.items():
+            if h.labgrid is not None:
+                address = coordinator_address(h.labgrid_coordinator)
+                lines.append(f"host {name}: {look(name, h.labgrid, address)}")
         for name, ex in self._remote.items():
             device = self._devices.get(name)
             if device is not None:
@@ -197,7 +252,8 @@ class Hosts:
         return out
 
     def close(self) -> None:
-        """Powers off the devices booted from here and closes every connection."""
+        """Powers off the devices booted from here, closes every connection and releases
+        the labgrid places acquired."""
         try:
             for device in self._devices.values():
                 try:  # one device's failure spares the others, and is said
@@ -213,3 +269,15 @@ class Hosts:
                     for p in self._control_dir.iterdir():
                         p.unlink()
                     self._control_dir.rmdir()
+            self._release_places()
+
+    def _release_places(self) -> None:
+        """Releases every place acquired; what went wrong is said, one line each."""
+        while self._leases:
+            _, lease = self._leases.popitem()
+            try:
+                note = release(lease)
+            except HostError as e:
+                note = e.one_line()
+            if note is not None and self._message is not None:
+                self._message(note)

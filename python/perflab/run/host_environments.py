@@ -31,6 +31,7 @@ def capture_environments(
     from perflab.run.tool_versions import command_tools
 
     stored = store.environments(eid)
+    places = hosts.places()  # hosts lent by a labgrid place: the place and its resources
     for name, commands in commands_by_host(model).items():
         executor = hosts[name]
         if executor.name in stored or (name is not None and hosts.is_down(name)):
@@ -40,17 +41,21 @@ def capture_environments(
         info = dict(env.info)
         if core_choices and executor is local:
             info["picked_cores"] = {str(n): c.to_json() for n, c in core_choices.items()}
+        if name in places:
+            info["labgrid"] = places[name]
         store.put_environment(eid, executor.name, info, env.artifacts)
 
 
 def commands_by_host(model: ExperimentSpec) -> dict[str | None, list[str]]:
     """Each host's commands (None: this machine, always there)."""
+    from perflab.spec.phase_kinds import kind_of
+
     m = model
     out: dict[str | None, list[str]] = {None: []}
     hooks = (m.before_all, m.after_all, m.before_each, m.after_each)
     placed = [(h.on, h.command) for h in hooks if h]
     placed += [(v.on, c) for v in m.variant for c in (v.setup, v.teardown) if c]
-    placed += [(p.host, p.command) for p in m.phase if p.command]
+    placed += [(p.host, c) for p in m.phase for c in kind_of(p).commands(p)]
     placed += [(s.on, s.command) for s in m.service]
     for on, command in placed:
         out.setdefault(None if on == "local" else on, []).append(command)

@@ -30,10 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.hosts.process import TERM_GRACE_S, installed_program
+from perflab.hosts.process import installed_program
 from perflab.hosts.ssh import HostError
+from perflab.hosts.step import TERM_GRACE_S, StepRequest, output_files
 from perflab.run.command import StepOutput, run_command
 from perflab.run.kv_phase import KvPhaseResult, kv_phase_result
+from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     from perflab.hosts.base import Host
@@ -176,18 +178,19 @@ def run_kv_on_hosts(
                 json.dumps(p.engine_config, separators=(",", ":")),
             ]
         )
-        steps[p.name] = run_command(
-            executors[p.host],
-            f"phase:{phase.name}@{p.name}",
+        name = f"phase:{phase.name}@{p.name}"
+        out, err = output_files(run_dir, name)
+        request = StepRequest(
             command,
+            run_dir,
+            out,
+            err,
             shell=False,
-            env={},
-            cwd=run_dir,
-            run_dir=run_dir,
             timeout=budget,
             stop=stop,
             kill_grace=kill_grace,
         )
+        steps[p.name] = run_command(executors[p.host], name, request)
 
     threads = [threading.Thread(target=one, args=(p,), daemon=True) for p in processes]
     for t in threads:
@@ -219,7 +222,7 @@ def _merged(
     for p in processes:
         step = steps[p.name]
         if step.stderr:
-            artifacts[f"stderr:phase:{phase.name}@{p.name}"] = step.stderr
+            artifacts[keys.phase_output("stderr", phase.name, p.name)] = step.stderr
         if step.process is not None and (step.process.timed_out or step.process.interrupted):
             status = "interrupted" if step.process.interrupted else "timeout"
             why = "interrupted" if status == "interrupted" else f"timed out after {timeout:g} s"
@@ -229,7 +232,7 @@ def _merged(
             return KvPhaseResult(
                 None, "failed", f"load process {p.name}: {step.failure()}", artifacts
             )
-        artifacts[f"kv:{phase.name}@{p.name}"] = text.encode()
+        artifacts[keys.kv(phase.name, p.name)] = text.encode()
         texts.append(text)
         parts.append((p, KvResult(json.loads(text))))
     try:
@@ -238,7 +241,7 @@ def _merged(
         return KvPhaseResult(None, "failed", f"cannot merge the load results: {e}", artifacts)
     result = kv_phase_result(phase, merged, timeout=timeout, stop=stop)
     result.artifacts.update(artifacts)
-    name = f"stdout:phase:{phase.name}"
+    name = keys.phase_output("stdout", phase.name)
     result.artifacts[name] = result.artifacts.get(name, b"") + breakdown(parts).encode()
     return result
 

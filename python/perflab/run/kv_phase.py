@@ -1,7 +1,7 @@
 """A `kv = {...}` phase of an experiment: the built-in load generator as a run step.
 
 The table is validated per cell and variant when the spec loads (errors at file:line, in
-`perflab.spec.validate`), run through `run_kv` with the run's timeout and Ctrl-C honoured,
+`perflab.spec.phase_kinds.kv`), run through `run_kv` with the run's timeout and Ctrl-C honoured,
 and its full result — histograms included — stored with the run as the artifact
 ``kv:<phase>``, so that percentiles across runs can be computed from merged histograms.
 
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from perflab.run.metrics import PhaseOutput
+from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     from perflab.spec.schema import PhaseSpec
@@ -98,11 +99,13 @@ def kv_phase_result(
     """A load's result as the phase's: its artifacts, and its metrics or why it failed."""
     warnings = "\n".join(f"{w.code}: {w.message}" for w in result.warnings)
     artifacts = {
-        f"kv:{phase.name}": json.dumps(result.to_json()).encode(),
-        f"stdout:phase:{phase.name}": f"{result.format_table()}\n\n{result.format_summary()}\n".encode(),
+        keys.kv(phase.name): json.dumps(result.to_json()).encode(),
+        keys.phase_output(
+            "stdout", phase.name
+        ): f"{result.format_table()}\n\n{result.format_summary()}\n".encode(),
     }
     if warnings:
-        artifacts[f"stderr:phase:{phase.name}"] = (warnings + "\n").encode()
+        artifacts[keys.phase_output("stderr", phase.name)] = (warnings + "\n").encode()
     if result.status == "stopped":
         if stop is not None and stop.is_set():
             return KvPhaseResult(None, "interrupted", "interrupted", artifacts)

@@ -29,6 +29,11 @@ class PhaseOutput:
     monitor: dict[str, float] = field(default_factory=dict)  # monitor summaries by name
 
 
+def overhead_key(phase: str, command: str) -> str:
+    """Where an overhead command's output is kept among the run's phase outputs."""
+    return f"overhead:{phase}:{command}"
+
+
 def extract(metric: MetricSpec, out: PhaseOutput) -> float:
     if metric.harness is not None:
         value = _harness(metric.harness, out)

@@ -1,52 +1,56 @@
-"""The seam between a run and its phases' profiles (`perflab.observe.profile`): where a
-phase's profile is recorded (its host; this machine for a kv phase), with which
-environment, and what a profile that cannot be recorded does to the run (fails it, one
-line saying why)."""
+"""The seam between a run and its phases' profiles (`perflab.observe.profile`): a phase's
+kind says how it is profiled (`ProfilePlan`: on which host, around its command or beside
+it; or why not), this records it there with the step's environment, and decides what a
+profile that cannot be recorded does to the run (fails it, one line saying why)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from perflab.hosts.ssh import HostError
 from perflab.observe.profile import PhaseProfile, ProfileError
 from perflab.run.failure_policy import Failure
 
 if TYPE_CHECKING:
+    from perflab.run.run_context import PhaseExecution
     from perflab.spec.schema import PhaseSpec
-    from perflab.store import RunRow
 
 
-class _Execution(Protocol):
-    """What of `perflab.run.run_execution.RunExecution` a profile uses."""
+@dataclass(frozen=True)
+class ProfilePlan:
+    """How a phase is profiled: on ``host`` (None: this machine), its command run under
+    perf (`PhaseProfile.wrap`), or — ``beside``, a phase with no command of its own —
+    recorded while it runs (`PhaseProfile.start`)."""
 
-    runner: Any  # the RunContext
-    run: RunRow
-    values: dict[str, Any]
-    run_dir: Path
-    failure: tuple[str, Failure] | None
-    artifacts: dict[str, bytes]
+    host: str | None
+    beside: bool = False
 
 
-def start_profile(ex: _Execution, name: str, phase: PhaseSpec | None) -> PhaseProfile | None:
-    """The phase's profile, begun (a system one already recording); None when the phase is
-    not profiled or its profile cannot be (then ``ex.failure`` says why)."""
+class Profiled(Protocol):
+    """A phase kind's profiling behaviour (its runner, `perflab.run.phase_kinds`)."""
+
+    def profile_plan(self, phase: PhaseSpec, mode: str) -> ProfilePlan | str:
+        """How ``phase`` is profiled in ``mode`` ("process" or "system"), or the note said
+        once when it is not."""
+        ...
+
+
+def start_profile(
+    ex: PhaseExecution, name: str, phase: PhaseSpec, how: Profiled
+) -> PhaseProfile | None:
+    """The phase's profile as its kind plans it (``how``), begun (one recorded beside it
+    already recording); None when the phase is not profiled or its profile cannot be (then
+    ``ex.failure`` says why)."""
     r = ex.runner
-    mode = None if phase is None or ex.run.warmup else r.profiles.mode(phase)
-    if mode is None or phase is None:
+    mode = None if ex.run.warmup else r.profiles.mode(phase)
+    if mode is None:
         return None
-    if phase.probe is not None:
-        r.profiles.tell(
-            f"profile: phase {phase.name} is a probe (in perflab's process): not profiled"
-        )
+    plan = how.profile_plan(phase, mode)
+    if isinstance(plan, str):
+        r.profiles.tell(plan)
         return None
-    if phase.kv is not None and mode == "process":
-        r.profiles.tell(
-            f"profile: phase {phase.name} is a kv phase (its load is perflab itself): not "
-            'profiled; profile = "system" records this whole machine during it'
-        )
-        return None
-    host = phase.host if phase.kv is None else None
+    host = plan.host
     executor = r.hosts[host]
     env = r.hosts.env_for(host, r.step_env(ex.run, ex.values, phase))
     local = executor is r.hosts.local
@@ -57,7 +61,7 @@ def start_profile(ex: _Execution, name: str, phase: PhaseSpec | None) -> PhasePr
         profile: PhaseProfile = r.profiles.begin(
             phase.name, mode, executor, env, cwd, ex.run_dir, local
         )
-        if phase.kv is not None:  # no command to run under perf: record beside it
+        if plan.beside:  # no command to run under perf: record beside it
             profile.start()
     except (ProfileError, HostError, OSError) as e:
         _fail(ex, name, e)
@@ -65,7 +69,7 @@ def start_profile(ex: _Execution, name: str, phase: PhaseSpec | None) -> PhasePr
     return profile
 
 
-def finish_profile(ex: _Execution, name: str, profile: PhaseProfile | None) -> None:
+def finish_profile(ex: PhaseExecution, name: str, profile: PhaseProfile | None) -> None:
     """Stop and fold the phase's profile into the run's artifacts (after a failed phase
     too: its recorder is stopped, its file removed, nothing kept)."""
     if profile is None:
@@ -80,6 +84,6 @@ def finish_profile(ex: _Execution, name: str, profile: PhaseProfile | None) -> N
         ex.artifacts.update(artifacts)
 
 
-def _fail(ex: _Execution, name: str, e: Exception) -> None:
+def _fail(ex: PhaseExecution, name: str, e: Exception) -> None:
     why = e.one_line() if isinstance(e, HostError) else str(e)
     ex.failure = ("failed", Failure(name, "profile", f"{name}: {why}"))

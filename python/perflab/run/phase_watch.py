@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.hosts.ssh import HostError
+from perflab.hosts.step import StepRequest
 from perflab.observe.counters import (
     PMU_DEVICES,
     CounterError,
@@ -31,6 +32,7 @@ from perflab.observe.counters import (
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries, parse_loop_output, shell_loop
 from perflab.run.failure_policy import Failure
+from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,17 +109,11 @@ class PhaseWatch:
         out, err = self.ex.run_dir / "perf-check.out", self.ex.run_dir / "perf-check.err"
         local = executor is self.ex.runner.hosts.local
         where = "here" if local else f"on host {executor.name}"
+        # its environment: a host's own (its PATH's perf), not this machine's
+        workdir, stop = self.ex.runner.spec.workdir, self.ex.runner.stop
         try:
             result = executor.run(
-                command,
-                shell=True,
-                env=env,  # a host's own (its PATH's perf), not this machine's
-                cwd=self.ex.runner.spec.workdir,
-                stdout_path=out,
-                stderr_path=err,
-                timeout=60.0,
-                stop=self.ex.runner.stop,
-                on_start=None,
+                StepRequest(command, workdir, out, err, env, timeout=60.0, stop=stop)
             )
         except (OSError, ValueError, HostError) as e:
             return f"perf stat could not run {where}: {e}"
@@ -153,7 +149,7 @@ class PhaseWatch:
         monitor: dict[str, float] = {}
         counters: dict[str, float] = {}
         if series is not None:
-            self.ex.artifacts[f"monitor:{phase.name}"] = series.to_bytes()
+            self.ex.artifacts[keys.monitor(phase.name)] = series.to_bytes()
             monitor = summarize(series)
         if self.counts_path is not None and self.ex.failure is None:
             counters = self._read_counts(phase) or {}
@@ -174,7 +170,7 @@ class PhaseWatch:
         finally:
             if executor is not self.ex.runner.hosts.local:
                 _quiet(executor, f"rm -f {self.counts_path}", self.ex.run_dir)
-        self.ex.artifacts[f"counters:{phase.name}"] = data
+        self.ex.artifacts[keys.counters(phase.name)] = data
         try:
             return parse_perf_stat(data.decode("utf-8", "replace"), list(phase.counters)).values
         except CounterError as e:
@@ -212,19 +208,12 @@ class RemoteSampler:
         return self
 
     def _run(self) -> None:
+        loop = shell_loop(list(self.mon.sources), self.mon.interval)
+        request = StepRequest(
+            loop, Path("/"), self.out, self.err, stop=self.stop_event, kill_grace=0.5
+        )
         try:
-            self.executor.run(
-                shell_loop(list(self.mon.sources), self.mon.interval),
-                shell=True,
-                env={},
-                cwd=Path("/"),
-                stdout_path=self.out,
-                stderr_path=self.err,
-                timeout=None,
-                stop=self.stop_event,
-                on_start=None,
-                kill_grace=0.5,
-            )
+            self.executor.run(request)
         except (OSError, ValueError, HostError) as e:
             self.error = str(e)
 
@@ -266,15 +255,9 @@ def _quiet(executor: Host, command: str, run_dir: Path) -> None:
     """A clean-up command whose failure does not matter."""
     try:
         executor.run(
-            command,
-            shell=True,
-            env={},
-            cwd=Path("/"),
-            stdout_path=run_dir / "cleanup.out",
-            stderr_path=run_dir / "cleanup.err",
-            timeout=30.0,
-            stop=None,
-            on_start=None,
+            StepRequest(
+                command, Path("/"), run_dir / "cleanup.out", run_dir / "cleanup.err", timeout=30.0
+            )
         )
     except (OSError, ValueError, HostError):
         pass

@@ -15,6 +15,7 @@ host's environment (host_environments.py), variants' kernels (variant_kernel.py)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import threading
@@ -26,6 +27,7 @@ from perflab.hosts.base import Host
 from perflab.hosts.local import LocalHost
 from perflab.hosts.process import HeldProcesses, kill_leftover_group, process_start_time
 from perflab.hosts.ssh import HostError
+from perflab.hosts.step import StepRequest, output_files
 from perflab.platform import pick_cores, read_topology
 from perflab.run.command import StepOutput, run_command
 from perflab.run.experiment_hosts import Hosts
@@ -36,7 +38,6 @@ from perflab.run.phase_cores import core_counts, phase_cpus
 from perflab.run.run_execution import RunExecution, RunOutcome
 from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.run.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
-from perflab.run.services import ServiceRun
 from perflab.run.stop_signals import install_stop_signals, restore_signals
 from perflab.run.system_snapshots import EverySnapshot
 from perflab.run.variant_kernel import ensure_kernel
@@ -185,7 +186,7 @@ class Runner:
         )
         self.snapshots.start()
         self._before_all(scratch)
-        self.start_services("experiment", self.experiment_values(), scratch, self.services.running)
+        self.services.start("experiment", self.experiment_values(), scratch, self.services.running)
         status, message = self._execute_plan(scratch, pending, done, total)
         self._after_all(scratch)
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
@@ -204,14 +205,8 @@ class Runner:
         hook = self.spec.model.before_all
         if not hook:
             return
-        step = self.step(
-            "before_all",
-            render_shell(hook.command, self.experiment_values()),
-            self.step_env(None, None),
-            scratch,
-            None,
-            host=hook.on,
-        )
+        command = render_shell(hook.command, self.experiment_values())
+        step = self.step("before_all", self.request("before_all", command, scratch), host=hook.on)
         self._experiment_held, self._held = self._held, []
         if not step.ok:
             raise PerflabError(
@@ -224,15 +219,10 @@ class Runner:
         hook = self.spec.model.after_all
         if not hook:
             return
-        step = self.step(
-            "after_all",
-            render_shell(hook.command, self.experiment_values()),
-            self.step_env(None, None),
-            scratch,
-            None,
-            stoppable=False,
-            host=hook.on,
+        request = self.request(
+            "after_all", render_shell(hook.command, self.experiment_values()), scratch
         )
+        step = self.step("after_all", dataclasses.replace(request, stop=None), host=hook.on)
         if not step.ok:
             self.observer.message(f"after_all failed: {step.failure()}")
 
@@ -368,59 +358,39 @@ class Runner:
                 env["PERFLAB_CORES"] = ",".join(map(str, cpus))
         return env
 
+    def request(self, name: str, command: str, folder: Path) -> StepRequest:
+        """The step called ``name`` as the experiment runs one unless told otherwise: from
+        the spec's workdir, with the experiment's environment, no timeout, stopped by the
+        experiment's stop request (and its ``kill_grace``), its output into ``folder``. A
+        caller `dataclasses.replace`s what differs (a run's environment, a timeout, ...)."""
+        out, err = output_files(folder, name)
+        env = self.step_env(None, None)
+        grace = self.spec.model.kill_grace
+        return StepRequest(
+            command, self.spec.workdir, out, err, env, stop=self.stop, kill_grace=grace
+        )
+
     def step(
-        self,
-        name: str,
-        command: str,
-        env: dict[str, str],
-        run_dir: Path,
-        timeout: float | None,
-        run: RunRow | None = None,
-        shell: bool = True,
-        stoppable: bool = True,
-        cpus: tuple[int, ...] | None = None,
-        host: str | None = None,
+        self, name: str, request: StepRequest, *, run: RunRow | None = None, host: str | None = None
     ) -> StepOutput:
-        """Run one command of the experiment on ``host`` (None: this machine); processes
-        it leaves running are held until their scope ends (``_held``)."""
+        """Run one command of the experiment on ``host`` (None: this machine), its
+        environment as that host takes it; processes it leaves running are held until their
+        scope ends (``_held``)."""
         executor = self.hosts[host]
-        env = self.hosts.env_for(host, env)
 
         def on_start(pid: int) -> None:
             # A local pid, for crash recovery; a remote step's shim ends with its connection.
             if run is not None and executor is self.executor:
                 self.store.set_run_process(run.id, pid, process_start_time(pid))
 
-        step = run_command(
-            executor,
-            name,
-            command,
-            shell=shell,
-            env=env,
-            cwd=self.spec.workdir,
-            run_dir=run_dir,
-            timeout=timeout,
-            stop=self.stop if stoppable else None,
-            on_start=on_start,
-            cpus=cpus,
-            kill_grace=self.spec.model.kill_grace,
-        )
+        env = self.hosts.env_for(host, request.env)
+        request = dataclasses.replace(request, env=env, on_start=on_start)
+        step = run_command(executor, name, request)
         if step.process is not None and step.process.lingering is not None:
             self._held.append(step.process.lingering)
         return step
 
     # -- services, kernels, leftovers (what a run asks of the experiment: `RunContext`)
-    def start_services(
-        self,
-        scope: str,
-        values: dict[str, Any],
-        run_dir: Path,
-        into: dict[str, ServiceRun],
-        env: dict[str, str] | None = None,
-    ) -> None:
-        """Starts the services of ``scope``, adding them to ``into`` (`ServiceScopes.start`)."""
-        self.services.start(scope, values, run_dir, into, env)
-
     stop_services = staticmethod(stop_services)
 
     def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:

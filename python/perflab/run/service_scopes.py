@@ -8,6 +8,7 @@ time the variant comes it is started again), an experiment-scope one the experim
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from perflab.run.services import ServiceError, ServiceRun, free_port
 from perflab.spec.schema import FREE_PORT
 from perflab.spec.template import render_shell, render_value
+from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     import threading
 
+    from perflab.hosts.step import StepRequest
     from perflab.run.command import StepOutput
     from perflab.run.experiment_hosts import Hosts
     from perflab.spec import Spec
@@ -40,16 +43,9 @@ class ServiceContext(Protocol):
 
     def step_env(self, run: RunRow | None, values: dict[str, Any] | None) -> dict[str, str]: ...
 
-    def step(
-        self,
-        name: str,
-        command: str,
-        env: dict[str, str],
-        run_dir: Path,
-        timeout: float | None,
-        *,
-        host: str | None = None,
-    ) -> StepOutput: ...
+    def request(self, name: str, command: str, folder: Path) -> StepRequest: ...
+
+    def step(self, name: str, request: StepRequest, *, host: str | None = None) -> StepOutput: ...
 
 
 @dataclass(frozen=True)
@@ -73,7 +69,7 @@ def stop_services(services: dict[str, ServiceRun]) -> dict[str, bytes]:
         if out is not None:
             for stream, data in (("stdout", out.stdout), ("stderr", out.stderr)):
                 if data:
-                    artifacts[f"{stream}:{out.name}"] = data
+                    artifacts[keys.stream(stream, out.name)] = data
     return artifacts
 
 
@@ -108,15 +104,11 @@ class ServiceScopes:
         for s in specs:
             own = {**values, "port": self.ports.get(f"{s.name}_port", "")}
             service_env = {**(env if env is not None else c.step_env(None, None)), **s.env}
-            service = ServiceRun(
-                s.name,
-                render_shell(s.command, own),
-                c.hosts[s.on],
-                run_dir,
-                c.hosts.env_for(s.on, service_env),
-                s.shell,
-                c.spec.model.kill_grace,
+            base = c.request(f"service:{s.name}", render_shell(s.command, own), run_dir)
+            request = dataclasses.replace(
+                base, cwd=run_dir, env=c.hosts.env_for(s.on, service_env), shell=s.shell
             )
+            service = ServiceRun(s.name, c.hosts[s.on], request)
             into[s.name] = service
             ready = None
             if s.ready and s.ready.startswith("cmd:"):
@@ -132,8 +124,11 @@ class ServiceScopes:
         """A ``cmd:`` readiness check: the command run on the service's host."""
 
         def check(command: str) -> bool:
+            name = f"ready:{service.name}"
+            request = self.context.request(name, command, run_dir)
+            env = service.request.env
             step = self.context.step(
-                f"ready:{service.name}", command, service.env, run_dir, 10.0, host=host
+                name, dataclasses.replace(request, env=env, timeout=10.0), host=host
             )
             return step.ok
 

@@ -22,6 +22,7 @@ Readiness, polled until ``ready_timeout``:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import socket
 import threading
@@ -32,7 +33,8 @@ from typing import Any
 
 from perflab.errors import StoppedError
 from perflab.hosts.base import Host, output_tail
-from perflab.hosts.process import TERM_GRACE_S, ProcessResult
+from perflab.hosts.process import ProcessResult
+from perflab.hosts.step import StepRequest
 from perflab.run.command import StepOutput, run_command
 
 #: Seconds between readiness checks.
@@ -56,18 +58,17 @@ def free_port(address: str = "127.0.0.1") -> int:
 
 @dataclass
 class ServiceRun:
-    """One start of a service: its thread, its stop request, and what it printed."""
+    """One start of a service: its thread, its stop request, and what it printed.
+    ``request``: its command as a step (`step_name`), with no timeout; the stop request is
+    the service's own (`stop`)."""
 
     name: str
-    command: str
     executor: Host
-    run_dir: Path
-    env: dict[str, str]
-    shell: bool
-    kill_grace: float = TERM_GRACE_S
+    request: StepRequest
 
     def __post_init__(self) -> None:
         self.stop_event = threading.Event()
+        self.request = dataclasses.replace(self.request, timeout=None, stop=self.stop_event)
         self.result: StepOutput | None = None
         self._thread = threading.Thread(target=self._run, name=f"service-{self.name}", daemon=True)
 
@@ -76,18 +77,7 @@ class ServiceRun:
         return f"service:{self.name}"
 
     def _run(self) -> None:
-        self.result = run_command(
-            self.executor,
-            self.step_name,
-            self.command,
-            shell=self.shell,
-            env=self.env,
-            cwd=self.run_dir,
-            run_dir=self.run_dir,
-            timeout=None,
-            stop=self.stop_event,
-            kill_grace=self.kill_grace,
-        )
+        self.result = run_command(self.executor, self.step_name, self.request)
         held = self.process.lingering if self.process is not None else None
         if held is not None:
             # It daemonized: the daemon is held by its perflab-exec, whose parent-death
@@ -107,8 +97,8 @@ class ServiceRun:
         runs a ``cmd:`` readiness command and returns True when it succeeded. ``stop``, the
         experiment's stop request, ends the wait at once: the service is left to its
         scope's end, and the scope's next step sees the request."""
-        for stream in ("stdout", "stderr"):  # a previous start's output is not this one's
-            (self.run_dir / f"{self.step_name}.{stream}").unlink(missing_ok=True)
+        for path in self._output:  # a previous start's output is not this one's
+            path.unlink(missing_ok=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
         while True:
@@ -158,10 +148,7 @@ class ServiceRun:
             return _connects(socket.AF_UNIX, ready[7:])
         if ready.startswith("log:"):
             pattern = re.compile(ready[4:], re.MULTILINE)
-            return any(
-                pattern.search(_text(self.run_dir / f"{self.step_name}.{s}"))
-                for s in ("stdout", "stderr")
-            )
+            return any(pattern.search(_text(path)) for path in self._output)
         if ready.startswith("cmd:"):
             return bool(check(ready[4:]))
         raise ServiceError(f"service '{self.name}': unknown readiness {ready!r}")
@@ -176,6 +163,10 @@ class ServiceRun:
     @property
     def process(self) -> ProcessResult | None:
         return self.result.process if self.result is not None else None
+
+    @property
+    def _output(self) -> tuple[Path, Path]:
+        return self.request.stdout_path, self.request.stderr_path
 
 
 def _connects(family: int, address: Any) -> bool:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from perflab.spec.name_rules import choices_hint
 from perflab.spec.param_names import HOOKS
+from perflab.spec.phase_kinds import kind_of
 from perflab.spec.schema import FREE_PORT
 
 if TYPE_CHECKING:
@@ -45,10 +46,11 @@ def check_hosts(spec: Spec) -> None:
             raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
     for i in range(len(m.phase)):
         _check_phase_place(spec, i)
-        if m.phase[i].fetch and m.phase[i].command is None:
+        if m.phase[i].fetch and not kind_of(m.phase[i]).runs_command:
             raise spec.error(("phase", i, "fetch"), "fetch keeps files a command phase leaves")
     for name, h in m.hosts.items():
         _check_host_files(spec, name, h.files)
+        _check_lent_host(spec, name)
         if h.control is not None and h.boot is not None:
             raise spec.error(
                 ("hosts", name, "boot"),
@@ -57,6 +59,54 @@ def check_hosts(spec: Spec) -> None:
             )
     for i in range(len(m.service)):
         _check_remote_service(spec, i)
+
+
+def _check_lent_host(spec: Spec, name: str) -> None:
+    """A host is reached at ``ssh``, or lent by a labgrid place (``labgrid``): one of
+    them; a place lends its power and console, and is lent to one host."""
+    from perflab.hosts.labgrid_session import split_address
+
+    m = spec.model
+    h = m.hosts[name]
+    if h.labgrid is None:
+        if h.ssh is None:
+            raise spec.error(
+                ("hosts", name),
+                f"host '{name}' says neither where it is (ssh = \"user@address:port\") nor "
+                'which labgrid place lends it (labgrid = "PLACE")',
+            )
+        for key in ("labgrid_coordinator", "labgrid_timeout"):
+            if key in h.model_fields_set:
+                raise spec.error(("hosts", name, key), f'{key} is for labgrid = "PLACE"')
+        return
+    if not h.labgrid.strip():
+        raise spec.error(("hosts", name, "labgrid"), "labgrid names a place: it is empty")
+    if h.ssh is not None:
+        raise spec.error(
+            ("hosts", name, "ssh"),
+            f"host '{name}' has both ssh and labgrid: the place lends its SSH address "
+            "(keep identity and options for logging in); leave ssh out",
+        )
+    if h.control is not None:
+        raise spec.error(
+            ("hosts", name, "control"),
+            f"host '{name}' is lent by labgrid place '{h.labgrid}', whose resources give its "
+            f"power and console: leave [hosts.{name}.control] out",
+        )
+    if h.labgrid_coordinator is not None:
+        try:
+            split_address(h.labgrid_coordinator)
+        except ValueError as e:
+            raise spec.error(("hosts", name, "labgrid_coordinator"), str(e)) from None
+    for other, o in m.hosts.items():
+        if other == name:
+            break
+        if o.labgrid == h.labgrid and o.labgrid_coordinator == h.labgrid_coordinator:
+            raise spec.error(
+                ("hosts", name, "labgrid"),
+                f"hosts '{other}' and '{name}' are both labgrid place '{h.labgrid}': a place "
+                "is one device; give it one [hosts.NAME] table",
+            )
 
 
 def _check_host_files(spec: Spec, host: str, files: list[str]) -> None:
@@ -123,12 +173,13 @@ def _check_phase_place(spec: Spec, i: int) -> None:
     """A command phase runs on one host; a kv phase's load comes from one process per host
     listed (``processes`` each); probes run here."""
     p = spec.model.phase[i]
-    if p.processes != 1 and p.kv is None:
+    kind = kind_of(p)
+    if p.processes != 1 and not kind.spreads_over_hosts:
         raise spec.error(
             ("phase", i, "processes"), "processes is for kv phases (load processes per host)"
         )
     if isinstance(p.on, list):
-        if p.kv is None:
+        if not kind.spreads_over_hosts:
             raise spec.error(
                 ("phase", i, "on"),
                 "a list of hosts is for kv phases (one load process on each); "
@@ -143,11 +194,15 @@ def _check_phase_place(spec: Spec, i: int) -> None:
             )
     if p.on in (None, "local"):
         return
-    if p.probe is not None:
-        raise spec.error(("phase", i, "on"), "probe phases run on this machine")
+    if kind.here_only:
+        raise spec.error(("phase", i, "on"), f"{kind.key} phases run on this machine")
     if p.cores is not None:
         raise spec.error(
             ("phase", i, "cores"),
             f"cores are picked on this machine, and phase '{p.name}' runs on {p.on!r}: "
-            + ("pin it there with taskset in its command" if p.command else "leave cores out"),
+            + (
+                "pin it there with taskset in its command"
+                if kind.runs_command
+                else "leave cores out"
+            ),
         )

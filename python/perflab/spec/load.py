@@ -16,7 +16,8 @@ from perflab.spec import limits
 from perflab.spec.experiment_file import Spec
 from perflab.spec.locate import Path as KeyPath
 from perflab.spec.locate import find_line, key_lines
-from perflab.spec.schema import NAME_RE, ExperimentSpec, key_names, model_at
+from perflab.spec.phase_kinds import schemas
+from perflab.spec.schema import NAME_RE, PHASE_KINDS, ExperimentSpec, key_names, model_at
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -68,7 +69,7 @@ def _parse(text: str, path: Path | None, label: str) -> Spec:
     lines = key_lines(text)
     limits.check_depth(data, lines, label)
     try:
-        model = ExperimentSpec.model_validate(data)
+        model = ExperimentSpec.model_validate(data, context={PHASE_KINDS: schemas()})
     except ValidationError as e:
         raise _first_error(e, data, lines, label) from None
     spec = Spec(model=model, text=text, path=path, lines=lines)
@@ -138,7 +139,7 @@ def _first_error(
     kind = err["type"]
     if kind == "extra_forbidden":
         key = str(loc[-1])
-        model = model_at(loc[:-1])
+        model = model_at(loc[:-1], schemas())
         hint = None
         if model is not None:
             close = difflib.get_close_matches(key, key_names(model), n=1, cutoff=0.6)

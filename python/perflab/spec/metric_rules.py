@@ -4,17 +4,12 @@ phase reports."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from perflab.spec.metric_names import (
-    NameSet,
-    kv_absence_reason,
-    kv_names,
-    parser_names,
-    probe_names,
-)
+from perflab.spec.metric_names import NameSet
 from perflab.spec.name_rules import choices_hint
+from perflab.spec.phase_kinds import kind_of
 from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
 
 if TYPE_CHECKING:
@@ -55,20 +50,16 @@ def check_metric(spec: Spec, i: int, x: MetricSpec, measured: list[PhaseSpec]) -
             raise spec.error(loc + ("regex",), f"bad regex: {e}") from None
         except ValueError as e:
             raise spec.error(loc + ("regex",), str(e)) from None
-    # Implicit source: parser/kv output by name, else a harness metric by name.
-    if (
-        not sources
-        and phase.parser is None
-        and phase.kv is None
-        and phase.probe is None
-        and x.name not in HARNESS_METRICS
-    ):
+    # Implicit source: the phase's named metrics (its parser's, a kv load's, …) by name, else
+    # a harness metric by name.
+    named = kind_of(phase).has_names(phase)
+    if not sources and not named and x.name not in HARNESS_METRICS:
         raise spec.error(
             loc,
             f"metric '{x.name}' has no source",
             hint='add harness = "wall_time", json = "path", regex = "...", or a parser on the phase',
         )
-    if x.field is not None and phase.parser is None and phase.kv is None and phase.probe is None:
+    if x.field is not None and not named:
         raise spec.error(
             loc + ("field",),
             f"metric '{x.name}' uses 'field' but phase '{phase.name}' has no parser",
@@ -84,11 +75,11 @@ def _check_overhead(spec: Spec, i: int, x: MetricSpec, phase: PhaseSpec) -> None
             f"metric '{x.name}' has both 'overhead' and 'overhead_phase'; keep one",
         )
     if x.overhead is not None:
-        if phase.command is None:
+        kind = kind_of(phase)
+        if not kind.runs_command:
             raise spec.error(
                 loc + ("overhead",),
-                f"an overhead command needs a command phase; "
-                f"'{phase.name}' is a {'kv' if phase.kv is not None else 'probe'} phase",
+                f"an overhead command needs a command phase; '{phase.name}' is a {kind.key} phase",
             )
         if not x.overhead.strip():
             raise spec.error(
@@ -126,9 +117,10 @@ def _check_overhead(spec: Spec, i: int, x: MetricSpec, phase: PhaseSpec) -> None
                 )
 
 
-def check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]]) -> None:
+def check_metric_names(spec: Spec, modes: dict[int, set[Hashable]]) -> None:
     """A metric taken by name from a kv, probe or parser phase names something that phase
-    reports (checked now, with a suggestion, rather than failing every run)."""
+    reports (checked now, with a suggestion, rather than failing every run). ``modes``:
+    what each phase's renderings said (`perflab.spec.phase_rules.check_rendered`)."""
     m = spec.model
     index = {p.name: i for i, p in enumerate(m.phase)}
     known: dict[int, NameSet | None] = {}
@@ -140,44 +132,25 @@ def check_metric_names(spec: Spec, kv_modes: dict[int, set[tuple[bool, bool]]]) 
             continue
         pi = index[m.metric_phase(x)]
         phase = m.phase[pi]
+        kind = kind_of(phase)
         if pi not in known:
-            known[pi] = _phase_names(phase, kv_modes.get(pi))
+            known[pi] = kind.metric_names(phase, modes.get(pi, set()))
         names = known[pi]
         if names is None:
             continue
         key = x.field or x.name
         loc = ("metric", mi, "field" if x.field is not None else "name")
-        if names.matches(key) or (
-            x.field is None and phase.command is not None and key in HARNESS_METRICS
-        ):
+        if names.matches(key) or (x.field is None and kind.runs_command and key in HARNESS_METRICS):
             continue
         close = names.suggestion(key)
         if not names.closed and close is None:
             continue  # an open set (memtier's table): perhaps a column perflab does not know
-        source = (
-            f"kv phase '{phase.name}'"
-            if phase.kv is not None
-            else (
-                f"probe phase '{phase.name}'"
-                if phase.probe is not None
-                else f"phase '{phase.name}' ({names.what})"
-            )
-        )
+        source = kind.source(phase, names)
         message = (
             f"metric '{x.name}': {source} reports no field '{key}'"
             if x.field is not None
             else f"{source} reports no metric '{key}'"
         )
-        reason = kv_absence_reason(key) if phase.kv is not None else None
+        reason = kind.absence_reason(key)
         hint = f"did you mean '{close}'?" if close else reason or f"it reports {names.listing()}"
         raise spec.error(loc, message, hint=hint)
-
-
-def _phase_names(phase: PhaseSpec, kv_modes: Iterable[tuple[bool, bool]] | None) -> NameSet | None:
-    if phase.kv is not None:
-        return kv_names(f"kv phase '{phase.name}'", kv_modes or ())
-    if phase.probe is not None:
-        return probe_names(phase.probe)
-    if phase.parser is not None:
-        return parser_names(phase.parser)
-    return None

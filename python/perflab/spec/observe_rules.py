@@ -10,6 +10,7 @@ from perflab.observe.counters import DERIVED, counter_names, event_problem
 from perflab.observe.monitor_summary import name_problem
 from perflab.observe.monitors import MIN_INTERVAL
 from perflab.spec.name_rules import choices_hint
+from perflab.spec.phase_kinds import kind_of
 
 if TYPE_CHECKING:
     from perflab.spec.experiment_file import Spec
@@ -27,11 +28,11 @@ def check_observe(spec: Spec) -> None:
         if not phase.counters:
             continue
         loc = ("phase", i, "counters")
-        if phase.command is None:
-            kind = "kv" if phase.kv is not None else "probe"
+        kind = kind_of(phase)
+        if not kind.runs_command:
             raise spec.error(
                 loc,
-                f"counters are counted around a command; '{phase.name}' is a {kind} phase",
+                f"counters are counted around a command; '{phase.name}' is a {kind.key} phase",
                 hint="count them in a command phase, or watch the system with a monitor",
             )
         seen: set[str] = set()

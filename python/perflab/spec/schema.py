@@ -7,13 +7,27 @@ known parameters, ...) live in `validate.py` so each error gets its own location
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    StrictFloat,
+    StrictInt,
+    ValidationInfo,
+    create_model,
+    model_validator,
+)
 
 from perflab.durations import parse_duration
 from perflab.spec.locate import Path as KeyPath
+from perflab.spec.position import SourceSpec, VersionCommand, VersionText
 from perflab.spec.suffixes import GROSS_SUFFIX as GROSS_SUFFIX  # re-exported
 from perflab.spec.suffixes import OVERHEAD_SUFFIX as OVERHEAD_SUFFIX  # re-exported
 from perflab.spec.suffixes import OVERHEAD_SUFFIXES as OVERHEAD_SUFFIXES  # re-exported
@@ -111,9 +125,17 @@ class HostSpec(_Strict):
     ``"StrictHostKeyChecking=accept-new"``; ``workdir`` where commands start there
     (default: the login directory). Any CPU architecture with a POSIX shell will do:
     where perflab's measurement shim cannot run (or ``stage = false``), steps are
-    measured by a portable sh path."""
+    measured by a portable sh path.
 
-    ssh: Destination
+    ``labgrid = "PLACE"`` instead of ``ssh``: a device lent by a labgrid coordinator
+    (``labgrid_coordinator = "HOST:PORT"``, else ``LG_COORDINATOR``), acquired for the
+    experiment (waiting up to ``labgrid_timeout`` while someone holds it) and released at
+    its end; its SSH address, power and console come from the place's resources."""
+
+    ssh: Destination | None = None
+    labgrid: Short | None = None  # a place of a labgrid coordinator (instead of ssh)
+    labgrid_coordinator: Short | None = None  # HOST:PORT; default: $LG_COORDINATOR
+    labgrid_timeout: Duration = 600.0  # how long to wait for the place while it is held
     identity: Short | None = None
     jump: Short | None = None
     options: Annotated[list[Short], Field(max_length=100)] = []
@@ -192,14 +214,23 @@ class MonitorSpec(_Strict):
 Profile = Bool | Literal["process", "system"]
 
 
+#: The validation context entry (``ExperimentSpec.model_validate(data, context=...)``) that
+#: names the kinds of phase: each kind's key in a [[phase]] table → the type of its value
+#: (`perflab.spec.phase_kinds.schemas`). The schema itself names no kind.
+PHASE_KINDS: Final = "phase_kinds"
+
+
 class PhaseSpec(_Strict):
-    """One `[[phase]]` of every run, executed in the order written."""
+    """One `[[phase]]` of every run, executed in the order written.
+
+    What it runs is its kind: the one key of a phase kind it has — ``command = "..."``,
+    ``[phase.kv]``, ``[phase.probe]`` (`perflab.spec.phase_kinds`: each kind's key, the type
+    of its value, its rules). Those keys come after ``measure``, in the order the kinds are
+    registered (`phase_model`); the value is `kind_value`."""
 
     name: Name
     measure: Bool = True  # false: runs (e.g. populate) but yields no metrics
-    command: Command | None = None  # shell command; `{param}` substituted shell-quoted
-    kv: dict[str, Any] | None = None  # built-in key-value load (memtier options, see README)
-    probe: dict[str, Any] | None = None  # platform probe: { name = "cpu"|"memmove"|"latency", ... }
+    # (here: the kinds' keys — command, kv, probe, … — see phase_model)
     # pin to N picked cores (same type, no SMT siblings); may be "{param}" of a matrix parameter
     cores: Cores | None = None
     shell: Bool = True  # false: split `command` with shlex and exec it without /bin/sh
@@ -219,6 +250,32 @@ class PhaseSpec(_Strict):
     # perf stat events counted around a command phase's command: "page-faults", "cycles", …
     counters: Annotated[list[Short], Field(max_length=64)] = []
     monitor: MonitorSpec | None = None  # /proc sampled while this phase runs (see MonitorSpec)
+    _kinds: dict[str, Any] = PrivateAttr(default_factory=dict)  # kind key → its value
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _with_kind(
+        cls, data: Any, handler: ModelWrapValidatorHandler[PhaseSpec], info: ValidationInfo
+    ) -> PhaseSpec:
+        """Validated with the kinds' keys of the context (`PHASE_KINDS`) in their place, so
+        that the table's errors come in the order of its keys; the kinds' values kept."""
+        kinds: dict[str, Any] = (info.context or {}).get(PHASE_KINDS) or {}
+        if not kinds or not isinstance(data, dict):
+            return handler(data)
+        checked = phase_model(tuple(kinds.items())).model_validate(data)
+        phase = handler({k: v for k, v in data.items() if k not in kinds})
+        phase._kinds = {k: getattr(checked, k) for k in kinds if k in data}
+        return phase
+
+    @property
+    def kind_keys(self) -> tuple[str, ...]:
+        """The keys of phase kinds it has: exactly one in a valid spec (`check_phases`)."""
+        return tuple(self._kinds)
+
+    @property
+    def kind_value(self) -> Any:
+        """The value of its kind's key: a command phase's command, a kv or probe table."""
+        return next(iter(self._kinds.values()), None)
 
     @property
     def host(self) -> str | None:
@@ -232,6 +289,19 @@ class PhaseSpec(_Strict):
         if hosts == ["local"] and self.processes == 1:
             return []
         return list(dict.fromkeys(hosts))
+
+
+@functools.cache
+def phase_model(kinds: tuple[tuple[str, Any], ...]) -> type[BaseModel]:
+    """What a [[phase]] table is validated with: `PhaseSpec`'s keys, and each kind's key
+    (``kinds``: (key, type of its value), in order) after ``measure`` — the order its
+    errors are reported and its keys are listed in."""
+    fields: dict[str, Any] = {}
+    for name, info in PhaseSpec.model_fields.items():
+        fields[name] = (info.annotation, info)
+        if name == "measure":
+            fields.update({key: (schema | None, None) for key, schema in kinds})
+    return create_model("PhaseSpec", __base__=_Strict, **fields)
 
 
 FREE_PORT: Final = "{free_port}"
@@ -298,6 +368,10 @@ class ExperimentSpec(_Strict):
 
     name: Name
     description: Text = ""
+    # its place in a series (perflab history): "v1.5", or { command = "git describe" } run
+    # when it starts; and the source built: { repo = ".", commit = "…" } (see spec/position.py)
+    version: VersionText | VersionCommand | None = None
+    source: SourceSpec | None = None
     baseline: Name  # the variant others are compared against
     # measured runs per cell × variant, or adaptive: { min, max, target_ci }
     repetitions: Repetitions | AdaptiveRepetitions = 10
@@ -362,14 +436,17 @@ class ExperimentSpec(_Strict):
         )
 
 
-def model_at(loc: KeyPath) -> type[BaseModel] | None:
-    """The model class that validates the table at ``loc`` (for key suggestions)."""
+def model_at(loc: KeyPath, kinds: dict[str, Any] | None = None) -> type[BaseModel] | None:
+    """The model class that validates the table at ``loc`` (for key suggestions); a phase's
+    with the keys of ``kinds`` (`PHASE_KINDS`)."""
     tables: dict[str, type[BaseModel]] = {
         "variant": VariantSpec,
-        "phase": PhaseSpec,
+        "phase": phase_model(tuple((kinds or {}).items())),
         "service": ServiceSpec,
         "metric": MetricSpec,
         "repetitions": AdaptiveRepetitions,
+        "version": VersionCommand,
+        "source": SourceSpec,
         "monitor": MonitorSpec,
         "before_all": HookSpec,
         "after_all": HookSpec,

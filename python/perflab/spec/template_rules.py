@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from perflab.spec.name_rules import choices_hint
 from perflab.spec.param_names import BUILTIN_PARAMS, HOOKS, all_variant_params, service_ports
+from perflab.spec.phase_kinds import kind_of
 from perflab.spec.template import placeholders
 
 if TYPE_CHECKING:
@@ -19,7 +20,11 @@ def check_templates(spec: Spec) -> None:
     common: list[tuple[KeyPath, str | None]] = [
         ((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None
     ]
-    common += [(("phase", i, "command"), p.command) for i, p in enumerate(m.phase)]
+    common += [
+        (("phase", i, kind_of(p).key), command)
+        for i, p in enumerate(m.phase)
+        for command in kind_of(p).commands(p)
+    ]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
         known = base | set(v.params)

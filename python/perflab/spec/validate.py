@@ -1,8 +1,9 @@
 """Cross-field rules of an experiment file, each reported at its own file:line.
 
 `check_spec` runs them in a fixed order (the first broken rule is the error reported):
-names and parameters, and phases here; then the rules of metrics, the plan, hosts,
-services, templates and kv tables (``*_rules`` modules next to this one).
+names and parameters here; then the rules of phases (each by its kind), metrics, the
+plan, hosts, services, templates and phases as each cell renders them (``*_rules``
+modules next to this one).
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perflab.spec.host_rules import check_hosts
-from perflab.spec.kv_rules import check_kv
-from perflab.spec.locate import Path as KeyPath
 from perflab.spec.metric_rules import check_metric, check_metric_names
 from perflab.spec.name_rules import choices_hint, unique_names
 from perflab.spec.observe_rules import check_observe
 from perflab.spec.param_names import BUILTIN_PARAMS
+from perflab.spec.phase_rules import check_phases, check_rendered
 from perflab.spec.plan_rules import check_adaptive, check_size
 from perflab.spec.service_rules import check_services
 from perflab.spec.template_rules import check_boot_templates, check_templates
@@ -30,7 +30,7 @@ def check_spec(spec: Spec) -> None:
     _check_params(spec)
     _check_variant_params(spec)
     check_size(spec)
-    _check_phases(spec)
+    check_phases(spec)
     measured = [p for p in m.phase if p.measure]
     if not measured:
         raise spec.error(("phase",), "no phase is measured", hint="set measure = true on one phase")
@@ -42,8 +42,8 @@ def check_spec(spec: Spec) -> None:
     check_services(spec)
     check_templates(spec)
     check_boot_templates(spec)
-    kv_modes = check_kv(spec)
-    check_metric_names(spec, kv_modes)
+    modes = check_rendered(spec)
+    check_metric_names(spec, modes)
 
 
 def _check_names(spec: Spec) -> None:
@@ -100,47 +100,3 @@ def _check_variant_params(spec: Spec) -> None:
                     "labelled with values that never ran",
                     hint="remove it, or make it a variant-only parameter",
                 )
-
-
-def _check_phases(spec: Spec) -> None:
-    """Each phase is one kind (command, kv or probe) with the options that kind takes."""
-    m = spec.model
-    for i, p in enumerate(m.phase):
-        if sum(x is not None for x in (p.command, p.kv, p.probe)) != 1:
-            raise spec.error(
-                ("phase", i), f"phase '{p.name}' needs exactly one of 'command', 'kv' or 'probe'"
-            )
-        if p.probe is not None:
-            from perflab.workloads.probes import PROBES
-
-            probe_name = p.probe.get("name")
-            if probe_name not in PROBES:
-                raise spec.error(
-                    ("phase", i, "probe"),
-                    f"probe phase '{p.name}': name = {probe_name!r} is not a probe",
-                    hint="use " + " | ".join(f'"{x}"' for x in PROBES),
-                )
-            if p.parser is not None:
-                raise spec.error(
-                    ("phase", i, "parser"), "a probe phase has its own metrics; remove 'parser'"
-                )
-        if p.parser is not None:
-            _check_parser(spec, ("phase", i, "parser"), p.parser)
-        if p.kv is not None and p.cores is not None:
-            raise spec.error(
-                ("phase", i, "cores"),
-                "cores applies to command and probe phases, not kv "
-                "(the load generator's threads are its own: use threads = N)",
-            )
-        if p.kv is not None and p.parser is not None:
-            raise spec.error(
-                ("phase", i, "parser"), "a kv phase has its own metrics; remove 'parser'"
-            )
-
-
-def _check_parser(spec: Spec, loc: KeyPath, name: str) -> None:
-    from perflab.workloads.parsers import available_parsers
-
-    known = available_parsers()
-    if name not in known:
-        raise spec.error(loc, f"unknown parser '{name}'", hint=choices_hint(name, known))

@@ -6,9 +6,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from perflab.records import ExperimentRow, MetricDef, NewRun, RunRow
     from perflab.store.db import Store
     from perflab.store.paths import DEFAULT_STORE, default_store_path
-    from perflab.store.rows import ExperimentRow, MetricDef, NewRun, RunRow
 
 __all__ = [
     "DEFAULT_STORE",
@@ -21,13 +21,14 @@ __all__ = [
 ]
 
 
-#: Where each name lives (db.py: the store; rows.py: its row values; paths.py: its default path).
+#: Where each name lives (db.py: the store; perflab.records: its row values; paths.py: its
+#: default path).
 _HOMES = {
     "DEFAULT_STORE": "perflab.store.paths",
-    "ExperimentRow": "perflab.store.rows",
-    "MetricDef": "perflab.store.rows",
-    "NewRun": "perflab.store.rows",
-    "RunRow": "perflab.store.rows",
+    "ExperimentRow": "perflab.records",
+    "MetricDef": "perflab.records",
+    "NewRun": "perflab.records",
+    "RunRow": "perflab.records",
     "Store": "perflab.store.db",
     "default_store_path": "perflab.store.paths",
 }

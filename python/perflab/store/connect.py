@@ -19,7 +19,7 @@ from urllib.parse import quote
 from perflab.errors import StoreError
 from perflab.store import files
 from perflab.store.faults import detail
-from perflab.store.schema import DDL, SCHEMA_VERSION, expected_columns
+from perflab.store.schema import SCHEMA_VERSION, checked_version, upgrade
 
 BUSY_TIMEOUT = 30  # seconds to wait for another process's write to finish
 
@@ -42,8 +42,8 @@ def connect(path: Path, *, write: bool, create: bool = True) -> tuple[sqlite3.Co
             _checked(reader[0], path, new_ok=True).close()
     db = _open_for_writing(path)
     with _closed_on_error(db, path):
-        if not _check_schema(db, path):
-            _create(db)
+        if _check_schema(db, path) < SCHEMA_VERSION:
+            _upgrade(db, path)
         db.execute("PRAGMA journal_mode=WAL")
     return db, _uri(path)
 
@@ -119,62 +119,42 @@ def _open_for_reading(path: Path) -> tuple[sqlite3.Connection, str]:
     raise StoreError(f"cannot read store {path}: {detail(error)}") from error
 
 
-def _check_schema(db: sqlite3.Connection, path: Path) -> bool:
-    """True for a perflab store of a version this perflab reads, False for a database with no
-    tables (a new store); StoreError for anything else."""
+def _check_schema(db: sqlite3.Connection, path: Path) -> int:
+    """The version of a perflab store this perflab reads, 0 for a database with no tables (a
+    new store); StoreError for anything else (`schema.checked_version`)."""
     try:
         tables = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.Error as e:
         if _damaged(e):
             raise StoreError(f"store {path} is damaged: {e}") from e
         raise
-    if not tables:
-        return False
-    foreign = StoreError(
-        f"store {path} is not a perflab store (an SQLite database without perflab's tables)"
-    )
-    if "meta" not in tables:
-        raise foreign
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    except sqlite3.OperationalError:  # a 'meta' table of someone else's
-        raise foreign from None
-    if row is None:
-        raise foreign
-    try:
-        version = int(row[0])
-    except (TypeError, ValueError):
-        raise StoreError(
-            f"store {path} is damaged: its schema version {row[0]!r} is not a number"
-        ) from None
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"store {path} has schema {version}, newer than this perflab ({SCHEMA_VERSION})",
-            hint="upgrade perflab",
-        )
-    if version < 1:
-        raise StoreError(f"store {path} is damaged: its schema version is {version}")
-    for table, columns in expected_columns().items():
-        if table not in tables:
-            raise StoreError(f"store {path} is damaged: table {table} is missing")
-        have = {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
-        if not columns <= have:
-            raise StoreError(
-                f"store {path} is damaged: table {table} lacks column(s) "
-                + ", ".join(sorted(columns - have))
-            )
-    # version < SCHEMA_VERSION: migrations go here (none yet: version 1 is the first)
-    return True
+
+    def version() -> object:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:  # a 'meta' table of someone else's
+            raise LookupError from None
+        if row is None:
+            raise LookupError
+        return row[0]
+
+    def columns(table: str) -> set[str]:
+        return {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
+
+    return checked_version(f"store {path}", "an SQLite database", tables, version, columns)
 
 
-def _create(db: sqlite3.Connection) -> None:
-    """A new store's tables, in one transaction (idempotent if another process races us)."""
+def _upgrade(db: sqlite3.Connection, path: Path) -> None:
+    """A new store's tables, or an older store's migrations (`schema.upgrade`), in one
+    transaction; the version is read again inside it, so that of two processes opening the
+    store at once one upgrades it and the other finds it done."""
     db.execute("PRAGMA journal_mode=WAL")
     try:
-        db.executescript(
-            f"BEGIN IMMEDIATE;\n{DDL}\nINSERT OR IGNORE INTO meta VALUES "
-            f"('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
-        )
+        db.execute("BEGIN IMMEDIATE")
+        version = _check_schema(db, path)
+        for sql in upgrade(version) if version < SCHEMA_VERSION else []:
+            db.execute(sql)
+        db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
             try:

@@ -1,62 +1,62 @@
-"""The results store: one SQLite file (WAL), every finished run committed before the next.
+"""The results store: a SQLite file (WAL) or a PostgreSQL database, every finished run
+committed before the next.
 
 Runs are planned up front (status ``pending``), so resuming is "execute the pending
 runs in order": nothing finished is lost or repeated.
 
-Opening checks the path and schema first (see connect.py): reading commands open with
-``write=False`` and create or change nothing. Every method turns SQLite errors into a
-one-line StoreError naming the store and what failed (see faults.py); a failed write is
-rolled back whole, so the runs committed before it stay intact. Query results are read by
-column name (rows.py maps them to values), never by position.
+Opening checks the location and schema first (see connect.py, postgres_backend.py):
+reading commands open with ``write=False`` and create or change nothing. Every method turns
+database errors into a one-line StoreError naming the store and what failed (see
+faults.py); a failed write is rolled back whole, so the runs committed before it stay
+intact. Query results are read by column name (rows.py maps them to values), never by
+position. The SQL here is the one both kinds of store speak; what differs between them is
+behind `dialect.Backend`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import StoreError
-from perflab.store.connect import connect
+from perflab.records import FINISHED, ExperimentRow, MetricDef, NewRun, Position, RunRow
 from perflab.store.faults import reads, writes
 from perflab.store.hot_reads import HotReads
-from perflab.store.paths import default_store_path
-from perflab.store.rows import (
-    FINISHED,
-    ExperimentRow,
-    MetricDef,
-    NewRun,
-    RunRow,
-    experiment_row,
-    metric_def,
-    run_row,
-)
+from perflab.store.location import StoreURL, store_location
+from perflab.store.rows import experiment_row, metric_def, run_row
+
+if TYPE_CHECKING:
+    from perflab.store.dialect import Backend
 
 #: The experiment-level artifact that says why an experiment is ``stopped``.
 STOP_REASON = "stop_reason"
 
 
 class Store(HotReads):
-    """The store at ``path`` (default: $PERFLAB_STORE or ./perflab.db).
+    """The store at ``path``: a SQLite file, or a PostgreSQL database by its URL
+    (``postgresql://USER@HOST:PORT/DB``); default $PERFLAB_STORE, else ./perflab.db.
 
     write=False: for reading commands; a missing store is a StoreError and nothing is
-    created or changed. write=True: the store (and its folder) is created unless
-    ``create=False`` (e.g. resuming, which needs an existing store).
+    created or changed. write=True: the store (and its folder, or its tables in an empty
+    PostgreSQL database) is created unless ``create=False`` (e.g. resuming, which needs an
+    existing store); an older store is migrated.
     """
 
-    def __init__(self, path: str | Path | None = None, *, write: bool = True, create: bool = True):
-        self.path = Path(path) if path is not None else default_store_path()
-        self.db, self.uri = connect(self.path, write=write, create=create)
-        self.db.row_factory = sqlite3.Row  # results are read by column name
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, write: bool = True, create: bool = True
+    ):
+        self.path = store_location(path)  # a Path, or a StoreURL (printed without its password)
+        self.backend = _open(self.path, write=write, create=create)
+        self.db = self.backend.db
 
     def close(self) -> None:
-        self.db.close()
+        self.backend.close()
 
     def __enter__(self) -> Store:
         return self
@@ -64,8 +64,8 @@ class Store(HotReads):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def transaction(self) -> _Transaction:
-        return _Transaction(self.db)
+    def transaction(self) -> AbstractContextManager[None]:
+        return self.backend.transaction()
 
     def run_label(self, run_id: int) -> str:
         """``run N of experiment E`` (N as `perflab show --run` counts), best effort: for messages."""
@@ -73,7 +73,7 @@ class Store(HotReads):
             row = self.db.execute(
                 "SELECT experiment_id, order_index FROM runs WHERE id=?", (run_id,)
             ).fetchone()
-        except sqlite3.Error:
+        except self.backend.errors:
             row = None
         if row is None:
             return f"run id {run_id}"
@@ -95,12 +95,17 @@ class Store(HotReads):
         spec_text: str | None = None,
         spec_sha256: str | None = None,
         status: str = "running",
+        position: Position | None = None,
     ) -> int:
+        """A new experiment with its metrics and runs; ``position``: its version and the
+        source it was built from (`perflab history`)."""
         now = time.time()
+        at = position or Position()
         with self.transaction():
-            cur = self.db.execute(
+            eid = self.backend.insert(
                 "INSERT INTO experiments (name, description, source, spec_path, spec_text, spec_sha256,"
-                " baseline, settings, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " baseline, settings, status, created_at, user_name, controller_host,"
+                " version, source_commit, source_repo) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     name,
                     description,
@@ -112,10 +117,12 @@ class Store(HotReads):
                     json.dumps(settings),
                     status,
                     now,
+                    *_who(),
+                    at.version,
+                    at.commit,
+                    at.repo,
                 ),
             )
-            eid = cur.lastrowid
-            assert eid is not None  # set by the INSERT just executed
             self.db.executemany(
                 "INSERT INTO metric_defs (experiment_id, position, name, unit, better) VALUES (?,?,?,?,?)",
                 [(eid, i, m.name, m.unit, m.better) for i, m in enumerate(metrics)],
@@ -173,7 +180,9 @@ class Store(HotReads):
     def update_settings(self, eid: int, **changes: Any) -> None:
         """Merge top-level keys into the experiment's stored settings (e.g. the adaptive record)."""
         with self.transaction():
-            row = self.db.execute("SELECT settings FROM experiments WHERE id=?", (eid,)).fetchone()
+            row = self.db.execute(
+                "SELECT settings FROM experiments WHERE id=?" + self.backend.for_update, (eid,)
+            ).fetchone()
             settings = json.loads(row["settings"])
             settings.update(changes)
             self.db.execute(
@@ -207,6 +216,7 @@ class Store(HotReads):
         counts: dict[int, dict[str, int]] = {}
         for row in self.db.execute(
             "SELECT experiment_id, status, count(*) AS n FROM runs GROUP BY experiment_id, status"
+            " ORDER BY experiment_id, status"
         ).fetchall():
             counts.setdefault(row["experiment_id"], {})[row["status"]] = row["n"]
         for row in self.db.execute("SELECT * FROM experiments ORDER BY id DESC").fetchall():
@@ -254,21 +264,11 @@ class Store(HotReads):
     @writes("lock experiment {eid} for this runner")
     def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
         """Take the experiment's runner lock; returns the holder when another live process has it."""
-        with self.transaction():
-            row = self.db.execute(
-                "SELECT runner_pid, runner_host FROM experiments WHERE id=?", (eid,)
-            ).fetchone()
-            holder_pid, holder_host = row["runner_pid"], row["runner_host"]
-            if holder_pid and holder_pid != pid and holder_host == host and _alive(holder_pid):
-                return holder_pid, holder_host
-            self.db.execute(
-                "UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid)
-            )
-        return None
+        return self.backend.claim(eid, pid, host)
 
     @writes("unlock experiment {eid}")
     def release(self, eid: int) -> None:
-        self.db.execute("UPDATE experiments SET runner_pid=NULL WHERE id=?", (eid,))
+        self.backend.release(eid)
 
     @reads
     def metric_defs(self, eid: int) -> list[MetricDef]:
@@ -355,16 +355,19 @@ class Store(HotReads):
     @reads
     def status_counts(self, eid: int) -> dict[str, int]:
         rows = self.db.execute(
-            "SELECT status, count(*) AS n FROM runs WHERE experiment_id=? GROUP BY status", (eid,)
+            "SELECT status, count(*) AS n FROM runs WHERE experiment_id=? GROUP BY status"
+            " ORDER BY status",
+            (eid,),
         ).fetchall()
         return {r["status"]: r["n"] for r in rows}
 
     @reads
     def metrics(self, eid: int) -> Iterator[tuple[int, str, float]]:
-        """(run_id, metric name, value) for every run of the experiment."""
+        """(run_id, metric name, value) for every run of the experiment, in run order and by
+        name within a run (SQLite's order without the ORDER BY: what every store gives)."""
         rows = self.db.execute(
             "SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
-            " WHERE r.experiment_id=?",
+            " WHERE r.experiment_id=? ORDER BY r.order_index, m.name",
             (eid,),
         ).fetchall()
         return iter([(r["run_id"], r["name"], r["value"]) for r in rows])
@@ -376,8 +379,9 @@ class Store(HotReads):
     ) -> None:
         with self.transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO environment (experiment_id, host, captured_at, info)"
-                " VALUES (?,?,?,?)",
+                "INSERT INTO environment (experiment_id, host, captured_at, info) VALUES (?,?,?,?)"
+                " ON CONFLICT (experiment_id, host) DO UPDATE"
+                " SET captured_at=excluded.captured_at, info=excluded.info",
                 (eid, host, time.time(), json.dumps(info, default=str)),
             )
             self.db.execute(
@@ -431,7 +435,7 @@ class Store(HotReads):
         out: dict[int, list[str]] = {}
         for r in self.db.execute(
             "SELECT run_id, name FROM artifacts WHERE experiment_id=? AND run_id IS NOT NULL "
-            "AND substr(name, 1, ?)=? ORDER BY id",
+            "AND substr(name, 1, CAST(? AS INTEGER))=? ORDER BY id",
             (eid, len(prefix), prefix),
         ):
             out.setdefault(r["run_id"], []).append(r["name"])
@@ -449,47 +453,25 @@ class Store(HotReads):
         return zlib.decompress(row["data"]) if row else None
 
 
-class _Transaction:
-    """BEGIN IMMEDIATE … COMMIT, rolled back whole if anything (the COMMIT included) fails.
+def _open(where: Path | StoreURL, *, write: bool, create: bool) -> Backend:
+    """The store at ``where`` opened by the backend of its kind; its schema checked (and
+    made or migrated when ``write``; made only when ``create`` too)."""
+    if isinstance(where, StoreURL):
+        from perflab.store.postgres_backend import PostgresBackend
 
-    SQLite may already have rolled back after a full disk or I/O error; then there is
-    nothing to undo, and the original error is the one raised.
-    """
+        return PostgresBackend(where, write=write, create=create)
+    from perflab.store.sqlite_backend import SqliteBackend
 
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            try:
-                self.db.execute("COMMIT")
-                return
-            except BaseException:
-                self._rollback()
-                raise
-        self._rollback()
-
-    def _rollback(self) -> None:
-        if self.db.in_transaction:
-            try:
-                self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass  # the error being raised says what failed; SQLite undoes it on close regardless
+    return SqliteBackend(where, write=write, create=create)
 
 
-def _alive(pid: int) -> bool:
+def _who() -> tuple[str | None, str]:
+    """(user, host) of this process: who ran an experiment, from which controller."""
+    import getpass
+    import socket
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        user: str | None = getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment nor in the password file
+        user = None
+    return user, socket.gethostname()

@@ -1,7 +1,10 @@
-"""SQLite errors of an open store as one-line StoreErrors naming the store and the operation.
+"""Database errors of an open store as one-line StoreErrors naming the store and the operation.
 
-A full disk or an I/O error mid-experiment must say which file and what was not saved,
-not surface as ``sqlite3.OperationalError`` with a traceback.
+A full disk or an I/O error mid-experiment (or a PostgreSQL server gone) must say which
+store and what was not saved, not surface as ``sqlite3.OperationalError`` or
+``psycopg.OperationalError`` with a traceback. The decorated methods are the Store's: its
+backend says which exceptions are its driver's and words them
+(`perflab.store.dialect.Backend`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def detail(e: sqlite3.Error) -> str:
 
 
 def writes(what: str) -> Callable[[F], F]:
-    """Decorates a Store method that writes: any sqlite3.Error becomes
+    """Decorates a Store method that writes: any error of the database becomes
     ``store PATH: cannot <what>: <reason>``.
 
     ``what`` is formatted with the method's arguments; ``{run}`` names the run as users
@@ -42,12 +45,12 @@ def writes(what: str) -> Callable[[F], F]:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(self, *args, **kwargs)
-            except sqlite3.Error as e:
+            except self.backend.errors as e:
                 fields = signature.bind(self, *args, **kwargs).arguments
                 if "run_id" in fields:
                     fields["run"] = self.run_label(fields["run_id"])
                 raise StoreError(
-                    f"store {self.path}: cannot {what.format(**fields)}: {detail(e)}"
+                    f"store {self.path}: cannot {what.format(**fields)}: {self.backend.detail(e)}"
                 ) from e
 
         return cast(F, wrapper)
@@ -56,13 +59,14 @@ def writes(what: str) -> Callable[[F], F]:
 
 
 def reads(fn: F) -> F:
-    """Decorates a Store method that reads: any sqlite3.Error becomes ``cannot read store PATH: …``."""
+    """Decorates a Store method that reads: any error of the database becomes
+    ``cannot read store PATH: …``."""
 
     @functools.wraps(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot read store {self.path}: {detail(e)}") from e
+        except self.backend.errors as e:
+            raise StoreError(f"cannot read store {self.path}: {self.backend.detail(e)}") from e
 
     return cast(F, wrapper)

@@ -1,24 +1,27 @@
-"""The store's hot reads, in Rust (`crates/store`, `perflab._native`): an experiment's
-measured values grouped by cell, variant and metric, and its cells and variants — a pass
-over every run of an 80,000-run experiment, where Python's tuple and five objects per row,
-and the grouping, cost more than the statistics.
+"""The store's hot reads: an experiment's measured values grouped by cell, variant and
+metric, and its cells and variants — a pass over every run of an 80,000-run experiment,
+where Python's tuple and five objects per row, and the grouping, cost more than the
+statistics.
 
-Each opens a second, read-only connection with the URI of the store's own
-(`Store.uri`, the mode its reading connection succeeded with). One SQLite library serves
-both connections (the system's, which Python's sqlite3 links), so they share its per-file
-locks; `tests/test_store_read.py` checks it."""
+The store's backend does them (`dialect.Backend.experiment_values`). SQLite's are in Rust
+(`crates/store`, `perflab._native`): each opens a second, read-only connection with the
+URI of the store's own (the mode its reading connection succeeded with). One SQLite
+library serves both connections (the system's, which Python's sqlite3 links), so they
+share its per-file locks; `tests/test_store_read.py` checks it. PostgreSQL's group on the
+server (`postgres_reads`)."""
 
 from __future__ import annotations
 
 import json
 import threading
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from perflab.store.connect import BUSY_TIMEOUT
 from perflab.store.faults import reads
 from perflab.store.grouped import Grouped
+
+if TYPE_CHECKING:
+    from perflab.store.dialect import Backend
 
 
 class HotReads:
@@ -29,18 +32,14 @@ class HotReads:
     2-core machine a third thread only takes the imports' core (measured: the imports took
     twice as long beside two reading threads)."""
 
-    path: Path
-    uri: str
+    backend: Backend
     _prefetched: dict[int, _Pending]
 
     def prefetch(self, eid: int) -> None:
         """Start reading experiment ``eid``'s values, cells and variants in a thread."""
-        from perflab import _native
+        self._prefetched = {eid: _Pending(self.backend.experiment_values, eid)}
 
-        timeout = BUSY_TIMEOUT * 1000
-        self._prefetched = {eid: _Pending(_native.experiment_values, self.uri, eid, timeout)}
-
-    def _read(self, what: str, eid: int, read: Callable[[str, int, int], Any]) -> Any:
+    def _read(self, what: str, eid: int, read: Callable[[int], Any]) -> Any:
         """What the prefetch read of ``what`` ("values" or "cells"; each handed over once),
         else read now."""
         pending = getattr(self, "_prefetched", {}).get(eid)
@@ -48,16 +47,14 @@ class HotReads:
             pending.taken.add(what)
             values, cells = pending.result()
             return values if what == "values" else cells
-        return read(self.uri, eid, BUSY_TIMEOUT * 1000)
+        return read(eid)
 
     @reads
     def measured_values(self, eid: int) -> tuple[Grouped, Grouped]:
         """Values and blocks of successful non-warm-up runs by (cell_key, variant, metric), in
         run order; groups in the order of their first run (`grouped.Grouped`: mappings whose
         lists are made when first read)."""
-        from perflab import _native
-
-        keys, offsets, values, blocks = self._read("values", eid, _native.measured_values)
+        keys, offsets, values, blocks = self._read("values", eid, self.backend.measured_values)
         return Grouped(keys, offsets, values, "d"), Grouped(keys, offsets, blocks, "q")
 
     @reads
@@ -70,9 +67,7 @@ class HotReads:
         self, eid: int
     ) -> tuple[list[tuple[str, dict[str, str], str]], dict[str, int]]:
         """(`cells_and_variants`, `status_counts`) in one pass over the experiment's runs."""
-        from perflab import _native
-
-        cells, counts = self._read("cells", eid, _native.cells_and_variants)
+        cells, counts = self._read("cells", eid, self.backend.cells_and_variants)
         labels: dict[str, dict[str, str]] = {}
         return [
             (

@@ -1,84 +1,26 @@
-"""The store's rows as values: what `perflab.store.db.Store` returns and takes.
+"""The store's rows read into values (`perflab.records`: what `perflab.store.db.Store`
+returns and takes).
 
-Rows are read by column name (the connection's row factory is `sqlite3.Row`), so a
-column added to a table, or a different column order in an old store, changes nothing
-here.
+Rows are read by column name (`sqlite3.Row`, or a dict from PostgreSQL), so a column
+added to a table, or a different column order in an old store, changes nothing here; a
+column an older store lacks (read, never migrated, by a reading command) reads as None.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    import sqlite3
-
-#: Statuses of a run that has ended (its metrics and artifacts saved).
-FINISHED = ("ok", "failed", "timeout")
+from perflab.records import ExperimentRow, MetricDef, RunRow
 
 
-@dataclass(frozen=True)
-class ExperimentRow:
-    id: int
-    name: str
-    description: str
-    source: str
-    spec_path: str | None
-    spec_text: str | None
-    spec_sha256: str | None
-    baseline: str
-    settings: dict[str, Any]
-    status: str
-    created_at: float
-    finished_at: float | None
-    runner_pid: int | None
-    runner_host: str | None
+class Row(Protocol):
+    """A row read by column name: `sqlite3.Row` or a dict (psycopg's ``dict_row``)."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
 
 
-@dataclass(frozen=True)
-class MetricDef:
-    name: str
-    unit: str
-    better: str
-
-
-@dataclass(frozen=True)
-class RunRow:
-    id: int
-    order_index: int
-    block: int
-    cell_key: str
-    cell: dict[str, str]
-    variant: str
-    repetition: int
-    warmup: bool
-    status: str
-    reason: str | None
-    attempts: int
-    host: str | None
-    started_at: float | None
-    ended_at: float | None
-    pid: int | None
-    pid_start: str | None
-
-
-@dataclass(frozen=True)
-class NewRun:
-    """A run to insert: planned (status pending) or already finished (import)."""
-
-    order_index: int
-    block: int
-    cell_key: str
-    cell: dict[str, str]
-    variant: str
-    repetition: int
-    warmup: bool = False
-    status: str = "pending"
-    metrics: dict[str, float] | None = None
-
-
-def experiment_row(row: sqlite3.Row) -> ExperimentRow:
+def experiment_row(row: Row) -> ExperimentRow:
     """An ``experiments`` row; its settings JSON decoded."""
     return ExperimentRow(
         id=row["id"],
@@ -95,10 +37,23 @@ def experiment_row(row: sqlite3.Row) -> ExperimentRow:
         finished_at=row["finished_at"],
         runner_pid=row["runner_pid"],
         runner_host=row["runner_host"],
+        user=column_or_none(row, "user_name"),
+        controller_host=column_or_none(row, "controller_host"),
+        version=column_or_none(row, "version"),
+        source_commit=column_or_none(row, "source_commit"),
+        source_repo=column_or_none(row, "source_repo"),
     )
 
 
-def run_row(row: sqlite3.Row) -> RunRow:
+def column_or_none(row: Row, column: str) -> Any:
+    """``row[column]``, or None where the row's store predates the column."""
+    try:
+        return row[column]
+    except (IndexError, KeyError):  # sqlite3.Row raises IndexError for an unknown name
+        return None
+
+
+def run_row(row: Row) -> RunRow:
     """A ``runs`` row; its cell JSON decoded, warmup as a bool."""
     return RunRow(
         id=row["id"],
@@ -120,6 +75,6 @@ def run_row(row: sqlite3.Row) -> RunRow:
     )
 
 
-def metric_def(row: sqlite3.Row) -> MetricDef:
+def metric_def(row: Row) -> MetricDef:
     """A ``metric_defs`` row."""
     return MetricDef(name=row["name"], unit=row["unit"], better=row["better"])

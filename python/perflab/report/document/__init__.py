@@ -19,94 +19,39 @@ under the title and `reproduce` the commands that give the report again.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
-from perflab.analysis.compare import CompareResult, compare_dataset
-from perflab.analysis.cross import RunOrigin, compare_cross, cross_dataset, single_origin
-from perflab.analysis.dataset import load_dataset
-from perflab.analysis.scaling import ScalingOptions, ScalingResult, fit_dataset
+from perflab.analysis.compare import CompareResult
+from perflab.analysis.scaling import ScalingResult
+from perflab.observe.movers import RunProfile
+from perflab.records import ExperimentRow
 from perflab.report.document.header import meta_lines
 from perflab.report.document.model import Report
 from perflab.report.document.reproduce import reproduce_commands
 from perflab.report.document.sections import with_sections
 from perflab.report.palette import variant_colors
-from perflab.report.profile_section import load_profile_report
-from perflab.report.rundata import load_run_data
+from perflab.report.profile_section import profile_report
+from perflab.report.rundata import RunData
 from perflab.report.verdict import verdict_paragraphs
-from perflab.store import ExperimentRow, Store
 
-__all__ = ["Report", "build_report", "report_for", "report_for_pair"]
-
-
-def report_for(
-    store: Store,
-    ref: str | int,
-    *,
-    scaling: ScalingOptions | None = None,
-    across: tuple[str, str] | None = None,
-    **options: Any,
-) -> Report:
-    """The report of one stored experiment (id, name or ``last``); options as `compare_dataset`'s;
-    ``scaling`` adds a section with the scaling fits (`perflab.analysis.scaling`);
-    ``across`` (PARAM, VALUE) compares every cell with the cell where PARAM=VALUE, within
-    each variant (`perflab.analysis.across`), and the plots of runs show every cell."""
-    data = load_dataset(store, ref)
-    if across is not None:
-        from perflab.analysis.across import across_dataset, compare_across, run_view
-
-        cells = across_dataset(data, *across)
-        compared = compare_across(cells, **options)
-        return build_report(
-            store,
-            compared,
-            single_origin(data),
-            [data.experiment],
-            runs_view=run_view(cells, compared),
-        )
-    result = compare_dataset(data, **options)
-    fits = (
-        fit_dataset(data, scaling, confidence=result.confidence, threshold=result.threshold)
-        if scaling
-        else None
-    )
-    return build_report(store, result, single_origin(data), [data.experiment], fits)
-
-
-def report_for_pair(
-    store: Store,
-    ref_a: str | int,
-    ref_b: str | int,
-    *,
-    pairs: list[tuple[str, str]] | None = None,
-    scaling: ScalingOptions | None = None,
-    **options: Any,
-) -> Report:
-    """Experiment B against experiment A as the baseline (see `perflab.analysis.cross`)."""
-    cross = cross_dataset(store, ref_a, ref_b, pairs)
-    result = compare_cross(cross, **options)
-    fits = (
-        fit_dataset(
-            cross.dataset, scaling, confidence=result.confidence, threshold=result.threshold
-        )
-        if scaling
-        else None
-    )
-    return build_report(store, result, cross.origins, [cross.a, cross.b], fits)
+__all__ = ["Report", "build_report"]
 
 
 def build_report(
-    store: Store,
     result: CompareResult,
-    origins: list[RunOrigin],
+    runs: RunData,
     experiments: list[ExperimentRow],
     scaling: ScalingResult | None = None,
     *,
     runs_view: CompareResult | None = None,
+    profiles: dict[str, list[RunProfile]] | None = None,
+    store_path: str | None = None,
 ) -> Report:
-    """The report of ``result``, its runs read from ``origins``; ``runs_view``: the result
-    whose cells and variants the plots of runs draw, when not ``result``'s (`Report`)."""
+    """The report of ``result`` with its runs' data (`RunData`, read by the use-case
+    layer); ``runs_view``: the result whose cells and variants the plots of runs draw,
+    when not ``result``'s (`Report`); ``profiles``: one experiment's profiles, phase →
+    runs; ``store_path``: the store's, when not the default (for the commands to
+    reproduce the report)."""
     data = result.dataset
-    runs = load_run_data(store, origins, (runs_view or result).dataset)
     colors = variant_colors(data.variants)
     e = data.experiment
     report = Report(
@@ -121,11 +66,11 @@ def build_report(
         description=e.description,
         meta=meta_lines(result, runs, experiments),
         verdict=verdict_paragraphs(result),
-        reproduce=reproduce_commands(store, result, experiments, scaling),
+        reproduce=reproduce_commands(store_path, result, experiments, scaling),
         generated_at=dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
         scaling=scaling,
-        profile=load_profile_report(store, e.id, data.variants, data.baseline, result.confidence)
-        if len(experiments) == 1
+        profile=profile_report(profiles, data.variants, data.baseline, result.confidence)
+        if profiles is not None and len(experiments) == 1
         else None,
         runs_view=runs_view,
     )

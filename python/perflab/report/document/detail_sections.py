@@ -5,12 +5,12 @@ spec."""
 
 from __future__ import annotations
 
+from perflab.records import ExperimentRow
 from perflab.report.blocks import Block, Bullets, Cell, Code, Details, Para, Section, Span, Table
 from perflab.report.document.model import Report
 from perflab.report.palette import COLOR_NAMES
 from perflab.report.scaling_table import method_line, model_text, per_what, scaling_tables
 from perflab.report.tables import note_lines
-from perflab.store import ExperimentRow
 
 
 def variants_table(r: Report) -> Table:

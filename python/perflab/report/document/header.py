@@ -7,9 +7,9 @@ import datetime as dt
 from typing import Any
 
 from perflab.analysis.compare import CompareResult
+from perflab.records import ExperimentRow
 from perflab.report.format import describe_overhead, method_words
 from perflab.report.rundata import RunData
-from perflab.store import ExperimentRow
 
 
 def meta_lines(result: CompareResult, runs: RunData, experiments: list[ExperimentRow]) -> list[str]:
@@ -48,11 +48,19 @@ def _experiment_line(e: ExperimentRow, runs: RunData) -> str:
     hosts = sorted({r.host for r in runs.runs if r.host and r.experiment_id == e.id})
     n_ok = sum(1 for r in runs.runs if r.experiment_id == e.id and not r.warmup)
     return (
-        f"experiment {e.id} ({e.name}): {e.source}, {_when(e.created_at)}"
+        f"experiment {e.id} ({e.name}{_position(e)}): {e.source}, {_when(e.created_at)}"
         + (f" – {_when(e.finished_at)}" if e.finished_at else "")
         + f", {e.status}{_design(e.settings)}; {n_ok} measured runs"
         + (f" on {', '.join(hosts)}" if hosts else "")
     )
+
+
+def _position(e: ExperimentRow) -> str:
+    """``, version v1.5 at commit 1a2b3c4d5e6f`` when it has one (its place in a series)."""
+    commit = f"commit {e.source_commit[:12]}" if e.source_commit else ""
+    if e.version:
+        return f", version {e.version}" + (f" at {commit}" if commit else "")
+    return f", {commit}" if commit else ""
 
 
 def _design(s: dict[str, Any]) -> str:

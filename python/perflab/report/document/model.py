@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
+from perflab.records import ExperimentRow
 from perflab.report.blocks import Block, Details, FlameGraph, Para, Plot, Section
 from perflab.report.profile_section import ProfileReport
 from perflab.report.rundata import RunData
-from perflab.store import ExperimentRow
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,18 @@ import shlex
 
 from perflab.analysis.compare import CompareResult
 from perflab.analysis.scaling import ScalingResult
-from perflab.store import ExperimentRow, Store, default_store_path
+from perflab.records import ExperimentRow
 
 
 def reproduce_commands(
-    store: Store,
+    store_path: str | None,
     result: CompareResult,
     experiments: list[ExperimentRow],
     scaling: ScalingResult | None = None,
 ) -> list[tuple[str, str]]:
-    """(what it does, command line), in the order to run them."""
-    store_opt = ""
-    if store.path.resolve() != default_store_path().resolve():
-        store_opt = f" --store {shlex.quote(str(store.path))}"
+    """(what it does, command line), in the order to run them; ``store_path``: the
+    store's, when it is not the default one (None: no ``--store`` option needed)."""
+    store_opt = f" --store {shlex.quote(str(store_path))}" if store_path is not None else ""
     commands = [c for e in experiments if (c := _source_command(e, store_opt)) is not None]
     opts = _statistics_args(result, experiments)
     ids = " ".join(str(e.id) for e in experiments)

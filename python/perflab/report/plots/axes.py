@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter
 
-from perflab.store import MetricDef
+from perflab.records import MetricDef
 
 #: Widest figure (inches); panels wrap onto rows beyond this many columns.
 WIDTH = 9.0

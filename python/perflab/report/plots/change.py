@@ -8,11 +8,11 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.records import MetricDef
 from perflab.report.format import tldr_text
 from perflab.report.palette import VERDICT_COLORS
 from perflab.report.plots.axes import WIDTH, cell_title, pct_tick
 from perflab.stats import Verdict
-from perflab.store import MetricDef
 
 
 def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:

@@ -11,8 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from perflab.analysis.compare import CompareResult
+from perflab.records import MetricDef
 from perflab.report.plots.axes import WIDTH, axis_label, log_worthy, pct_tick, value_formatter
-from perflab.store import MetricDef
 
 #: The cells of one row of panels, by the parameter's value: (value, label, cell key).
 _Points = list[tuple[float, str, str]]

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from perflab.analysis.compare import CompareResult
+from perflab.records import MetricDef
 from perflab.report.plots.axes import (
     MAX_COLS,
     MAX_PANELS,
@@ -21,7 +22,6 @@ from perflab.report.plots.axes import (
 )
 from perflab.report.rundata import RunData, RunPoint
 from perflab.stats import Summary
-from perflab.store import MetricDef
 
 
 def distribution(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:

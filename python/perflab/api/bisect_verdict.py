@@ -1,0 +1,201 @@
+"""What one bisect step's experiment says about its candidate.
+
+The step's runs are compared as `perflab compare` compares them (`compare_dataset`, its
+defaults, the bisected metric only): the candidate and the bad end against the good end,
+the baseline; and the candidate against the bad end. With a matrix of several cells, the
+geometric mean across the cells decides (the TLDR's sweep row). Then:
+
+- candidate significantly worse than good, in the metric's direction, and not
+  significantly better than bad → **bad** (the regression is in it);
+- candidate not significantly worse than good, and significantly better than bad →
+  **good** (the regression comes after it);
+- anything else → **undecided**: indistinguishable from both ends (too few runs for the
+  noise), or between them (worse than good and better than bad: the change is spread over
+  more than one commit).
+
+A candidate with no successful run (its build failed) is **skip**ped; good and bad must
+run, and bad must be significantly worse than good (otherwise there is nothing to find).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
+
+if TYPE_CHECKING:
+    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.dataset import Dataset
+    from perflab.stats import Comparison, Verdict
+
+#: What a step decides about its candidate (the last four end the bisect).
+DECISIONS = ("good", "bad", "skip", "undecided", "no_regression", "end_failed")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One variant against another in the bisected metric, as `perflab compare` states it:
+    ``comparison`` (None: a side has no successful run) and its verdict ("better",
+    "worse", "ns", "undefined"; the metric's direction applied)."""
+
+    comparison: Comparison | None
+    verdict: str
+
+    @property
+    def estimate(self) -> float | None:
+        """The relative change (fraction), None when undefined or not relative."""
+        c = self.comparison
+        if c is None or not c.relative or math.isnan(c.estimate):
+            return None
+        return c.estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.comparison
+        return {
+            "verdict": self.verdict,
+            "estimate": None if c is None else c.estimate,
+            "low": None if c is None else c.low,
+            "high": None if c is None else c.high,
+            "scale": None if c is None else c.scale,
+            "comparison": None if c is None else c.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class StepEvidence:
+    """A step's experiment read back: successful runs per variant, the first failure of a
+    variant that has none, the three changes, how the adaptive repetitions ended, and the
+    decision with its reason in words."""
+
+    experiment_id: int
+    runs: dict[str, int]
+    failures: dict[str, str]
+    vs_good: Change  # candidate against good
+    vs_bad: Change  # candidate against bad
+    ends: Change  # bad against good
+    blocks: int
+    stop_reason: str  # adaptive repetitions: target_reached, max_reached, …
+    decision: str  # one of DECISIONS
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment_id,
+            "runs": self.runs,
+            "failures": self.failures,
+            "vs_good": self.vs_good.to_dict(),
+            "vs_bad": self.vs_bad.to_dict(),
+            "bad_vs_good": self.ends.to_dict(),
+            "blocks": self.blocks,
+            "stop_reason": self.stop_reason,
+            "decision": self.decision,
+            "why": self.why,
+        }
+
+
+def read_step(store: str | None, experiment_id: int, metric: str) -> StepEvidence:
+    """Step ``experiment_id``'s evidence from the store, and its decision."""
+    from perflab.analysis.dataset import load_dataset
+    from perflab.store import Store
+
+    with Store(store, write=False, create=False) as db:
+        data = load_dataset(db, experiment_id)
+    runs = {
+        v: sum(len(data.sample(cell, v, metric)) for cell, _ in data.cells)
+        for v in (GOOD, CANDIDATE, BAD)
+    }
+    failures: dict[str, str] = {}
+    for f in data.failed:
+        if not runs.get(f.variant):
+            failures.setdefault(f.variant, f.reason or f.status)
+    adaptive = data.experiment.settings.get("adaptive") or {}
+    blocks, stop = int(adaptive.get("blocks", 0)), str(adaptive.get("reason", ""))
+    if any(runs[v] < 2 for v in (GOOD, CANDIDATE, BAD)):
+        empty = Change(None, "undefined")
+        decision, why = _unmeasured(runs, failures)
+        return StepEvidence(
+            experiment_id, runs, failures, empty, empty, empty, blocks, stop, decision, why
+        )
+    from_good = _compare(data, metric)
+    vs_good, ends = _change(from_good, CANDIDATE, metric), _change(from_good, BAD, metric)
+    vs_bad = _change(_compare(_rebased(data, BAD, CANDIDATE), metric), CANDIDATE, metric)
+    decision, why = decide(vs_good, vs_bad, ends)
+    return StepEvidence(
+        experiment_id, runs, failures, vs_good, vs_bad, ends, blocks, stop, decision, why
+    )
+
+
+def pair_change(
+    store: str | None, experiment_id: int, baseline: str, candidate: str, metric: str
+) -> Change:
+    """``candidate`` against ``baseline`` in a stored step (e.g. bad against candidate)."""
+    from perflab.analysis.dataset import load_dataset
+    from perflab.store import Store
+
+    with Store(store, write=False, create=False) as db:
+        data = load_dataset(db, experiment_id)
+    if data.baseline != baseline:
+        data = _rebased(data, baseline, candidate)
+    return _change(_compare(data, metric), candidate, metric)
+
+
+def decide(vs_good: Change, vs_bad: Change, ends: Change) -> tuple[str, str]:
+    """The decision from the three changes, and why in words."""
+    if ends.verdict != "worse":
+        said = {"ns": "not significantly different from", "better": "better than"}
+        return "no_regression", (
+            f"bad is {said.get(ends.verdict, ends.verdict + ' against')} good in this step: "
+            "no regression to find, or one smaller than these runs can tell from the noise"
+        )
+    worse_than_good = vs_good.verdict == "worse"
+    better_than_bad = vs_bad.verdict == "better"
+    if worse_than_good and not better_than_bad:
+        return "bad", "worse than good, not better than bad"
+    if better_than_bad and not worse_than_good:
+        return "good", "not worse than good, better than bad"
+    if worse_than_good:
+        return "undecided", (
+            "worse than good but better than bad: the change looks spread over more than "
+            "one commit (bisect each part: --bad or --good at this commit)"
+        )
+    return "undecided", "indistinguishable from both good and bad: the runs are too noisy"
+
+
+def _unmeasured(runs: dict[str, int], failures: dict[str, str]) -> tuple[str, str]:
+    """The decision when a variant has fewer than two successful runs."""
+    for end in (GOOD, BAD):
+        if runs[end] < 2:
+            said = failures.get(end, f"{runs[end]} successful run(s)")
+            return "end_failed", f"the {end} end did not run: {said}"
+    said = failures.get(CANDIDATE, f"{runs[CANDIDATE]} successful run(s)")
+    return "skip", f"cannot be measured: {said}"
+
+
+def _compare(data: Dataset, metric: str) -> CompareResult:
+    from perflab.analysis.compare import compare_dataset
+
+    return compare_dataset(data, metrics=(metric,))
+
+
+def _rebased(data: Dataset, baseline: str, candidate: str) -> Dataset:
+    """``data`` with ``baseline`` as its baseline and ``candidate`` the only other variant."""
+    experiment = dataclasses.replace(data.experiment, baseline=baseline)
+    return dataclasses.replace(data, experiment=experiment, variants=[baseline, candidate])
+
+
+def _change(result: CompareResult, variant: str, metric: str) -> Change:
+    """``variant``'s row for ``metric``: its one cell, or across cells the geometric mean."""
+    cells = [c for c in result.comparisons if c.variant == variant and c.metric.name == metric]
+    if len(cells) == 1:
+        return Change(cells[0].comparison, _word(cells[0].verdict))
+    for row in result.sweeps:
+        if row.variant == variant and row.metric.name == metric:
+            return Change(row.comparison, _word(row.verdict))
+    return Change(None, "undefined")
+
+
+def _word(verdict: Verdict) -> str:
+    return str(verdict.value)

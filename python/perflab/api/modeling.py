@@ -1,0 +1,90 @@
+"""The cross-platform model's use cases (`perflab model`): platforms read from a CSV file
+or from stored probe experiments, the performance index for given M and N, a fit of M, N
+and each platform's index with their uncertainty, and a new platform's predicted rate.
+The model itself is pure (`perflab.model`); reading its inputs is done here."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from perflab.errors import InputError
+from perflab.model.units import BANDWIDTH_UNITS as BANDWIDTH_UNITS
+from perflab.model.units import bytes_per_second as bytes_per_second
+
+if TYPE_CHECKING:
+    from perflab.model import FitResult as FitResult
+    from perflab.model import IndexTable as IndexTable
+    from perflab.model import Observation as Observation
+    from perflab.model import Prediction as Prediction
+
+
+def observations_from_csv(
+    path: str, columns: Mapping[str, str | None], *, length_bytes: float | None, need_rate: bool
+) -> list[Observation]:
+    """The platforms of a CSV file (``#`` lines are comments); ``columns``: the
+    `perflab.model.Columns` names; ``length_bytes``: one packet length for every row
+    instead of a column."""
+    from perflab.model import Columns, from_rows
+
+    given = {**columns, "length": "__length__"} if length_bytes is not None else dict(columns)
+    cols = Columns(**given)  # type: ignore[arg-type]  # the names are Columns' fields
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows: list[dict[str, Any]] = list(
+                csv.DictReader(line for line in f if not line.startswith("#"))
+            )
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from None
+    if length_bytes is not None:
+        if not (length_bytes > 0):
+            raise InputError(f"--length-bytes must be positive, not {length_bytes}")
+        rows = [{**r, "__length__": length_bytes} for r in rows]
+    return from_rows(rows, cols, need_rate=need_rate, source=path)
+
+
+def observation_from_store(path: str, **options: Any) -> Observation:
+    """One platform from a stored probe experiment (`perflab.platform.stored`)."""
+    from perflab.platform.stored import observation_from_store as read
+
+    return read(path, **options)
+
+
+def index_table(obs: Sequence[Observation], M: float, N: float) -> IndexTable:
+    from perflab.model import index_table as table
+
+    return table(list(obs), M, N)
+
+
+def fit(
+    obs: Sequence[Observation],
+    *,
+    M: float | None,
+    N: float | None,
+    bootstrap: int,
+    confidence: float,
+    seed: int,
+) -> FitResult:
+    """M, N and each platform's index fitted, with intervals at ``confidence``."""
+    from perflab.model.fit import fit as fit_model
+
+    if bootstrap < 0:
+        raise InputError(f"--bootstrap must be ≥ 0, not {bootstrap}")
+    if not 0.5 < confidence < 1:
+        raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {confidence})")
+    return fit_model(list(obs), M=M, N=N, bootstrap=bootstrap, confidence=confidence, seed=seed)
+
+
+def observation(
+    platform: str, cpu: float, memmove_bytes_per_s: float, length: float, rate: float | None
+) -> Observation:
+    from perflab.model import Observation
+
+    return Observation(platform, cpu, memmove_bytes_per_s, length, rate)
+
+
+def predict(fitted: FitResult, target: Observation, *, method: str, seed: int) -> Prediction:
+    from perflab.model.predict import predict as predict_rate
+
+    return predict_rate(fitted, target, method=method, seed=seed)

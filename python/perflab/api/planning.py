@@ -1,0 +1,65 @@
+"""An experiment file before it runs (`perflab run --dry-run`): loaded and checked, its
+plan run by run, how its hosts will be measured (each is connected to), and how long it
+should take, from the earlier runs of the same spec in the store. Runs nothing, writes
+nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perflab.analysis.plan_estimate import DurationEstimate
+    from perflab.plan import PlannedRun
+    from perflab.spec import Spec as Spec
+
+
+def load_spec(path: str | Path) -> Spec:
+    """The experiment file, checked (a one-line error at file:line otherwise)."""
+    from perflab.spec import load_spec as load
+
+    return load(path)
+
+
+@dataclass(frozen=True)
+class PlanPreview:
+    """The plan of a spec: its runs in order, the boots it needs per host, the number of
+    matrix cells, and the estimated duration (None: no earlier runs in ``store``)."""
+
+    plan: list[PlannedRun]
+    boots: dict[str, int]
+    cells: int
+    store: str
+    estimate: DurationEstimate | None
+
+
+def preview(spec: Spec, store: str | None) -> PlanPreview:
+    from perflab.analysis.plan_estimate import estimate_from_path
+    from perflab.plan import boots, make_plan
+    from perflab.spec.matrix import expand_matrix
+    from perflab.store.paths import default_store_path
+
+    plan = make_plan(spec.model)
+    path = store or str(default_store_path())
+    return PlanPreview(
+        plan,
+        boots(spec.model, plan),
+        len(expand_matrix(spec.model.matrix)),
+        path,
+        estimate_from_path(path, spec, plan),
+    )
+
+
+def host_lines(spec: Spec) -> list[str]:
+    """How each host's steps will run: each is connected to, and one that cannot run a
+    step is refused here as at the run's start (HostError)."""
+    from perflab.run.experiment_hosts import Hosts
+
+    if not spec.model.hosts:
+        return []
+    hosts = Hosts(specs=spec.model.hosts, workdir=spec.workdir)
+    try:
+        return list(hosts.check())
+    finally:
+        hosts.close()

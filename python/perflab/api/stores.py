@@ -1,0 +1,53 @@
+"""Stores as a whole: where the default one is, what a ``--store`` value names (a SQLite
+file or a PostgreSQL URL; anything else that looks like a URL is refused), opening one,
+and copying experiments from one store into another (`perflab store copy`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from perflab.store.paths import default_store_path  # light: the parser's help names it
+
+if TYPE_CHECKING:
+    from perflab.store import Store as Store
+    from perflab.store.copy import Copied as Copied
+    from perflab.store.location import StoreURL
+
+
+def default_store() -> Path:
+    """``$PERFLAB_STORE``, else ``./perflab.db``."""
+    return default_store_path()
+
+
+def store_named(text: str | None) -> Path | StoreURL:
+    """The store a ``--store`` value names (a StoreError, one line, for a URL of another
+    kind); printed, a URL shows no password."""
+    from perflab.store.location import store_location
+
+    return store_location(text)
+
+
+def open_store(path: str | None, *, write: bool = False, create: bool = True) -> Store:
+    """The store at ``path`` (None: the default). Reading (the default) creates and
+    changes nothing: a missing store is an error; ``write`` creates it unless ``create``
+    is False."""
+    from perflab.store import Store as Store
+
+    return Store(path, write=write, create=create)
+
+
+def copy_store(
+    source: str,
+    destination: str,
+    experiments: Sequence[str],
+    progress: Callable[[int, int, Copied], None] | None = None,
+) -> list[Copied]:
+    """Every experiment of ``source`` (or those named), each copied whole into
+    ``destination`` as a new experiment, in one transaction each."""
+    from perflab.store.copy import copy_store as copy
+
+    if progress is None:
+        return copy(source, destination, list(experiments))
+    return copy(source, destination, list(experiments), progress)

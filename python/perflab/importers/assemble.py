@@ -1,0 +1,259 @@
+"""A tool's result files as one experiment's variants, matrix cells and runs.
+
+* Variant: each file is one, named after it (``old.txt`` → ``old``; the paths as given
+  when two names would be the same), unless ``variant_from`` names a key whose value is
+  the variant (it then leaves the matrix).
+* Parameters: the keys that name a benchmark (`Sample.labels`), in order of first
+  appearance, then the configuration keys (`Sample.config`) that vary within a file. A
+  configuration key that is the same throughout a file is that file's context.
+* Metrics: in order of first appearance; a metric whose samples came in several time
+  units (Google Benchmark's per-benchmark ``time_unit``) is converted to the shortest.
+* Runs: in file order; the repetition counts the runs of a (cell, variant) from 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import InputError
+from perflab.importers.model import TIME_UNITS, Sample, ToolFile
+from perflab.store import NewRun
+
+#: Longest variant or parameter label (as a CSV import allows).
+MAX_LABEL = 256
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    better: str  # "higher" | "lower"
+    unit: str
+
+
+@dataclass(frozen=True)
+class ToolRuns:
+    """Checked results, ready to store: the fields of a CSV import (`path`, `variants`,
+    `cells`, `runs`; `params`, `metrics`, `baseline`), a default name and description,
+    and what the tools recorded (`settings`, kept with the experiment)."""
+
+    path: Path
+    variants: list[str]
+    cells: list[tuple[str, dict[str, str]]]
+    runs: list[NewRun]
+    params: list[str]
+    metrics: list[Metric]
+    baseline: str
+    name: str
+    description: str
+    settings: dict[str, Any]
+
+
+def assemble(
+    fmt: str, files: list[ToolFile], *, variant_from: str | None, baseline: str | None
+) -> ToolRuns:
+    if not files:
+        raise InputError("no result files given")
+    for f in files:
+        if not any(s.status == "ok" for s in f.samples):
+            raise InputError(f"{f.path}: no benchmark results in this file")
+    names = _file_variants([f.path for f in files])
+    varying = [_varying_config(f.samples) for f in files]
+    params = _params(files, varying, variant_from)
+    metrics = _metrics(files)
+    variants, cells, runs = _runs(files, names, params, metrics, variant_from)
+    if len(variants) < 2:
+        keys = [*params, *(k for f in files for s in f.samples for k in s.config)]
+        raise InputError(
+            f"{files[0].path}: a single variant ({variants[0]!r}): nothing to compare; give "
+            "two or more files (each a variant) or --variant-from KEY "
+            f"(keys: {_list(list(dict.fromkeys(keys)))})"
+        )
+    if baseline is not None and baseline not in variants:
+        raise InputError(f"--baseline {baseline!r} is not a variant (variants: {_list(variants)})")
+    shown = ", ".join(f.path.name for f in files)
+    return ToolRuns(
+        path=files[0].path,
+        variants=variants,
+        cells=cells,
+        runs=runs,
+        params=params,
+        metrics=list(metrics.values()),
+        baseline=baseline if baseline is not None else variants[0],
+        name=names[0],
+        description=f"imported from {shown} ({fmt})",
+        settings={
+            "import": {
+                "format": fmt,
+                "variant_from": variant_from,
+                "files": [
+                    _file_settings(f, None if variant_from else v, vary)
+                    for f, v, vary in zip(files, names, varying, strict=True)
+                ],
+            }
+        },
+    )
+
+
+def _runs(
+    files: list[ToolFile],
+    names: list[str],
+    params: list[str],
+    metrics: dict[str, Metric],
+    variant_from: str | None,
+) -> tuple[list[str], list[tuple[str, dict[str, str]]], list[NewRun]]:
+    """(variants, cells, runs) of the samples, in file order."""
+    variants: list[str] = []
+    cells: dict[str, dict[str, str]] = {}
+    reps: dict[tuple[str, str], int] = {}
+    runs: list[NewRun] = []
+    for f, file_variant in zip(files, names, strict=True):
+        for s in f.samples:
+            keys = {**s.config, **s.labels}
+            variant = _variant_of(s, keys, variant_from) if variant_from else file_variant
+            if variant not in variants:
+                variants.append(variant)
+            # a benchmark without a parameter has it empty, as an empty CSV field is
+            labels = {p: _label(s, p, keys.get(p, "")) for p in params}
+            key = ",".join(f"{p}={v}" for p, v in labels.items()) or "-"
+            cells.setdefault(key, labels)
+            rep = reps[(key, variant)] = reps.get((key, variant), 0) + 1
+            runs.append(
+                NewRun(
+                    order_index=len(runs),
+                    block=rep - 1,
+                    cell_key=key,
+                    cell=labels,
+                    variant=variant,
+                    repetition=rep,
+                    status=s.status,
+                    metrics=_values(s, metrics) if s.status == "ok" else None,
+                )
+            )
+    return variants, list(cells.items()), runs
+
+
+def _file_variants(paths: list[Path]) -> list[str]:
+    """Each file's variant name: its stem, or the path as given when stems collide."""
+    stems = [p.stem or p.resolve().name or str(p) for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    shown = [str(p) for p in paths]
+    if len(set(shown)) != len(shown):
+        raise InputError(f"{shown[0]}: a file given twice")
+    return shown
+
+
+def _varying_config(samples: list[Sample]) -> set[str]:
+    """The configuration keys that do not have one value throughout a file (a key that
+    some samples lack varies too)."""
+    values: dict[str, set[str | None]] = {}
+    for s in samples:
+        for k in s.config:
+            values.setdefault(k, set())
+    for s in samples:
+        for k, seen in values.items():
+            seen.add(s.config.get(k))
+    return {k for k, seen in values.items() if len(seen) > 1}
+
+
+def _params(files: list[ToolFile], varying: list[set[str]], variant_from: str | None) -> list[str]:
+    names: dict[str, None] = {}
+    for f in files:
+        for s in f.samples:
+            names.update(dict.fromkeys(s.labels))
+    for f, vary in zip(files, varying, strict=True):
+        for s in f.samples:
+            names.update(dict.fromkeys(k for k in s.config if k in vary))
+    if variant_from is not None:
+        known = {k for f in files for s in f.samples for k in (*s.labels, *s.config)}
+        if variant_from not in known:
+            raise InputError(
+                f"--variant-from {variant_from!r}: no such parameter or configuration key "
+                f"(keys: {_list(sorted(known))})"
+            )
+        names.pop(variant_from, None)
+    return list(names)
+
+
+def _variant_of(s: Sample, keys: dict[str, str], variant_from: str) -> str:
+    if variant_from not in keys:
+        raise InputError(
+            f"{s.where}: no {variant_from!r} here to name the variant (--variant-from); "
+            f"keys: {_list(list(keys))}"
+        )
+    value = _label(s, variant_from, keys[variant_from])
+    if not value:
+        raise InputError(f"{s.where}: {variant_from!r} is empty: it cannot name a variant")
+    return value
+
+
+def _label(s: Sample, key: str, value: str) -> str:
+    if len(value) > MAX_LABEL:
+        raise InputError(
+            f"{s.where}: {key!r}: a label of {len(value):,} characters (at most {MAX_LABEL})"
+        )
+    return value
+
+
+def _metrics(files: list[ToolFile]) -> dict[str, Metric]:
+    """Each metric with its direction and one unit: the unit of its samples, or the
+    shortest of their time units when they came in several."""
+    better: dict[str, str] = {}
+    for f in files:
+        for name, b in f.better.items():
+            better.setdefault(name, b)
+    for f in files:
+        better.update((name, b) for name, b in f.stated.items() if name in better)
+    units: dict[str, dict[str, str]] = {name: {} for name in better}  # unit → first sample
+    for f in files:
+        for s in f.samples:
+            for name in s.values:
+                if name not in units:
+                    raise AssertionError(f"{s.where}: metric {name!r} has no direction")
+                units[name].setdefault(s.units.get(name, ""), s.where)
+    out: dict[str, Metric] = {}
+    for name, seen in units.items():
+        if not seen:
+            continue
+        if len(seen) > 1 and not all(u in TIME_UNITS for u in seen):
+            (u1, w1), (u2, w2) = list(seen.items())[:2]
+            raise InputError(
+                f"{w2}: metric {name!r} is in {u2 or 'no unit'} here but in "
+                f"{u1 or 'no unit'} at {w1}: one metric has one unit"
+            )
+        unit = min(seen, key=lambda u: TIME_UNITS[u]) if len(seen) > 1 else next(iter(seen))
+        out[name] = Metric(name, better[name], "µs" if unit == "us" else unit)
+    return out
+
+
+def _values(s: Sample, metrics: dict[str, Metric]) -> dict[str, float]:
+    out = {}
+    for name, v in s.values.items():
+        unit, target = s.units.get(name, ""), metrics[name].unit
+        if unit != target and unit in TIME_UNITS and target in TIME_UNITS:
+            v = v * (TIME_UNITS[unit] / TIME_UNITS[target])
+        out[name] = v
+    return out
+
+
+def _file_settings(f: ToolFile, variant: str | None, varying: set[str]) -> dict[str, Any]:
+    """What is kept of a file: where it was, its variant (None when the variants came
+    from a key), the tool's context and the configuration that was the same throughout it."""
+    config: dict[str, str] = {}
+    for s in f.samples:
+        for k, v in s.config.items():
+            if k not in varying:
+                config.setdefault(k, v)
+    out: dict[str, Any] = {"path": str(f.path.resolve()), "variant": variant}
+    if config:
+        out["config"] = config
+    if f.context:
+        out["context"] = f.context
+    return out
+
+
+def _list(names: list[str], limit: int = 20) -> str:
+    shown = [n if n.isprintable() else repr(n)[1:-1] for n in names[:limit]]
+    return ", ".join(shown) + (f" and {len(names) - limit} more" if len(names) > limit else "")

@@ -1,0 +1,131 @@
+"""Google Benchmark's JSON (``--benchmark_format=json`` or ``--benchmark_out=FILE``).
+
+Each entry of ``benchmarks`` whose ``run_type`` is ``iteration`` is one sample (with
+``--benchmark_repetitions=N``, N of them per benchmark); the aggregates (mean, median,
+stddev, cv: ``run_type = "aggregate"``) are skipped, perflab computes its own. An entry
+with ``error_occurred`` is a failed run.
+
+Mapping:
+
+* ``benchmark`` = the family name (``BM_VectorFind``, the ``run_name`` up to its first
+  ``/``); each later part ``key:value`` (``size:100``, ``threads:4``) is parameter
+  ``key``, a part without ``:`` (an unnamed argument, ``real_time``) is ``arg1``,
+  ``arg2``… by its position; all are matrix parameters.
+* ``threads`` (when the name does not carry it) is a parameter only where it varies
+  within a file.
+* Metrics: ``real_time`` and ``cpu_time`` (better lower) in ``time_unit`` (converted to
+  the shortest unit when benchmarks differ), ``bytes_per_second`` (B/s) and
+  ``items_per_second`` (items/s), better higher, and each user counter under its name
+  (better higher when the name ends in ``_per_second``, else lower). ``iterations`` is
+  not a metric. ``context`` (host, CPUs, caches, load, library build) is kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perflab.errors import InputError
+from perflab.importers.model import Sample, ToolFile
+from perflab.importers.reading import Node, read_json
+
+#: Fields of a benchmark entry that are not user counters.
+_FIELDS = frozenset(
+    {
+        "name",
+        "family_index",
+        "per_family_instance_index",
+        "run_name",
+        "run_type",
+        "repetitions",
+        "repetition_index",
+        "threads",
+        "iterations",
+        "real_time",
+        "cpu_time",
+        "time_unit",
+        "aggregate_name",
+        "aggregate_unit",
+        "error_occurred",
+        "error_message",
+        "label",
+        "big_o",
+        "rms",
+        "complexity_n",
+    }
+)
+_TIME_UNITS = {"ns": "ns", "us": "µs", "ms": "ms", "s": "s"}
+_RATES = {"bytes_per_second": "B/s", "items_per_second": "items/s"}
+
+
+def read(path: Path) -> ToolFile:
+    root = read_json(path)
+    context = root.opt("context")
+    better: dict[str, str] = {"real_time": "lower", "cpu_time": "lower"}
+    samples: list[Sample] = []
+    for entry in root.get("benchmarks").items():
+        if _is_aggregate(entry):
+            continue
+        s = _sample(entry)
+        for name in s.values:
+            better.setdefault(name, "higher" if name.endswith("_per_second") else "lower")
+        samples.append(s)
+    if not samples:
+        raise InputError(f"{path}: $.benchmarks: no benchmark runs (only aggregates, or none)")
+    return ToolFile(path, samples, better, dict(context.object()) if context else {})
+
+
+def _is_aggregate(entry: Node) -> bool:
+    run_type = entry.opt("run_type")
+    if run_type is not None:
+        kind = run_type.text()
+        if kind not in ("iteration", "aggregate"):
+            raise run_type.error(f"expected 'iteration' or 'aggregate', found {kind!r}")
+        return kind == "aggregate"
+    return entry.has("aggregate_name")  # versions before run_type
+
+
+def _sample(entry: Node) -> Sample:
+    where = f"{entry.file}: {entry.at}"
+    run_name = entry.opt("run_name") or entry.get("name")
+    labels = _name_labels(run_name)
+    config = {}
+    if "threads" not in labels and entry.has("threads"):
+        config["threads"] = str(int(entry.get("threads").number()))
+    error = entry.opt("error_occurred")
+    if error is not None and error.value is True:
+        return Sample(where, labels, config, {}, {}, status="failed")
+    unit_node = entry.opt("time_unit")
+    time_unit = "ns" if unit_node is None else unit_node.text()
+    if time_unit not in _TIME_UNITS:
+        raise (unit_node or entry).error(
+            f"time_unit {time_unit!r}: expected one of {', '.join(_TIME_UNITS)}"
+        )
+    values: dict[str, float] = {}
+    units: dict[str, str] = {}
+    for name in ("real_time", "cpu_time"):
+        values[name] = entry.get(name).number()
+        units[name] = _TIME_UNITS[time_unit]
+    for key, raw in entry.object().items():
+        if key in _FIELDS or isinstance(raw, str | bool | list | dict) or raw is None:
+            continue
+        values[key] = entry.get(key).number()
+        units[key] = _RATES.get(key, "")
+    return Sample(where, labels, config, values, units)
+
+
+def _name_labels(node: Node) -> dict[str, str]:
+    """``BM_Find/size:100/8/real_time`` → {benchmark: BM_Find, size: 100, arg2: 8,
+    arg3: real_time}."""
+    name = node.text()
+    base, *parts = name.split("/")
+    if not base:
+        raise node.error(f"{name!r}: no benchmark name before the first '/'")
+    labels = {"benchmark": base}
+    for position, part in enumerate(parts, 1):
+        key, colon, value = part.partition(":")
+        if not colon or not key:
+            key, value = f"arg{position}", part
+        if key in labels:
+            raise node.error(f"{key!r} appears twice in the benchmark name {name!r}")
+        labels[key] = value
+    return labels

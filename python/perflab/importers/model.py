@@ -1,0 +1,46 @@
+"""What a tool's result file holds, as every format module returns it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured run of one benchmark, as the tool wrote it.
+
+    ``labels`` name the benchmark (its name, sub-benchmark keys, arguments): they are
+    always matrix parameters. ``config`` is what it ran under (Go's ``key: value`` lines,
+    GOMAXPROCS, threads): a key is a parameter only where it varies within one file.
+    ``values`` are metric → value, each in ``units[metric]`` (a unit may differ between
+    samples, e.g. Google Benchmark's per-benchmark time unit; `assemble` makes it one).
+    A failed sample (``status = "failed"``) has no values."""
+
+    where: str  # "file:line" or "file: $.json.path", for messages
+    labels: dict[str, str]
+    config: dict[str, str]
+    values: dict[str, float]
+    units: dict[str, str]
+    status: str = "ok"
+
+
+@dataclass
+class ToolFile:
+    """A result file read whole: its samples in file order, which direction is better for
+    each metric (in order of first appearance), and what the tool recorded about the
+    machine and the run (kept with the experiment; JSON values). ``stated`` are the
+    directions the file states rather than guesses (Go's ``Unit … better=``): they hold
+    for every file of an import."""
+
+    path: Path
+    samples: list[Sample]
+    better: dict[str, str]
+    context: dict[str, Any] = field(default_factory=dict)
+    stated: dict[str, str] = field(default_factory=dict)
+
+
+#: Time units and their length in seconds (a metric's samples in several are converted
+#: to the shortest of them).
+TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}

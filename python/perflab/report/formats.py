@@ -1,0 +1,313 @@
+"""Output formats found by name, as hyperfine's exporters are: each format is one object
+behind one interface, and the commands look it up here — `perflab compare --format NAME`
+and `perflab run --export FILE.EXT` (a `ComparisonFormat`), `perflab report --format NAME`
+and `-o FILE.EXT` (a `ReportFormat`), `perflab history --format NAME` and `-o FILE.EXT` (a
+`HistoryFormat`). Adding a format is one class and one `register_*`
+call; nothing else changes (tests/report/test_formats.py adds one from a test module).
+
+A format's module (rich, the HTML writer, matplotlib…) is imported when it is first used,
+not when this registry is: `perflab --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from perflab.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.history import History
+    from perflab.analysis.scaling import ScalingResult
+    from perflab.observe.movers import Mover
+    from perflab.report.document import Report
+
+
+@dataclass(frozen=True)
+class View:
+    """How a comparison is shown: the terminal's console, per-variant summaries or the
+    table only, every warning in full, and how to see them all (the hint under them)."""
+
+    console: Console | None = None
+    summaries: bool = True
+    verbose: bool = False
+    more: str = ""
+
+
+class ComparisonFormat(Protocol):
+    """A comparison written as text (or bytes), or drawn on the view's console (None)."""
+
+    #: File-name endings an export in this format takes (``.json``); () for none.
+    suffixes: tuple[str, ...]
+
+    def load(self) -> None:
+        """Imports what it renders with (called while the data is read)."""
+        ...
+
+    def comparison(
+        self, result: CompareResult, movers: Sequence[Mover], view: View
+    ) -> str | bytes | None: ...
+
+    def scaling(self, fits: ScalingResult, view: View) -> str | bytes | None: ...
+
+
+class ReportFormat(Protocol):
+    """A report written to a file (and its images), or as one text to a stream."""
+
+    suffixes: tuple[str, ...]
+
+    def write(self, report: Report, path: Path, image_format: str) -> list[Path]:
+        """Writes ``path`` (and beside it what it needs); the files, the report last."""
+        ...
+
+    def text(self, report: Report) -> str | None:
+        """The report as one text (to stdout), or None when it needs files beside it."""
+        ...
+
+
+class HistoryFormat(Protocol):
+    """A history (`perflab history`) written as text (or bytes), or drawn on the view's
+    console (None)."""
+
+    suffixes: tuple[str, ...]
+
+    def history(self, history: History, view: View) -> str | bytes | None: ...
+
+
+class _Terminal:
+    suffixes: tuple[str, ...] = ()
+
+    def load(self) -> None:
+        importlib.import_module("perflab.report.terminal")
+
+    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> None:
+        from perflab.report.terminal import render_terminal
+
+        assert view.console is not None
+        render_terminal(
+            result, view.console, summaries=view.summaries, verbose=view.verbose, more=view.more
+        )
+
+    def scaling(self, fits: ScalingResult, view: View) -> None:
+        from perflab.report.terminal import render_scaling_terminal
+
+        assert view.console is not None
+        render_scaling_terminal(fits, view.console)
+
+    def history(self, history: History, view: View) -> None:
+        from perflab.report.history_terminal import render_history_terminal
+
+        assert view.console is not None
+        render_history_terminal(history, view.console)
+
+
+class _Markdown:
+    suffixes: tuple[str, ...] = (".md", ".markdown")
+
+    def load(self) -> None:
+        importlib.import_module("perflab.report.markdown")
+
+    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str:
+        from perflab.report.markdown import render_compare_markdown
+
+        return render_compare_markdown(result)
+
+    def scaling(self, fits: ScalingResult, view: View) -> str:
+        from perflab.report.markdown import render_scaling_markdown
+
+        return render_scaling_markdown(fits)
+
+    def write(self, report: Report, path: Path, image_format: str) -> list[Path]:
+        from perflab.report.drawing import write_markdown_report
+
+        return write_markdown_report(report, path, image_format)
+
+    def text(self, report: Report) -> None:
+        return None
+
+    def history(self, history: History, view: View) -> str:
+        from perflab.report.history_markdown import render_history_markdown
+
+        return render_history_markdown(history)
+
+
+class _Csv:
+    suffixes: tuple[str, ...] = (".csv",)
+
+    def load(self) -> None:
+        importlib.import_module("perflab.report.csv_table")
+
+    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str:
+        from perflab.report.csv_table import render_csv
+
+        return render_csv(result)
+
+    def scaling(self, fits: ScalingResult, view: View) -> str:
+        from perflab.report.csv_table import render_scaling_csv
+
+        return render_scaling_csv(fits)
+
+
+class _Json:
+    suffixes: tuple[str, ...] = (".json",)
+
+    def load(self) -> None:
+        importlib.import_module("perflab.report.json_doc")
+
+    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str | bytes:
+        from perflab.report.json_doc import render_compare_json_bytes, with_movers
+
+        if movers:  # functions whose share of the profiles' samples changed
+            return with_movers(result, movers)
+        return render_compare_json_bytes(result)
+
+    def scaling(self, fits: ScalingResult, view: View) -> str:
+        from perflab.report.json_doc import render_scaling_json
+
+        return render_scaling_json(fits)
+
+    def write(self, report: Report, path: Path, image_format: str) -> list[Path]:
+        from perflab.report.writable import write_atomically
+
+        write_atomically(path, self.text(report).encode())
+        return [path]
+
+    def text(self, report: Report) -> str:
+        from perflab.report.json_doc import render_report_json
+
+        return render_report_json(report)
+
+    def history(self, history: History, view: View) -> str:
+        from perflab.report.history_json import render_history_json
+
+        return render_history_json(history)
+
+
+class _Html:
+    suffixes: tuple[str, ...] = (".html", ".htm")
+
+    def write(self, report: Report, path: Path, image_format: str) -> list[Path]:
+        from perflab.report.writable import write_atomically
+
+        write_atomically(path, self.text(report).encode())
+        return [path]
+
+    def text(self, report: Report) -> str:
+        from perflab.report.drawing import render_plots
+        from perflab.report.html import render_html
+
+        return render_html(report, images=render_plots(report.plots(), "svg"))
+
+    def history(self, history: History, view: View) -> str:
+        from perflab.report.history_html import render_history_html
+
+        return render_history_html(history)
+
+
+_COMPARISON: dict[str, ComparisonFormat] = {
+    "terminal": _Terminal(),
+    "markdown": _Markdown(),
+    "csv": _Csv(),
+    "json": _Json(),
+}
+_REPORT: dict[str, ReportFormat] = {"html": _Html(), "markdown": _Markdown(), "json": _Json()}
+_HISTORY: dict[str, HistoryFormat] = {
+    "terminal": _Terminal(),
+    "markdown": _Markdown(),
+    "json": _Json(),
+    "html": _Html(),
+}
+
+
+def register_comparison_format(name: str, fmt: ComparisonFormat) -> None:
+    """Adds (or replaces) the comparison format ``name``."""
+    _COMPARISON[name] = fmt
+
+
+def register_report_format(name: str, fmt: ReportFormat) -> None:
+    """Adds (or replaces) the report format ``name``."""
+    _REPORT[name] = fmt
+
+
+def register_history_format(name: str, fmt: HistoryFormat) -> None:
+    """Adds (or replaces) the history format ``name``."""
+    _HISTORY[name] = fmt
+
+
+def history_names() -> list[str]:
+    return list(_HISTORY)
+
+
+def history_format(name: str) -> HistoryFormat:
+    try:
+        return _HISTORY[name]
+    except KeyError:
+        raise InputError(f"unknown history format {name!r}: use {', '.join(_HISTORY)}") from None
+
+
+def history_format_of(path: Path) -> str:
+    """The history format a file name asks for."""
+    suffix = path.suffix.lower()
+    for name, fmt in _HISTORY.items():
+        if suffix and suffix in fmt.suffixes:
+            return name
+    endings = [s for f in _HISTORY.values() for s in f.suffixes[:1]]
+    raise InputError(
+        f"cannot tell the history format from '{path.name}': name it {_or(endings)} "
+        "(or give --format)"
+    )
+
+
+def comparison_names() -> list[str]:
+    return list(_COMPARISON)
+
+
+def report_names() -> list[str]:
+    return list(_REPORT)
+
+
+def comparison_format(name: str) -> ComparisonFormat:
+    try:
+        return _COMPARISON[name]
+    except KeyError:
+        raise InputError(f"unknown format {name!r}: use {', '.join(_COMPARISON)}") from None
+
+
+def report_format(name: str) -> ReportFormat:
+    try:
+        return _REPORT[name]
+    except KeyError:
+        raise InputError(f"unknown report format {name!r}: use {', '.join(_REPORT)}") from None
+
+
+def export_format(path: Path) -> ComparisonFormat:
+    """The comparison format of an export file, from its ending."""
+    suffix = path.suffix.lower()
+    for fmt in _COMPARISON.values():
+        if suffix and suffix in fmt.suffixes:
+            return fmt
+    endings = [s for f in _COMPARISON.values() for s in f.suffixes[:1]]
+    raise InputError(f"export {path}: unknown format '{path.suffix}' (use {_or(endings)})")
+
+
+def report_format_of(path: Path) -> str:
+    """The report format a file name asks for."""
+    suffix = path.suffix.lower()
+    for name, fmt in _REPORT.items():
+        if suffix and suffix in fmt.suffixes:
+            return name
+    endings = [s for f in _REPORT.values() for s in f.suffixes[:1]]
+    raise InputError(
+        f"cannot tell the report format from '{path.name}': name it {_or(endings)} "
+        "(or give --format)"
+    )
+
+
+def _or(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + f" or {items[-1]}" if len(items) > 1 else "".join(items)

@@ -1,0 +1,421 @@
+"""`perflab import --format`: result files of Go's testing package, Google Benchmark,
+pytest-benchmark, hyperfine and criterion, made by those tools on this machine
+(tests/data/importers/README.md says how), imported through the real CLI into a new store
+and read back: run counts, metric values and units, parameters. Bad input is one line
+naming the file and where in it, and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPO, perflab
+from perflab.store import Store
+
+DATA = REPO / "tests" / "data" / "importers"
+GO_OLD, GO_NEW = DATA / "gobench" / "old.txt", DATA / "gobench" / "new.txt"
+
+
+@dataclass
+class Run:
+    variant: str
+    cell: dict[str, str]
+    repetition: int
+    status: str
+    values: dict[str, float]
+
+
+@dataclass
+class Imported:
+    eid: int
+    name: str
+    baseline: str
+    settings: dict
+    metrics: dict[str, tuple[str, str]]  # name → (unit, better)
+    runs: list[Run]
+
+    def where(self, variant: str, **cell: str) -> list[Run]:
+        """The runs of ``variant`` whose cell has these labels, in repetition order."""
+        out = [
+            r
+            for r in self.runs
+            if r.variant == variant and all(r.cell.get(k) == v for k, v in cell.items())
+        ]
+        return sorted(out, key=lambda r: r.repetition)
+
+    def cells(self) -> list[dict[str, str]]:
+        return [dict(c["labels"]) for c in self.settings["cells"]]
+
+
+def import_files(tmp_path: Path, fmt: str, *args: str | Path) -> Imported:
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", fmt, *map(str, args), "--store", str(db))
+    assert r.code == 0, r.err
+    eid = int(r.out.split()[-1])
+    with Store(db, write=False) as store:
+        exp = store.experiment(eid)
+        values: dict[int, dict[str, float]] = {}
+        for run_id, name, value in store.metrics(eid):
+            values.setdefault(run_id, {})[name] = value
+        runs = [
+            Run(x.variant, x.cell, x.repetition, x.status, values.get(x.id, {}))
+            for x in store.runs(eid)
+        ]
+        metrics = {m.name: (m.unit, m.better) for m in store.metric_defs(eid)}
+    assert f"imported {len(runs)} runs" in r.err
+    return Imported(eid, exp.name, exp.baseline, exp.settings, metrics, runs)
+
+
+def one_error(tmp_path: Path, fmt: str, *args: str | Path) -> str:
+    """The single line of a failed import (exit 2, no traceback), with no store written."""
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", fmt, *map(str, args), "--store", str(db))
+    assert r.code == 2, r
+    assert "Traceback" not in r.err
+    lines = r.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("perflab: error: "), r.err
+    assert not db.exists()
+    return lines[0].removeprefix("perflab: error: ")
+
+
+# ----------------------------------------------------------------------------- Go
+
+
+def test_gobench_two_files_are_two_variants(tmp_path):
+    got = import_files(tmp_path, "gobench", GO_OLD, GO_NEW)
+    # 6 benchmarks (Sum, 4 Lookup sub-benchmarks, Alloc) × GOMAXPROCS 1, 2 × -count 5, twice
+    assert len(got.runs) == 120 and {r.status for r in got.runs} == {"ok"}
+    assert got.name == "old" and got.baseline == "old"
+    assert got.settings["variants"] == [
+        {"name": "old", "description": ""},
+        {"name": "new", "description": ""},
+    ]
+    assert got.settings["params"] == ["benchmark", "size", "algo", "gomaxprocs"]
+    assert got.metrics == {
+        "ns/op": ("ns", "lower"),
+        "B/op": ("B", "lower"),
+        "allocs/op": ("", "lower"),
+        "MB/s": ("MB/s", "higher"),
+    }
+    assert len(got.cells()) == 12
+    # BenchmarkSum (no suffix: GOMAXPROCS 1) of old.txt, lines 6-10
+    sum1 = got.where("old", benchmark="Sum", gomaxprocs="1")
+    assert [r.values["ns/op"] for r in sum1] == [528.0, 403.0, 389.3, 385.7, 695.5]
+    assert sum1[0].cell == {"benchmark": "Sum", "size": "", "algo": "", "gomaxprocs": "1"}
+    # BenchmarkLookup/size=10000/algo=map-2, old.txt:51
+    lookup = got.where("old", benchmark="Lookup", size="10000", algo="map", gomaxprocs="2")
+    assert len(lookup) == 5 and lookup[0].values == {
+        "ns/op": 10.70,
+        "B/op": 0.0,
+        "allocs/op": 0.0,
+    }
+    # BenchmarkAlloc-2, new.txt:61: ns/op, MB/s (b.SetBytes), B/op, allocs/op
+    alloc = got.where("new", benchmark="Alloc", gomaxprocs="2")[0]
+    assert alloc.values == {"ns/op": 12.52, "MB/s": 5110.72, "B/op": 64.0, "allocs/op": 1.0}
+    # the configuration the same throughout a file is its context, not a parameter
+    files = got.settings["import"]["files"]
+    assert [f["config"]["commit"] for f in files] == ["4faaf4c", "a038471"]
+    assert files[0]["config"]["goos"] == "linux" and files[0]["variant"] == "old"
+    assert got.settings["import"]["format"] == "gobench"
+
+
+def test_compare_an_imported_gobench_experiment(tmp_path):
+    got = import_files(tmp_path, "gobench", GO_OLD, GO_NEW)
+    db = str(tmp_path / "p.db")
+    r = perflab("compare", str(got.eid), "--store", db, "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    pairs = {(c["cell"], c["metric"]) for c in doc["comparisons"] if c["variant"] == "new"}
+    assert ("benchmark=Sum,size=,algo=,gomaxprocs=2", "ns/op") in pairs
+    assert len({cell for cell, _ in pairs}) == 12
+    summary = next(
+        s
+        for s in doc["summaries"]
+        if s["cell"] == "benchmark=Sum,size=,algo=,gomaxprocs=1"
+        and s["variant"] == "old"
+        and s["metric"] == "ns/op"
+    )
+    assert summary["n"] == 5 and summary["median"] == 403.0
+    assert math.isclose(summary["mean"], 480.3)
+    text = perflab("compare", str(got.eid), "--store", db)
+    assert text.code == 0, text.err
+    assert "new vs old" in " ".join(text.out.split())
+
+
+def test_gobench_variant_from_a_configuration_key(tmp_path):
+    """Both files in one: the `commit:` line names the variant."""
+    both = tmp_path / "both.txt"
+    both.write_text(GO_OLD.read_text() + GO_NEW.read_text())
+    got = import_files(tmp_path, "gobench", both, "--variant-from", "commit")
+    assert [v["name"] for v in got.settings["variants"]] == ["4faaf4c", "a038471"]
+    assert got.settings["params"] == ["benchmark", "size", "algo", "gomaxprocs"]
+    assert len(got.where("a038471", benchmark="Sum")) == 10
+
+
+def test_gobench_unit_lines_say_which_direction_is_better(tmp_path):
+    """A ``Unit`` line (benchfmt's unit metadata) overrides the guess from the unit."""
+    path = tmp_path / "units.txt"
+    path.write_text("Unit allocs/op better=higher assume=exact\n" + GO_NEW.read_text())
+    got = import_files(tmp_path, "gobench", GO_OLD, path)
+    assert got.metrics["allocs/op"] == ("", "higher") and got.metrics["ns/op"] == ("ns", "lower")
+
+
+# ----------------------------------------------------------------------------- Google Benchmark
+
+
+def test_gbench_repetitions_without_aggregates(tmp_path):
+    got = import_files(
+        tmp_path,
+        "gbench",
+        DATA / "gbench" / "bench.json",
+        "--variant-from",
+        "benchmark",
+        "--baseline",
+        "BM_SetFind",
+    )
+    # 5 benchmarks × 3 repetitions; the 20 aggregates (mean, median, stddev, cv) skipped
+    assert len(got.runs) == 15
+    assert got.baseline == "BM_SetFind"
+    assert [v["name"] for v in got.settings["variants"]] == [
+        "BM_VectorFind",
+        "BM_SetFind",
+        "BM_Memcpy",
+    ]
+    assert got.settings["params"] == ["size", "arg1"]  # threads: 1 throughout, context
+    assert got.metrics == {
+        "real_time": ("ns", "lower"),
+        "cpu_time": ("ns", "lower"),
+        "items_per_second": ("items/s", "higher"),
+        "bytes_per_second": ("B/s", "higher"),
+        "chunks": ("", "lower"),
+    }
+    first = got.where("BM_VectorFind", size="100")
+    assert len(first) == 3
+    assert first[0].values["real_time"] == pytest.approx(3.246679586010642)
+    assert first[0].values["items_per_second"] == pytest.approx(308501086.7077594)
+    # BM_Memcpy's time_unit is us: converted to the metric's ns
+    memcpy = got.where("BM_Memcpy", arg1="4096")[0]
+    assert memcpy.values["real_time"] == pytest.approx(46.791273447867106)
+    assert memcpy.values["bytes_per_second"] == pytest.approx(87609819594.19725)
+    assert memcpy.values["chunks"] == 1.0
+    context = got.settings["import"]["files"][0]["context"]
+    assert context["num_cpus"] == 2 and context["library_build_type"] == "debug"
+
+
+# ----------------------------------------------------------------------------- pytest-benchmark
+
+
+def test_pytest_benchmark_rounds_are_runs(tmp_path):
+    got = import_files(
+        tmp_path,
+        "pytest-benchmark",
+        DATA / "pytest-benchmark" / "rounds.json",
+        "--variant-from",
+        "benchmark",
+    )
+    assert len(got.runs) == 4 * 8 + 7  # every round of stats.data
+    assert got.metrics == {"time": ("s", "lower")}
+    assert got.settings["params"] == ["size"]
+    assert got.baseline == "test_bisect"
+    bisect = got.where("test_bisect", size="100")
+    assert len(bisect) == 8
+    assert bisect[0].values["time"] == pytest.approx(8.312999852932989e-08)
+    assert len(got.where("test_sorted", size="")) == 7
+    context = got.settings["import"]["files"][0]["context"]
+    assert context["version"] == "5.3.1" and "flags" not in context["machine_info"]["cpu"]
+
+
+def test_pytest_benchmark_statistics_only(tmp_path):
+    got = import_files(
+        tmp_path,
+        "pytest-benchmark",
+        DATA / "pytest-benchmark" / "stats.json",
+        "--variant-from",
+        "benchmark",
+    )
+    assert len(got.runs) == 5  # one per benchmark: no rounds in a file saved without data
+    assert list(got.metrics) == ["mean", "median", "min", "max", "stddev", "iqr", "ops"]
+    assert got.metrics["ops"] == ("/s", "higher") and got.metrics["mean"] == ("s", "lower")
+    run = got.where("test_in_set", size="10000")[0]
+    assert run.values["mean"] == pytest.approx(4.059857721911361e-08)
+    assert run.values["ops"] == pytest.approx(24631405.051534783)
+
+
+# ----------------------------------------------------------------------------- hyperfine
+
+
+def test_hyperfine_parameter_sweep(tmp_path):
+    got = import_files(
+        tmp_path,
+        "hyperfine",
+        DATA / "hyperfine" / "sweep-1.json",
+        DATA / "hyperfine" / "sweep-2.json",
+    )
+    assert len(got.runs) == 2 * 3 * 5
+    assert got.metrics == {"time": ("s", "lower")}
+    assert got.settings["params"] == ["command", "n"]
+    runs = got.where("sweep-2", n="1")
+    assert runs[0].cell == {"command": "sleep 0.01", "n": "1"}
+    assert [r.values["time"] for r in runs[:2]] == [0.012135509380000001, 0.009585079380000002]
+
+
+def test_hyperfine_commands_as_variants(tmp_path):
+    got = import_files(
+        tmp_path, "hyperfine", DATA / "hyperfine" / "commands.json", "--variant-from", "command"
+    )
+    assert [v["name"] for v in got.settings["variants"]] == ["true", "sleep 0.005"]
+    assert got.settings["params"] == [] and got.cells() == [{}]
+    assert got.where("sleep 0.005")[0].values["time"] == 0.00585334
+
+
+def test_hyperfine_failed_runs(tmp_path):
+    doc = json.loads((DATA / "hyperfine" / "commands.json").read_text())
+    doc["results"][1]["exit_codes"][2] = 1  # as kept with --ignore-failure
+    path = tmp_path / "failing.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "hyperfine", path, "--variant-from", "command")
+    assert [r.status for r in got.where("sleep 0.005")] == ["ok", "ok", "failed", "ok", "ok"]
+    assert got.where("sleep 0.005")[2].values == {}
+
+
+# ----------------------------------------------------------------------------- criterion
+
+
+def test_criterion_raw_samples(tmp_path):
+    before, after = DATA / "criterion" / "before", DATA / "criterion" / "after"
+    got = import_files(tmp_path, "criterion", before, after)
+    assert len(got.runs) == 2 * 5 * 10  # 5 benchmarks × sample_size(10), twice
+    assert got.settings["params"] == ["benchmark", "function", "parameter"]
+    assert got.metrics == {"time": ("ns", "lower"), "elements_per_sec": ("elem/s", "higher")}
+    fib = got.where("before", benchmark="fib 10")
+    assert fib[0].cell == {"benchmark": "fib 10", "function": "", "parameter": ""}
+    assert fib[0].values == {"time": pytest.approx(8160291.0 / 77198.0)}
+    binary = got.where("after", benchmark="lookup", function="binary", parameter="100")[0]
+    assert binary.values["time"] == pytest.approx(3831004.0 / 863703.0)
+    # Throughput::Elements(1): one element per iteration
+    assert binary.values["elements_per_sec"] == pytest.approx(863703.0 / 3831004.0 * 1e9)
+
+
+def test_criterion_functions_as_variants_and_estimates(tmp_path):
+    group = tmp_path / "lookup"
+    shutil.copytree(DATA / "criterion" / "before" / "lookup", group)
+    got = import_files(tmp_path, "criterion", group, "--variant-from", "function")
+    assert [v["name"] for v in got.settings["variants"]] == ["binary", "linear"]
+    assert got.settings["params"] == ["benchmark", "parameter"]
+    assert len(got.where("linear", parameter="1000")) == 10
+    # without sample.json: criterion's estimates, one run
+    for bench in group.glob("*/*/new"):
+        (bench / "sample.json").unlink()
+    got = import_files(tmp_path / "x", "criterion", group, "--variant-from", "function")
+    assert len(got.runs) == 4
+    assert list(got.metrics) == ["mean", "median", "slope", "std_dev", "median_abs_dev"]
+    estimates = json.loads((group / "binary" / "100" / "new" / "estimates.json").read_text())
+    run = got.where("binary", parameter="100")[0]
+    assert run.values["mean"] == estimates["mean"]["point_estimate"]
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_truncated_json_names_the_line(tmp_path):
+    text = (DATA / "gbench" / "bench.json").read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2])
+    line = one_error(tmp_path, "gbench", path)
+    assert line.startswith(f"{path}:") and "not valid JSON" in line
+    lineno = int(line.split(":")[1])
+    assert lineno == text[: len(text) // 2].count("\n") + 1
+
+
+def test_wrong_json_value_names_its_path(tmp_path):
+    doc = json.loads((DATA / "hyperfine" / "sweep-1.json").read_text())
+    doc["results"][1]["times"][3] = "fast"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    assert one_error(tmp_path, "hyperfine", path, path) == (
+        f"{path}: $.results[1].times[3]: expected a number, found a string ('fast')"
+    )
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("BenchmarkX-8  100  123 ns/op  45 12", "'12' is not a unit (after value 45)"),
+        ("BenchmarkX-8  100  123 ns/op  45", "value 45 has no unit"),
+        ("BenchmarkX-8  100  fast ns/op", "'fast' is not a number (a value before its unit)"),
+        ("BenchmarkX-8  many  123 ns/op", "iteration count 'many' is not a whole number"),
+        ("BenchmarkX-8  100", "no measurements after the iteration count"),
+        ("BenchmarkX-8  100  1 ns/op 2 ns/op", "unit 'ns/op' appears twice"),
+        ("Unit ns/op better=faster", "better='faster': expected higher or lower"),
+    ],
+)
+def test_bad_benchfmt_line(tmp_path, line, expected):
+    lines = GO_OLD.read_text().splitlines()
+    lines.insert(9, line)  # becomes line 10
+    path = tmp_path / "bad.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert one_error(tmp_path, "gobench", path, GO_NEW) == f"{path}:10: {expected}"
+
+
+def test_missing_criterion_file(tmp_path):
+    tree = tmp_path / "criterion"
+    shutil.copytree(DATA / "criterion" / "before", tree)
+    missing = tree / "lookup" / "linear" / "100" / "new" / "benchmark.json"
+    missing.unlink()
+    line = one_error(tmp_path, "criterion", tree, DATA / "criterion" / "after")
+    assert line == f"{missing}: missing (criterion writes it beside sample.json)"
+    for f in ("sample.json", "estimates.json"):
+        (missing.parent / f).unlink()
+    (tree / "fib 10" / "new" / "sample.json").unlink()
+    (tree / "fib 10" / "new" / "estimates.json").unlink()
+    line = one_error(tmp_path, "criterion", tree, DATA / "criterion" / "after")
+    fib = tree / "fib 10" / "new"
+    assert line == f"{fib}: neither sample.json nor estimates.json (is the run complete?)"
+
+
+@pytest.mark.parametrize(
+    "fmt, args, expected",
+    [
+        ("gobench", [GO_OLD], "a single variant ('old'): nothing to compare"),
+        ("gobench", [GO_OLD, GO_OLD], f"{GO_OLD}: a file given twice"),
+        ("gobench", [GO_OLD, GO_NEW, "--baseline", "x"], "--baseline 'x' is not a variant"),
+        ("gobench", [GO_OLD, "--variant-from", "nope"], "--variant-from 'nope': no such"),
+        ("gobench", [GO_OLD, "--variant-from", "algo"], f"{GO_OLD}:6: no 'algo' here"),
+        ("gobench", [DATA / "README.md", GO_OLD], "no benchmark results"),
+        ("gbench", [DATA / "nope.json"], "result file not found"),
+        ("gbench", [GO_OLD], f"{GO_OLD}:1:1: not valid JSON"),
+        ("criterion", [GO_OLD], "criterion results are a folder"),
+        ("criterion", [DATA / "gobench"], "no criterion benchmarks here"),
+        ("hyperfine", [DATA / "gbench" / "bench.json"], "$: no 'results'"),
+        ("gobench", [GO_OLD, GO_NEW, "--metric", "x:lower"], "--metric is a CSV option"),
+        ("gobench", [GO_OLD, GO_NEW, "--variant", "v"], "--variant is a CSV option"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, fmt, args, expected):
+    assert expected in one_error(tmp_path, fmt, *args)
+
+
+def test_csv_options_keep_their_rules(tmp_path):
+    db = tmp_path / "p.db"
+    for argv, expected in (
+        ([], "the following arguments are required: --variant, --metric, --baseline"),
+        (["--variant", "v", "--metric", "t:lower", "--baseline", "a", "--variant-from", "k"],
+         "--variant-from is for --format imports"),
+    ):  # fmt: skip
+        r = perflab("import", str(GO_OLD), "--store", str(db), *argv)
+        assert r.code == 2 and expected in r.err and len(r.err.splitlines()) == 1
+    r = perflab("import", str(GO_OLD), str(GO_NEW), "--store", str(db), "--variant", "v",
+                "--metric", "t:lower", "--baseline", "a")  # fmt: skip
+    assert r.code == 2 and "a CSV import reads one file; 2 were given" in r.err
+    assert not db.exists()
+
+
+def test_the_cli_lists_every_format():
+    from perflab.cli.import_csv import FORMATS as CLI_FORMATS
+    from perflab.importers import FORMATS
+
+    assert list(CLI_FORMATS) == ["csv", *FORMATS]
