@@ -54,3 +54,23 @@ def import_mglru(db: Path, *metrics: str) -> Path:
     r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
     assert r.code == 0, r.err
     return db
+
+
+def one_error(r, tmp_path: Path | None = None) -> str:
+    """The single stderr line of a failed command (asserting exit 2, no traceback)."""
+    assert r.code == 2, r
+    assert "Traceback" not in r.err
+    lines = r.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("perflab: error: "), r.err
+    return lines[0]
+
+
+def mglru_store(folder: Path) -> tuple[Path, int]:
+    """A store in ``folder`` holding the MGLRU runs, imported by the CLI; (path, experiment id)."""
+    from testdata import MGLRU_RUNS, mglru_import
+
+    db = folder / "p.db"
+    metrics = mglru_import("ops_per_sec:higher", "p99_latency_ms:lower")
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *metrics)
+    assert r.code == 0, r.err
+    return db, int(r.out.strip().splitlines()[-1])

@@ -56,6 +56,7 @@ MODULE_MARKS = {
         "test_load_errors.py",
         "test_load_faults.py",
         "test_ssh_hosts.py",
+        "test_labgrid.py",  # and a labgrid coordinator and exporter
     },
     "browser": {"test_report_browser.py"},  # headless Chromium
     "slow": {  # whole experiments, processes, simulations or fuzzing: seconds each
@@ -63,6 +64,7 @@ MODULE_MARKS = {
         "test_agreement.py",
         "test_fuzz.py",
         "test_history.py",
+        "test_labgrid.py",
         "test_overhead_run.py",
         "test_probes.py",
         "test_process_hygiene.py",

@@ -12,6 +12,11 @@ Places are made and held with the real `labgrid-client` (``-x ADDRESS``), as a t
 member would; ``who`` sets its labgrid identity (``LG_USERNAME``, ``LG_HOSTNAME``).
 Every wait is a bounded poll. labgrid comes with the test extra (scripts/setup): missing,
 it is a test failure, never a skip.
+
+`Pdu` is a network power switch for a lab VM: an HTTP server on loopback speaking
+labgrid's ``simplerest`` power protocol (``GET /relay/0/1`` on, ``/relay/0/0`` off,
+``/relay/0`` the state), whose outlet starts the VM's command and stops it — what a
+``NetworkPowerPort`` of the exporter points at.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +173,74 @@ def start_lab(resources: dict[str, dict[str, Any]]) -> Lab:
 def ssh_service(srv: Any) -> dict[str, Any]:
     """An exporter's NetworkService for a test sshd (tests/sshd.py)."""
     return {"NetworkService": {"address": LOOPBACK, "username": srv.user, "port": srv.port}}
+
+
+class Pdu:
+    """One outlet powering ``argv`` (a VM in the foreground): on starts it, off stops it.
+    ``events``: "on"/"off" in the order asked; ``url``: a NetworkPowerPort's ``host``."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.argv, self.log, self.env = argv, log, env
+        self.events: list[str] = []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        pdu = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                parts = self.path.strip("/").split("/")  # relay, index[, value]
+                body = pdu.switch(parts[2] if len(parts) > 2 and parts[2] else None)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self.url = f"http://{LOOPBACK}:{self.server.server_address[1]}/relay/{{index}}/{{value}}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def switch(self, value: str | None) -> bytes:
+        with self._lock:
+            if value == "1":
+                self.events.append("on")
+                if not self.on:
+                    with open(self.log, "ab") as out:
+                        self.proc = subprocess.Popen(
+                            self.argv, stdin=subprocess.DEVNULL, stdout=out,
+                            stderr=subprocess.STDOUT, env=self.env,
+                        )  # fmt: skip
+            elif value == "0":
+                self.events.append("off")
+                self._off()
+            return b"1" if self.on else b"0"
+
+    @property
+    def on(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _off(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc = None
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        with self._lock:
+            self._off()
+
+    def __enter__(self) -> Pdu:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -4,6 +4,7 @@ figures come from, as a `#` comment that perflab's CSV readers skip."""
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -27,3 +28,65 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a test-vector CSV, its leading `#` lines skipped."""
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+#: The one minimal valid experiment file (the spec-error tests edit it one key at a time).
+MINIMAL_SPEC = """\
+name = "demo"
+baseline = "a"
+repetitions = 3
+
+[matrix]
+size = [1, 2]
+
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+
+[[phase]]
+name = "work"
+command = "echo {size}"
+
+[[metric]]
+name = "wall_time"
+better = "lower"
+"""
+
+
+#: A tiny experiment of echo commands (2 cells × 2 variants × 3 runs + warm-ups).
+TINY = """\
+name = "api-tiny"
+baseline = "a"
+repetitions = 3
+warmup = 1
+
+[matrix]
+n = [1, 2]
+
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+
+[[phase]]
+name = "work"
+command = "echo n={n} variant={variant}"
+
+[[metric]]
+name = "wall_time"
+unit = "s"
+better = "lower"
+[[metric]]
+name = "n_out"
+regex = "n=(?P<value>[0-9]+)"
+better = "higher"
+"""
+
+
+def fingerprint(folder):
+    """Every file of ``folder`` with its content's hash: what a reader must not change."""
+    return {
+        p.name: "folder" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+    }

@@ -180,6 +180,7 @@ def step_spec(
     data["variant"] = [
         {
             **template,
+            **_booted_at(template, commit, repo),
             "name": name,
             "description": subjects.get(name, "")[:200],
             "params": {**template.get("params", {}), "commit": commit, "repo": str(repo)},
@@ -203,6 +204,20 @@ def step_spec(
             location=str(spec.path),
             hint=e.hint,
         ) from None
+
+
+#: A variant's keys that name what its host boots: ``{commit}`` and ``{repo}`` in them are
+#: the step's (a kernel variant boots the kernel built from the candidate).
+BOOT_KEYS = ("kernel", "cmdline")
+
+
+def _booted_at(template: dict[str, Any], commit: str, repo: Path) -> dict[str, Any]:
+    """The template's boot keys with ``{commit}`` and ``{repo}`` filled in."""
+    return {
+        k: template[k].replace("{commit}", commit).replace("{repo}", str(repo))
+        for k in BOOT_KEYS
+        if isinstance(template.get(k), str)
+    }
 
 
 def _template_variant(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from typing import Any
 
 from perflab.hosts.labgrid_session import CoordinatorError, CoordinatorSession
 from perflab.hosts.process import process_start_time
-from perflab.hosts.ssh import HostError
+from perflab.hosts.ssh import HostError, parse_destination
 
 #: Seconds between looks at a place someone else holds (the coordinator pushes changes:
 #: a look costs no request).
@@ -254,7 +254,7 @@ def holder_line(session: CoordinatorSession, state: Any) -> str:
     marks = [a for a in state.allowed if str(a).partition("/")[2].startswith(MARK)]
     pid, start = _marked_process(marks[0]) if marks else (None, None)
     if state.acquired != session.who:
-        return line + (" (by perflab)" if marks else "")
+        return line + (", by perflab" if marks else "")
     by_hand = f"`labgrid-client -x {session.address} -p {state.name} release`"
     if pid is None:
         return (
@@ -262,9 +262,9 @@ def holder_line(session: CoordinatorSession, state: Any) -> str:
             f"with {by_hand} once nothing of yours uses it"
         )
     if start is not None and process_start_time(pid) == start:
-        return f"{line} (perflab pid {pid} on this host)"
+        return f"{line}, by perflab pid {pid} on this host"
     return (
-        f"{line} by perflab pid {pid} on this host, which is gone: a lock left by a perflab "
+        f"{line}, by perflab pid {pid} on this host, which is gone: a lock left by a perflab "
         f"killed with SIGKILL; release it with {by_hand}"
     )
 
@@ -301,9 +301,16 @@ def _lease(session: CoordinatorSession, host: str, state: Any, mark: str) -> Lea
         )
     service = services[0]
     p = service.params
-    address = str(p.get("address", "")).partition("%")[0]
-    address = f"[{address}]" if ":" in address else address
-    ssh = f"{p['username']}@{address}:{p.get('port', 22)}"
+    address = str(p.get("address", ""))
+    address = f"[{address}]" if ":" in address else address  # IPv6
+    ssh = f"{p.get('username')}@{address}:{p.get('port', 22)}"
+    try:
+        parse_destination(ssh)
+    except ValueError as e:
+        raise HostError(
+            f"host '{host}': labgrid place '{state.name}' lends NetworkService {service.path} "
+            f"that perflab cannot log in to over SSH: {e}"
+        ) from None
     jump = str(service.extra.get("proxy")) if service.extra.get("proxy_required") else None
     console = None
     serial = [r for r in resources if r.cls == "NetworkSerialPort"]

@@ -3,9 +3,11 @@
 
 perflab talks to the coordinator only around an experiment — to acquire a place, to mark
 it with this process, to release it, to look at it for ``--dry-run`` — each time over a
-session of its own, on an event loop of its own, closed when the errand is done: nothing
-of gRPC runs while the runs are measured, and perflab's own threads and signal handling
-stay as they are. An acquisition outlives the session that made it (the coordinator keeps
+session of its own, closed when the errand is done: nothing of gRPC runs while the runs
+are measured, and perflab's own threads and signal handling stay as they are. Every
+session runs on one event loop, this process's for labgrid (`_event_loop`), run only
+while an errand runs: gRPC's asyncio layer binds itself to the first loop it runs on, and
+a second loop would meet callbacks for a closed one. An acquisition outlives the session that made it (the coordinator keeps
 it until a release), which is why a perflab killed with SIGKILL leaves its place held.
 
 Every call is bounded (`ERRAND_TIMEOUT_S`); any failure is a `CoordinatorError` whose
@@ -15,11 +17,16 @@ imported only when a spec names a place.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import socket
 import sys
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio (80 ms to import) and labgrid come when a spec names a place, never before.
 
 #: The coordinator's port when an address gives none (labgrid's default).
 DEFAULT_PORT = 20408
@@ -30,6 +37,18 @@ ERRAND_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
 
 T = TypeVar("T")
+
+#: The event loop every session of this process runs on (made at the first).
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def _event_loop() -> asyncio.AbstractEventLoop:
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        import asyncio
+
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
 
 
 class CoordinatorError(Exception):
@@ -92,22 +111,22 @@ class CoordinatorSession:
                 f"labgrid coordinator {self.address} does not answer: {e.strerror or e}"
             ) from None
         self._client = _import_client()
-        self._loop = asyncio.new_event_loop()
+        self._loop = _event_loop()
         self._session: Any = None
-        try:
-            self._session = self._run(self._start())
-        except BaseException:
-            self._loop.close()
-            raise
+        self._session = self._run(self._start())
         self.who = f"{self._session.gethostname()}/{self._session.getuser()}"
 
     async def _start(self) -> Any:
+        import asyncio
+
         session = self._client.ClientSession(self.address, asyncio.get_running_loop())
         await session.start()
         return session
 
     def _run(self, step: Awaitable[T], timeout: float = ERRAND_TIMEOUT_S) -> T:
         """Runs ``step`` on this session's loop; CoordinatorError when it fails."""
+        import asyncio
+
         import grpc
 
         try:
@@ -193,6 +212,8 @@ class CoordinatorSession:
 
     def wait(self, seconds: float) -> None:
         """Lets the coordinator's updates arrive for ``seconds``."""
+        import asyncio
+
         self._check_alive()
         self._run(asyncio.sleep(seconds), timeout=seconds + ERRAND_TIMEOUT_S)
 
@@ -201,13 +222,9 @@ class CoordinatorSession:
             raise CoordinatorError(f"lost the labgrid coordinator {self.address}")
 
     def close(self) -> None:
-        try:
-            if self._session is not None:
-                self._run(self._end(), timeout=5.0)
-        except CoordinatorError:
-            pass
-        finally:
-            self._loop.close()
+        """Ends the session and its channel (the loop stays, for the next session)."""
+        with contextlib.suppress(CoordinatorError):
+            self._run(self._end(), timeout=5.0)
 
     async def _end(self) -> None:
         await self._session.stop()

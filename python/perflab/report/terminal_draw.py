@@ -5,7 +5,7 @@ alignment): ~10 s of CPU for the 8,000 rows of an 80,000-run comparison's summar
 tables perflab prints when they fit the terminal are simple — plain text cells, no
 wrapping, one box style — so their lines are built here, segment for segment what rich
 yields for the same table (header row bold and bottom-aligned, cells top-aligned, a rule
-before the footer; `tests/test_compare_table_width.py` compares the bytes, colours
+before the footer; `tests/cli/test_compare_table_width.py` compares the bytes, colours
 included). Tables that must be folded to fit are left to rich."""
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.hosts.base import Host
-from perflab.hosts.labgrid import Lease, acquire, coordinator_address, look, release
 from perflab.hosts.local import LocalHost
 from perflab.hosts.powered import Control, PoweredHost
 from perflab.hosts.remote import RemoteHost
@@ -35,6 +34,7 @@ from perflab.spec.template import render_shell
 
 if TYPE_CHECKING:
     from perflab.hosts.boot import KernelState
+    from perflab.hosts.labgrid import Lease
 
 LOCAL = "local"
 
@@ -127,6 +127,10 @@ class Hosts:
     def connection(self, name: str) -> SshConnection:
         return self._remote[name].conn
 
+    def booted_from_here(self, name: str) -> bool:
+        """Host ``name`` is a device this machine powers and boots (a `PoweredHost`)."""
+        return name in self._devices
+
     def is_down(self, name: str) -> bool:
         """The host is known not to answer (a device not booted, or whose boot failed)."""
         return self._remote[name].conn.down is not None
@@ -165,6 +169,10 @@ class Hosts:
         from what the place lends: a device booted from here when it has a power port
         (and the host no boot command of its own), else a host over SSH."""
         lent = [n for n, h in self._specs.items() if h.labgrid is not None]
+        if not lent:
+            return
+        from perflab.hosts.labgrid import acquire, coordinator_address
+
         for name in sorted(lent, key=lambda n: (self._specs[n].labgrid, n)):
             h = self._specs[name]
             address = coordinator_address(h.labgrid_coordinator)
@@ -179,8 +187,8 @@ class Hosts:
                 on, off = lease.power_command("on"), lease.power_command("off")
                 control = Control(on, off, lease.console, h.boot_timeout, h.kernel)
             self._add(name, target, control)
-        if lent:  # the spec's order, as for every other host
-            self._remote = {n: self._remote[n] for n in self._specs if n in self._remote}
+        # the spec's order, as for every other host
+        self._remote = {n: self._remote[n] for n in self._specs if n in self._remote}
 
     def places(self) -> dict[str, dict[str, Any]]:
         """Each host lent by a labgrid place → what the records keep of the place (its
@@ -223,6 +231,8 @@ class Hosts:
         lines = []
         for name, h in self._specs.items():
             if h.labgrid is not None:
+                from perflab.hosts.labgrid import coordinator_address, look
+
                 address = coordinator_address(h.labgrid_coordinator)
                 lines.append(f"host {name}: {look(name, h.labgrid, address)}")
         for name, ex in self._remote.items():
@@ -273,6 +283,10 @@ class Hosts:
 
     def _release_places(self) -> None:
         """Releases every place acquired; what went wrong is said, one line each."""
+        if not self._leases:
+            return
+        from perflab.hosts.labgrid import release
+
         while self._leases:
             _, lease = self._leases.popitem()
             try:

@@ -28,7 +28,7 @@ def ensure_kernel(
 
     records: list[str] = []
     hosts.revive()
-    for name in _hosts_to_check(host_specs, variant):
+    for name in _hosts_to_check(hosts, host_specs, variant):
         host = host_specs[name]
         mine = name == variant.on
         kernel, cmdline = (variant.kernel, variant.cmdline) if mine else (None, None)
@@ -48,13 +48,16 @@ def ensure_kernel(
     return None, _joined(records)
 
 
-def _hosts_to_check(host_specs: Mapping[str, HostSpec], variant: VariantSpec) -> list[str]:
-    """The variant's host when it names a kernel, then every controlled or reset host."""
+def _hosts_to_check(
+    hosts: Hosts, host_specs: Mapping[str, HostSpec], variant: VariantSpec
+) -> list[str]:
+    """The variant's host when it names a kernel, then every device booted from here
+    (``[hosts.NAME.control]``, or a labgrid place with a power port) and every reset host."""
     names = []
     if variant.on not in (None, "local") and (variant.kernel or variant.cmdline):
         names.append(variant.on)
     for name, h in host_specs.items():
-        if h.control is not None or h.reset == "each-run":
+        if hosts.booted_from_here(name) or h.reset == "each-run":
             names.append(name)
     return list(dict.fromkeys(n for n in names if n is not None))
 

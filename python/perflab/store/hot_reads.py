@@ -7,7 +7,7 @@ The store's backend does them (`dialect.Backend.experiment_values`). SQLite's ar
 (`crates/store`, `perflab._native`): each opens a second, read-only connection with the
 URI of the store's own (the mode its reading connection succeeded with). One SQLite
 library serves both connections (the system's, which Python's sqlite3 links), so they
-share its per-file locks; `tests/test_store_read.py` checks it. PostgreSQL's group on the
+share its per-file locks; `tests/store/test_store_read.py` checks it. PostgreSQL's group on the
 server (`postgres_reads`)."""
 
 from __future__ import annotations

@@ -4,28 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import perflab, write_spec
-
-GOOD = """\
-name = "demo"
-baseline = "a"
-repetitions = 3
-
-[matrix]
-size = [1, 2]
-
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-
-[[phase]]
-name = "work"
-command = "echo {size}"
-
-[[metric]]
-name = "wall_time"
-better = "lower"
-"""
+from testdata import MINIMAL_SPEC as GOOD  # the one minimal valid spec
 
 
 def error_of(tmp_path, text: str) -> str:

@@ -10,21 +10,12 @@ import argparse
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, perflab, write_spec
+from cli_helpers import REPO, one_error, perflab, write_spec
 from perflab.cli import build_parser
 from perflab.spec import limits
-from test_spec_errors import GOOD  # the one minimal valid spec
-from test_store_faults import perflab_unprivileged
 from testdata import MGLRU_RUNS, mglru_import
-
-
-def one_error(r, tmp_path: Path | None = None) -> str:
-    """The single stderr line of a failed command (asserting exit 2, no traceback)."""
-    assert r.code == 2, r
-    assert "Traceback" not in r.err
-    lines = r.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("perflab: error: "), r.err
-    return lines[0]
+from testdata import MINIMAL_SPEC as GOOD  # the one minimal valid spec
+from unprivileged import perflab_unprivileged
 
 
 def spec_error(tmp_path: Path, text: str) -> str:

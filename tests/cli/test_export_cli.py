@@ -11,11 +11,10 @@ import os
 import pandas as pd
 import perflab
 import pytest
+from cli_helpers import mglru_store as import_mglru
+from cli_helpers import one_error, write_spec
 from cli_helpers import perflab as cli
-from cli_helpers import write_spec
-from test_api import TINY, fingerprint, import_mglru
-from test_bad_input import one_error
-from testdata import MGLRU_RUNS, csv_rows
+from testdata import MGLRU_RUNS, TINY, csv_rows, fingerprint
 
 METRICS = ("ops_per_sec", "p99_latency_ms")
 

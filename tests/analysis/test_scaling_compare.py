@@ -272,7 +272,7 @@ def test_report_carries_the_scaling_fit(synthetic):
     assert plain["comparison"]["sweeps"]  # 7 cells: the geometric mean is there too
 
 
-SOURCE = Path(__file__).resolve().parents[1] / "examples" / "physseg" / "physseg.c"
+SOURCE = Path(__file__).resolve().parents[2] / "examples" / "physseg" / "physseg.c"
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")

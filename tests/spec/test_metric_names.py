@@ -11,7 +11,7 @@ from perflab.workloads.kv import run_kv
 from perflab.workloads.kv_result import kv_metric_names
 from perflab.workloads.parsers import ParseError, available_parsers, get_parser
 
-DATA = Path(__file__).parent / "data" / "parsers"
+DATA = Path(__file__).parents[1] / "data" / "parsers"
 
 
 def _outputs():

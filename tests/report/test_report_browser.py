@@ -158,7 +158,7 @@ def test_html_report_in_headless_chromium(experiment, chromium):
         table = b.evaluate("""Array.from(document.querySelectorAll('table.tldr thead tr, table.tldr tbody tr'),
                                  tr => Array.from(tr.children, c => c.textContent))""")
         head, rows = table[0], table[1:]
-        # under them, the geometric mean across the cells (tests/test_sweep_compare.py)
+        # under them, the geometric mean across the cells (tests/analysis/test_sweep_compare.py)
         assert (
             b.evaluate("document.querySelector('table.tldr tfoot td').textContent")
             == "all 2 cells (geometric mean)"

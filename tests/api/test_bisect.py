@@ -290,6 +290,28 @@ def test_the_step_experiment_keeps_the_users_file_and_sets_the_commits(tmp_path)
     assert [p.name for p in m.phase] == ["loop"] and step.path == spec
 
 
+def test_a_kernel_variant_boots_the_kernel_built_from_the_candidate(tmp_path):
+    """``{commit}`` in a variant's ``kernel`` (and ``cmdline``): each step's variants name
+    the kernel release built from their own commit, which their host boots and verifies."""
+    from perflab.api.bisect_spec import read_spec, step_spec
+
+    spec = write_spec(tmp_path)
+    text = spec.read_text().replace(
+        'name = "build"',
+        'name = "build"\non = "dut"\nkernel = "6.1.0-bisect-{commit}"\ncmdline = "src={repo}"',
+        1,
+    )
+    spec.write_text(
+        text.replace("[[variant]]", '[hosts.dut]\nssh = "root@127.0.0.1"\n\n[[variant]]', 1)
+    )
+    ids = {"good": "a" * 40, "candidate": "b" * 40, "bad": "c" * 40}
+    step = step_spec(read_spec(spec, None), 1, ids, {}, tmp_path, 0.02)
+    kernels = {v.name: (v.kernel, v.cmdline) for v in step.model.variant}
+    assert kernels == {
+        name: (f"6.1.0-bisect-{commit}", f"src={tmp_path}") for name, commit in ids.items()
+    }
+
+
 def test_bad_input_is_one_line_before_anything_runs(tmp_path):
     repo, good, bad, _ = make_repo(tmp_path, commits=3, planted=2)
     spec, db = write_spec(tmp_path), tmp_path / "perflab.db"

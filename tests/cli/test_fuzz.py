@@ -31,7 +31,7 @@ from perflab.plan import make_plan
 from perflab.spec import load_spec
 from testdata import MGLRU_RUNS, ROUTER_PLATFORMS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PLATFORMS = ROUTER_PLATFORMS
 
 #: Examples per test (the sum is what the fuzzing covers).

@@ -8,7 +8,6 @@ and a 2 MiB tmpfs where this machine lets us mount one.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import CliResult, perflab
+from unprivileged import perflab_unprivileged
 
 CSV_ROWS = "variant,ops\n" + "".join(f"{v},{n}\n" for v in "ab" for n in (10, 11, 12, 13, 14))
 IMPORT = ("--variant", "variant", "--metric", "ops:higher", "--baseline", "a")
@@ -31,18 +31,6 @@ READS = [
     ("compare", "last"),
     ("report", "last", "--json", "-o", "-"),
 ]
-PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = (
-    24,
-    1,
-    2,
-)  # <linux/prctl.h>, <linux/capability.h>
-CHILD_CLI = """
-import io, json, sys
-from perflab.cli import main
-out, err = io.StringIO(), io.StringIO()
-code = main(sys.argv[1:], stdout=out, stderr=err)
-print(json.dumps([code, out.getvalue(), err.getvalue()]))
-"""
 
 
 # -- helpers
@@ -274,32 +262,6 @@ def test_sqlite_file_without_tables_is_an_error_to_read(tmp_path):
 
 
 # -- read-only files and folders (a child process without root's override of file modes)
-
-
-def _lose_root_override() -> None:
-    """Runs in the child before exec: drops the capabilities that let root ignore file modes
-    from the bounding set, so the exec'd process (still root, the owner) obeys them."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
-        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
-
-
-def perflab_unprivileged(*argv: str, cwd: Path) -> CliResult:
-    """The CLI in a child process that file modes apply to (root without its override)."""
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.run(
-        [sys.executable, "-c", CHILD_CLI, *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-        preexec_fn=_lose_root_override if os.geteuid() == 0 else None,
-    )
-    assert p.returncode == 0, p.stderr
-    code, out, err = json.loads(p.stdout.splitlines()[-1])
-    return CliResult(code, out, err)
 
 
 @pytest.fixture

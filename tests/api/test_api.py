@@ -6,7 +6,6 @@ prints for the same options."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -19,49 +18,13 @@ import tempfile
 import pandas as pd
 import perflab
 import pytest
+from cli_helpers import mglru_store as import_mglru
 from cli_helpers import perflab as cli
 from cli_helpers import write_spec
 from perflab.errors import InputError, PerflabError, SpecError, StoreError
-from testdata import MGLRU_RUNS, csv_rows, mglru_import
+from testdata import MGLRU_RUNS, TINY, csv_rows, fingerprint, mglru_import
 
 METRICS = ("ops_per_sec", "p99_latency_ms")
-
-TINY = """\
-name = "api-tiny"
-baseline = "a"
-repetitions = 3
-warmup = 1
-
-[matrix]
-n = [1, 2]
-
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-
-[[phase]]
-name = "work"
-command = "echo n={n} variant={variant}"
-
-[[metric]]
-name = "wall_time"
-unit = "s"
-better = "lower"
-[[metric]]
-name = "n_out"
-regex = "n=(?P<value>[0-9]+)"
-better = "higher"
-"""
-
-
-def import_mglru(folder):
-    """A store in ``folder`` holding the MGLRU runs, imported by the CLI; (path, experiment id)."""
-    db = folder / "p.db"
-    metrics = mglru_import("ops_per_sec:higher", "p99_latency_ms:lower")
-    r = cli("import", str(MGLRU_RUNS), "--store", str(db), *metrics)
-    assert r.code == 0, r.err
-    return db, int(r.out.strip().splitlines()[-1])
 
 
 @pytest.fixture
@@ -103,14 +66,6 @@ def assert_matches_cli(result, expected) -> None:
         assert (r.verdict, r.method, r.scale) == (e["verdict"], e["method"], e["scale"])
         assert r.significant == (r.low > 0 or r.high < 0)
         assert r.ram_utilization_pct == r.cell.split("=")[1]
-
-
-def fingerprint(folder):
-    """Every file of ``folder`` with its content's hash: what a reader must not change."""
-    return {
-        p.name: "folder" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.iterdir())
-    }
 
 
 # -- the package

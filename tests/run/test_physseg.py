@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "examples" / "physseg" / "physseg.c"
+SOURCE = Path(__file__).resolve().parents[2] / "examples" / "physseg" / "physseg.c"
 MASK53 = (1 << 53) - 1
 FNV_PRIME = 1099511628211
 MAX_TOTAL_PAGES = 1 << 24

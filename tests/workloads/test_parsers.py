@@ -13,7 +13,7 @@ from perflab.errors import InputError
 from perflab.workloads.parsers import ParseError, available_parsers, get_parser
 from perflab.workloads.parsers.names import percentile_metric, slug
 
-DATA = Path(__file__).parent / "data" / "parsers"
+DATA = Path(__file__).parents[1] / "data" / "parsers"
 
 # The MGLRU memcached experiment's per-run columns: Ops/sec, Avg. Lat., p50, p99, p99.9, KB/sec.
 MGLRU_COLUMNS = [

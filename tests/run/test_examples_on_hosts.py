@@ -20,7 +20,7 @@ from sshd import start_sshd
 
 pytestmark = pytest.mark.server
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def edited(name: str, edits: list[tuple[str, str]]) -> str:

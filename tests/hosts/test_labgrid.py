@@ -7,7 +7,9 @@ after its labgrid_timeout; a place left held by a perflab killed with SIGKILL is
 be stale, with the command that releases it; two team members' perflab processes (their
 own labgrid identities and login names) sharing the place and one PostgreSQL store
 (pg.py) both finish, never on the place at the same time, and `perflab ls` says who ran
-what. Every perflab here is a process of its own, as a team member's would be."""
+what; the emulated router (lab.py) lent by a place with a power port and a serial console
+is powered off and on through labgrid, and its console kept with the run. Every perflab
+here is a process of its own, as a team member's would be."""
 
 from __future__ import annotations
 
@@ -23,9 +25,11 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import perflab, perflab_process, write_spec
-from labgrid_helpers import identity_env, ssh_service, start_lab
+from lab import lab_fixture, ssh_options, vm_argv  # noqa: F401 (lab_fixture: the fixture lab)
+from labgrid_helpers import Pdu, identity_env, ssh_service, start_lab
 from perflab.store import Store
 from proc_helpers import gone, live, marker_sleep, wait_until
+from servers import LOOPBACK, free_port
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server
@@ -43,22 +47,22 @@ def sshd():
 
 
 @pytest.fixture(scope="module")
-def lab(sshd):
-    with start_lab({"dut": ssh_service(sshd)}) as lab:
-        lab.create_place(PLACE, "dut")
-        yield lab
+def grid(sshd):
+    with start_lab({"dut": ssh_service(sshd)}) as grid:
+        grid.create_place(PLACE, "dut")
+        yield grid
 
 
 @pytest.fixture
-def place(lab):
-    """The place, free; freed again after the test whoever holds it (a failed test's)."""
-    assert lab.holder(PLACE) is None, lab.show(PLACE)
+def place(grid):
+    """The place (free: every test leaves it so); freed after the test whoever holds it
+    (a failed test's holder)."""
     yield PLACE
-    if lab.holder(PLACE) is not None:
-        lab.client("-p", PLACE, "release", "--kick")
+    if grid.holder(PLACE) is not None:
+        grid.client("-p", PLACE, "release", "--kick")
 
 
-def _spec(lab, sshd, *, name="lab", command="echo v=1", timeout="10m", before_all="") -> str:
+def _spec(grid, sshd, *, name="grid", command="echo v=1", timeout="10m", before_all="") -> str:
     options = ", ".join(f'"{o}"' for o in sshd.options())
     hook = f"before_all = {json.dumps(before_all)}\n" if before_all else ""
     return f"""\
@@ -68,7 +72,7 @@ repetitions = 2
 {hook}
 [hosts.dut]
 labgrid = "{PLACE}"
-labgrid_coordinator = "{lab.address}"
+labgrid_coordinator = "{grid.address}"
 labgrid_timeout = "{timeout}"
 identity = "{sshd.identity}"
 options = [{options}]
@@ -123,9 +127,12 @@ class Perflab:
         return wait_until(found, timeout)
 
     def finish(self, timeout: float = 120.0) -> int:
+        """Its exit status, once it has exited; never a traceback (labgrid's gRPC layer
+        included: it logs through asyncio when misused)."""
         code = self.proc.wait(timeout)
         for t in self._readers:
             t.join(10)
+        assert "Traceback" not in self.stderr and "ERROR:" not in self.stderr, self.stderr
         return code
 
     @property
@@ -167,11 +174,11 @@ def _control_dirs(pid: int) -> set[bytes]:
 
 
 def test_an_experiment_on_a_place_acquires_it_records_it_and_releases_it(
-    lab, sshd, place, tmp_path
+    grid, sshd, place, tmp_path
 ):
     during = tmp_path / "during.txt"
-    hook = f"{CLIENT} -x {lab.address} -p {place} show > {during}"
-    run = _run(tmp_path, _spec(lab, sshd, before_all=hook))
+    hook = f"{CLIENT} -x {grid.address} -p {place} show > {during}"
+    run = _run(tmp_path, _spec(grid, sshd, before_all=hook))
     assert run.finish() == 0, run.stderr
     assert f"host dut: labgrid place {place} acquired ({sshd.user}@127.0.0.1:{sshd.port})" in (
         run.stderr
@@ -181,10 +188,10 @@ def test_an_experiment_on_a_place_acquires_it_records_it_and_releases_it(
     me = re.search(r"acquired: (\S+)", shown)
     assert me and me.group(1) != "None", shown
     assert f"/perflab-pid-{run.proc.pid}-" in shown, shown
-    assert lab.holder(place) is None  # released at its end
+    assert grid.holder(place) is None  # released at its end
     with Store(tmp_path / "p.db") as s:
         record = s.environments(1)["dut"]["labgrid"]
-        assert record["place"] == place and record["coordinator"] == lab.address
+        assert record["place"] == place and record["coordinator"] == grid.address
         assert record["acquired_by"] == me.group(1)
         service = next(r for r in record["resources"] if r["cls"] == "NetworkService")
         assert service["params"]["port"] == sshd.port
@@ -198,10 +205,10 @@ def test_an_experiment_on_a_place_acquires_it_records_it_and_releases_it(
 
 
 def test_a_place_held_by_someone_else_is_waited_for_then_fails_naming_the_holder(
-    lab, sshd, place, tmp_path
+    grid, sshd, place, tmp_path
 ):
-    lab.client("-p", place, "acquire", who=ALICE)
-    run = _run(tmp_path, _spec(lab, sshd, timeout="1.5s"))
+    grid.client("-p", place, "acquire", who=ALICE)
+    run = _run(tmp_path, _spec(grid, sshd, timeout="1.5s"))
     line = run.said("waiting for labgrid place dut")
     assert "(held by alice@alice-laptop since " in line and "up to 1.5 s" in line, line
     assert run.finish() == 1
@@ -212,38 +219,37 @@ def test_a_place_held_by_someone_else_is_waited_for_then_fails_naming_the_holder
         r"\d\d:\d\d:\d\d; waited 1.5 s \(labgrid_timeout\)",
         errors[0],
     ), errors[0]
-    assert lab.holder(place) == "alice-laptop/alice"  # never taken from her
+    assert grid.holder(place) == "alice-laptop/alice"  # never taken from her
     with Store(tmp_path / "p.db") as s:
         assert {r.status for r in s.runs(1)} == {"pending"}  # resumable
     # She is done: the next perflab waits for her, then runs.
     (tmp_path / "again").mkdir()
-    again = _run(tmp_path / "again", _spec(lab, sshd))
+    again = _run(tmp_path / "again", _spec(grid, sshd))
     again.said("(held by alice@alice-laptop since ")
-    lab.client("-p", place, "release", who=ALICE)
+    grid.client("-p", place, "release", who=ALICE)
     assert again.finish() == 0, again.stderr
-    assert lab.holder(place) is None
+    assert grid.holder(place) is None
 
 
-def test_sigterm_releases_the_place(lab, sshd, place, tmp_path):
+def test_sigterm_releases_the_place(grid, sshd, place, tmp_path):
     sleeper = marker_sleep(tmp_path)
-    run = _run(tmp_path, _spec(lab, sshd, command=f"{sleeper} 300; echo v=1"))
+    run = _run(tmp_path, _spec(grid, sshd, command=f"{sleeper} 300; echo v=1"))
     try:
         wait_until(lambda: live(sleeper), 60)  # a run in flight on the place's device
-        assert lab.holder(place) is not None
+        assert grid.holder(place) is not None
         run.proc.send_signal(signal.SIGTERM)
         assert run.finish(60) != 0
-        assert "Traceback" not in run.stderr, run.stderr
-        assert lab.holder(place) is None, run.stderr
+        assert grid.holder(place) is None, run.stderr
         assert gone(sleeper)
     finally:
         run.kill()
 
 
 def test_a_perflab_killed_leaves_a_stale_lock_said_so_with_how_to_release_it(
-    lab, sshd, place, tmp_path
+    grid, sshd, place, tmp_path
 ):
     sleeper = marker_sleep(tmp_path)
-    run = _run(tmp_path, _spec(lab, sshd, command=f"{sleeper} 300; echo v=1"))
+    run = _run(tmp_path, _spec(grid, sshd, command=f"{sleeper} 300; echo v=1"))
     dirs: set[bytes] = set()
     try:
         wait_until(lambda: live(sleeper), 60)
@@ -257,42 +263,50 @@ def test_a_perflab_killed_leaves_a_stale_lock_said_so_with_how_to_release_it(
             if any(d in cmd for d in dirs):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
-    holder = lab.holder(place)
+    holder = grid.holder(place)
     assert holder is not None  # held still, as `labgrid-client who` shows
     user, host = holder.split("/")[1], holder.split("/")[0]
-    who = lab.client("who").stdout  # columns: User Host Place Changed
+    who = grid.client("who").stdout  # columns: User Host Place Changed
     assert re.search(rf"^{re.escape(user)}\s+{re.escape(host)}\s+{place}\s", who, re.M), who
     (tmp_path / "next").mkdir()
-    again = _run(tmp_path / "next", _spec(lab, sshd, timeout="0.5s"))
+    again = _run(tmp_path / "next", _spec(grid, sshd, timeout="0.5s"))
     assert again.finish() == 1
-    release = f"`labgrid-client -x {lab.address} -p {place} release`"
+    release = f"`labgrid-client -x {grid.address} -p {place} release`"
     assert (
         f"by perflab pid {run.proc.pid} on this host, which is gone: a lock left by a perflab "
         f"killed with SIGKILL; release it with {release}"
     ) in again.stderr, again.stderr
-    lab.client("-p", place, "release")  # as the message says
-    assert lab.holder(place) is None
+    grid.client("-p", place, "release")  # as the message says
+    assert grid.holder(place) is None
 
 
 def test_two_team_members_share_the_place_and_one_postgresql_store(
-    lab, sshd, place, tmp_path, pg_url
+    grid, sshd, place, tmp_path, pg_url
 ):
     """Alice and Bob (their own login names and labgrid identities, as on two machines)
     run experiments on the same place into one PostgreSQL store: Bob's waits for Alice's,
     both finish, no run of one overlaps a run of the other, and `perflab ls` says who ran
     what."""
+    go = tmp_path / "go"  # Alice's runs wait for it (30 s at most): Bob is waiting by then
+    command = f"i=0; while [ ! -e {go} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; "
     runs = {}
-    for (user, host), folder in ((ALICE, "alice"), (BOB, "bob")):
-        (tmp_path / folder).mkdir()
-        text = _spec(lab, sshd, name=f"{user}-exp", command="sleep 0.2; echo v=1")
-        runs[user] = _run(tmp_path / folder, text, pg_url, env=identity_env(user, host))
-        if user == "alice":  # Bob starts while Alice holds the place
-            runs[user].said(f"labgrid place {place} acquired")
-    waited = runs["bob"].said("waiting for labgrid place dut")
-    assert "(held by alice@alice-laptop since " in waited and "(by perflab)" in waited, waited
-    for user, run in runs.items():
-        assert run.finish() == 0, f"{user}: {run.stderr}"
-    assert lab.holder(place) is None
+    try:
+        for (user, host), folder in ((ALICE, "alice"), (BOB, "bob")):
+            (tmp_path / folder).mkdir()
+            text = _spec(grid, sshd, name=f"{user}-exp", command=command + "echo v=1")
+            runs[user] = _run(tmp_path / folder, text, pg_url, env=identity_env(user, host))
+            if user == "alice":  # Bob starts while Alice holds the place
+                runs[user].said(f"labgrid place {place} acquired")
+        waited = runs["bob"].said("waiting for labgrid place dut")
+        assert "(held by alice@alice-laptop since " in waited, waited
+        assert waited.rstrip().endswith(", by perflab), up to 600 s"), waited
+        go.touch()
+        for user, run in runs.items():
+            assert run.finish() == 0, f"{user}: {run.stderr}"
+    finally:
+        for run in runs.values():
+            run.kill()
+    assert grid.holder(place) is None
     with Store(pg_url) as s:
         experiments = {e.name: e for e, _ in s.experiments()}
         assert sorted(experiments) == ["alice-exp", "bob-exp"]
@@ -312,29 +326,29 @@ def test_two_team_members_share_the_place_and_one_postgresql_store(
     assert all(host for _, host in who.values()), who
 
 
-def test_a_dry_run_says_who_holds_the_place_and_what_it_lends(lab, sshd, place, tmp_path):
-    lab.client("-p", place, "acquire", who=BOB)
-    spec = write_spec(tmp_path, _spec(lab, sshd))
+def test_a_dry_run_says_who_holds_the_place_and_what_it_lends(grid, sshd, place, tmp_path):
+    grid.client("-p", place, "acquire", who=BOB)
+    spec = write_spec(tmp_path, _spec(grid, sshd))
     r = subprocess.run(
         [sys.executable, "-m", "perflab", "run", str(spec), "--dry-run"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert (
-        f"host dut: labgrid place '{place}' on {lab.address}: held by bob@bob-desktop since "
+        f"host dut: labgrid place '{place}' on {grid.address}: held by bob@bob-desktop since "
     ) in r.stdout + r.stderr
     assert "lends NetworkService NetworkService" in r.stdout + r.stderr
-    assert lab.holder(place) == "bob-desktop/bob"  # looked at, not taken
+    assert grid.holder(place) == "bob-desktop/bob"  # looked at, not taken
 
 
-def test_a_place_that_does_not_exist_or_a_coordinator_not_there_is_one_line(lab, sshd, tmp_path):
-    text = _spec(lab, sshd).replace(f'labgrid = "{PLACE}"', 'labgrid = "nowhere"')
+def test_a_place_that_does_not_exist_or_a_coordinator_not_there_is_one_line(grid, sshd, tmp_path):
+    text = _spec(grid, sshd).replace(f'labgrid = "{PLACE}"', 'labgrid = "nowhere"')
     r = _run(tmp_path, text)
     assert r.finish() == 1
     assert "host 'dut': no labgrid place 'nowhere' on the coordinator" in r.stderr, r.stderr
     assert f"(places: {PLACE})" in r.stderr
     (tmp_path / "gone").mkdir()
-    text = _spec(lab, sshd).replace(lab.address, "127.0.0.1:1")
+    text = _spec(grid, sshd).replace(grid.address, "127.0.0.1:1")
     r = _run(tmp_path / "gone", text)
     assert r.finish() == 1
     assert "labgrid coordinator 127.0.0.1:1 does not answer: Connection refused" in r.stderr
@@ -357,3 +371,65 @@ def test_the_host_keys_are_checked_at_their_line(tmp_path):
         r = perflab("run", str(spec), "--dry-run")
         assert r.code == 2 and message in r.err, (table, r.err)
         assert "spec.toml:" in r.err and "\n" not in r.err.strip(), r.err
+
+
+ROUTER_SPEC = """\
+name = "router"
+baseline = "a"
+repetitions = 1
+
+[hosts.router]
+labgrid = "router"
+labgrid_coordinator = "{address}"
+identity = "{identity}"
+options = [{options}]
+boot_timeout = "90s"
+
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+
+[[phase]]
+name = "p"
+on = "router"
+command = "echo v=$(uname -m | grep -c mips)"
+
+[[metric]]
+name = "v"
+better = "higher"
+regex = 'v=(?P<value>[0-9]+)'
+"""
+
+
+def test_a_place_with_power_and_a_console_is_a_device_booted_from_here(lab, tmp_path):
+    """The emulated router lent by a place with a NetworkPowerPort (a switch powering its
+    VM) and a NetworkSerialPort (its console on TCP): perflab powers it off and on through
+    labgrid's power driver before its first run, reaches it over SSH, keeps its console
+    with the run, and powers it off at the end, before releasing the place."""
+    ssh_port, console_port = free_port(), free_port()
+    argv = vm_argv("router", ssh_port=ssh_port, console=f"tcp:{console_port}")
+    env = {**os.environ, "PERFLAB_LAB_CACHE": str(lab.cache)}
+    router = {
+        "NetworkService": {"address": LOOPBACK, "username": "root", "port": ssh_port},
+        "NetworkSerialPort": {"host": LOOPBACK, "port": console_port, "protocol": "raw"},
+    }
+    with Pdu(argv, tmp_path / "vm.log", env) as pdu:
+        router["NetworkPowerPort"] = {"model": "simplerest", "host": pdu.url, "index": 0}
+        with start_lab({"router": router}) as grid:
+            grid.create_place("router", "router")
+            options = ", ".join(f'"{o}"' for o in ssh_options(lab, "router"))
+            text = ROUTER_SPEC.format(address=grid.address, identity=lab.identity, options=options)
+            run = _run(tmp_path, text)
+            assert run.finish(240) == 0, run.stderr
+            assert pdu.events == ["off", "on", "off"] and not pdu.on, pdu.events
+            assert grid.holder("router") is None
+    with Store(tmp_path / "p.db") as s:
+        record = s.environments(1)["router"]["labgrid"]
+        assert record["power"] == "NetworkPowerPort"
+        assert record["console"] == f"tcp://{LOOPBACK}:{console_port}"
+        assert s.environments(1)["router"]["architecture"] == "mips"
+        first = s.runs(1)[0]
+        assert first.status == "ok"
+        console = s.artifact(1, "console:router", first.id).decode(errors="replace")
+        assert "perflab-lab: init: kernel" in console, console[-2000:]
