@@ -175,11 +175,11 @@ def _listener(behaviour: str):
 def test_tcp_readiness_needs_the_connection_to_stay_open(behaviour, ready):
     """A port forwarder (QEMU's user-mode network) accepts before anything listens behind
     it and then resets or closes: that is not ready; a silent or greeting listener is."""
-    from perflab.run.services import _connects
+    from perflab.run.services import SETTLE_S, _connects
 
     server, taken = _listener(behaviour)
     try:
-        assert _connects(socket.AF_INET, server.getsockname()) is ready
+        assert _connects(socket.AF_INET, server.getsockname(), SETTLE_S) is ready
     finally:
         server.close()
         for conn in taken:

@@ -23,6 +23,7 @@ pub mod net;
 mod plan;
 pub mod protocol;
 pub mod result;
+pub mod rxtime;
 pub mod schedule;
 pub mod stats;
 pub mod uring;

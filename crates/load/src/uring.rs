@@ -24,10 +24,12 @@ pub fn available() -> Result<(), String> {
 }
 
 fn probe() -> Result<(), String> {
-    let ring = new_ring(8, 16).map_err(|e| format!("io_uring_setup failed: {e}"))?;
+    let (ring, _) = new_ring(8, 16).map_err(|e| format!("io_uring_setup failed: {e}"))?;
     let mut p = Probe::new();
     ring.submitter().register_probe(&mut p).map_err(|e| format!("cannot probe io_uring opcodes: {e}"))?;
-    for (code, name) in [(opcode::Send::CODE, "SEND"), (opcode::RecvMulti::CODE, "RECV")] {
+    for (code, name) in
+        [(opcode::Send::CODE, "SEND"), (opcode::RecvMulti::CODE, "RECV"), (opcode::RecvMsgMulti::CODE, "RECVMSG")]
+    {
         if !p.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks the {name} operation"));
         }
@@ -82,13 +84,20 @@ fn try_multishot(ring: &mut IoUring, bufs: &mut BufRing) -> Result<(), String> {
 }
 
 /// A ring of `entries` submission slots and at least `cq` completion slots, set up for
-/// one thread (deferred task running, where the kernel has it).
-pub fn new_ring(entries: u32, cq: u32) -> io::Result<IoUring> {
-    let modern =
-        IoUring::builder().setup_cqsize(cq).setup_clamp().setup_single_issuer().setup_defer_taskrun().build(entries);
+/// one thread: deferred task running (completions are made only when the thread asks for
+/// them, and a waiting thread is woken only once enough are ready) and the flag saying that
+/// some are ready, where the kernel has them (Linux 6.1). Returns whether it has.
+pub fn new_ring(entries: u32, cq: u32) -> io::Result<(IoUring, bool)> {
+    let modern = IoUring::builder()
+        .setup_cqsize(cq)
+        .setup_clamp()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .build(entries);
     match modern {
-        Ok(r) => Ok(r),
-        Err(_) => IoUring::builder().setup_cqsize(cq).setup_clamp().build(entries),
+        Ok(r) => Ok((r, true)),
+        Err(_) => Ok((IoUring::builder().setup_cqsize(cq).setup_clamp().build(entries)?, false)),
     }
 }
 

@@ -11,10 +11,11 @@ leaves nothing running (with status 0 too: a VM whose kernel panicked) can never
 ready: it fails at once, with its exit status and the last lines of its output.
 Readiness, polled until ``ready_timeout``:
 
-- ``tcp://HOST:PORT``: a TCP connection is accepted and not closed by the peer within
-  ``SETTLE_S`` (a port forwarder, QEMU's user-mode network among them, accepts before
-  anything listens behind it, then resets the connection);
-- ``unix:///path``: a connection to the Unix socket is accepted (likewise held);
+- ``tcp://HOST:PORT``: a TCP connection is accepted — and, for a service on another host,
+  not closed by the peer within ``SETTLE_S``: what is reached from here is often a port
+  forwarder (QEMU's user-mode network, an SSH tunnel), which accepts before anything
+  listens behind it, then resets the connection;
+- ``unix:///path``: a connection to the Unix socket is accepted;
 - ``log:REGEX``: a line of its stdout or stderr matches;
 - ``cmd:COMMAND``: the command exits with status 0 (run as a step, same environment).
 """
@@ -33,6 +34,7 @@ from typing import Any
 
 from perflab.errors import StoppedError
 from perflab.hosts.base import Host, output_tail
+from perflab.hosts.local import LocalHost
 from perflab.hosts.process import ProcessResult
 from perflab.hosts.step import StepRequest
 from perflab.run.command import StepOutput, run_command
@@ -41,7 +43,8 @@ from perflab.run.command import StepOutput, run_command
 POLL_S = 0.02
 #: Lines of a service's output quoted when it exits before it is ready.
 TAIL_LINES = 3
-#: Seconds an accepted readiness connection must stay open (neither reset nor closed).
+#: Seconds an accepted readiness connection to a service on another host must stay open
+#: (neither reset nor closed by a forwarder).
 SETTLE_S = 0.2
 
 
@@ -141,11 +144,11 @@ class ServiceRun:
             return True
         if ready.startswith("tcp://"):
             host, _, port = ready[6:].rpartition(":")
-            return _connects(
-                socket.AF_INET6 if ":" in host else socket.AF_INET, (host.strip("[]"), int(port))
-            )
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            settle = 0.0 if isinstance(self.executor, LocalHost) else SETTLE_S
+            return _connects(family, (host.strip("[]"), int(port)), settle)
         if ready.startswith("unix://"):
-            return _connects(socket.AF_UNIX, ready[7:])
+            return _connects(socket.AF_UNIX, ready[7:], 0.0)
         if ready.startswith("log:"):
             pattern = re.compile(ready[4:], re.MULTILINE)
             return any(pattern.search(_text(path)) for path in self._output)
@@ -169,13 +172,15 @@ class ServiceRun:
         return self.request.stdout_path, self.request.stderr_path
 
 
-def _connects(family: int, address: Any) -> bool:
-    """A connection is accepted and stays open for ``SETTLE_S``: data (a banner) or
+def _connects(family: int, address: Any, settle: float) -> bool:
+    """A connection is accepted and stays open for ``settle`` seconds: data (a banner) or
     silence is a listener; end of stream or a reset is a forwarder with nothing behind it."""
     with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
         s.connect(address)
-        s.settimeout(SETTLE_S)
+        if settle <= 0:
+            return True
+        s.settimeout(settle)
         try:
             return s.recv(1, socket.MSG_PEEK) != b""
         except TimeoutError:

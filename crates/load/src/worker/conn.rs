@@ -10,6 +10,7 @@ use mio::net::TcpStream;
 use mio::{Interest, Token};
 use std::collections::VecDeque;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 /// Connects in progress per thread at once (keeps the server's accept backlog from overflowing).
@@ -128,6 +129,7 @@ impl Worker<'_> {
             .registry()
             .register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE)
             .map_err(|e| Fault::Connect(format!("cannot register a socket: {e}")))?;
+        self.rx_stamps &= crate::rxtime::enable(stream.as_raw_fd());
         c.stream = Some(stream);
         c.state = State::Connecting(now_ns());
         Ok(())
@@ -225,6 +227,8 @@ impl Worker<'_> {
             Fault::Connect(_) => "connect failed",
             Fault::Broken(kind, _) => kind,
         };
+        self.inflight_total -= c.inflight.len();
+        self.awaiting -= !c.inflight.is_empty() as usize;
         for p in c.inflight.drain(..) {
             self.stats.error_kinds.add(kind.as_bytes(), b"", p.measured, 1);
             if p.measured {

@@ -3,10 +3,12 @@
 use super::conn::{Fault, State};
 use super::{Worker, HOUSEKEEPING_NS, TIMER};
 use crate::clock::now_ns;
+use crate::rxtime;
 use crate::stats::KIND_CONNECTION;
 use mio::event::Event;
 use std::cmp::Reverse;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
 
 impl Worker<'_> {
     pub(super) fn epoll_loop(&mut self) {
@@ -82,15 +84,17 @@ impl Worker<'_> {
         self.ready = ready;
     }
 
-    /// Read what connection `i`'s socket holds and hand it to `received`.
+    /// Read what connection `i`'s socket holds and hand it to `received`, timed by the
+    /// kernel's receive timestamp where the socket has one (`rxtime`).
     fn read_ready(&mut self, i: usize) -> Result<(), Fault> {
+        let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
         loop {
             self.stats.reads += 1;
-            let r = self.conns[i].stream.as_mut().expect("socket").read(&mut self.scratch);
+            let r = rxtime::recv(fd, &mut self.scratch, &mut self.control);
             match r {
-                Ok(0) => return self.closed(i),
-                Ok(n) => {
-                    let now = now_ns();
+                Ok((0, _)) => return self.closed(i),
+                Ok((n, clen)) => {
+                    let now = self.rx_clock.arrival(&self.control[..clen], now_ns());
                     let scratch = std::mem::take(&mut self.scratch);
                     let r = self.received(i, &scratch[..n], now);
                     self.scratch = scratch;

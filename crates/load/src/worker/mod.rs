@@ -6,7 +6,8 @@
 //!
 //! Timestamps are taken per read() and per write() call, so every request carries
 //! its own send time (the write that finished sending it) and reply time (the read
-//! that delivered the end of its reply).
+//! that delivered the end of its reply: when its bytes arrived, by the kernel's receive
+//! timestamp, where the socket has one — `rxtime` — else when the read ran).
 //!
 //! Two I/O loops drive the same connection logic: `epoll` (a mio event loop, read() and
 //! write() per connection) and `uring` (io_uring: every send of a round and the wait in
@@ -27,6 +28,7 @@ mod uring;
 
 use crate::clock::{now_ns, TimerFd};
 use crate::plan::{Plan, Shared};
+use crate::rxtime;
 use crate::schedule::Schedule;
 use crate::stats::{ThreadStats, KIND_TIMEOUT};
 use conn::{Conn, Fault, State};
@@ -66,6 +68,16 @@ pub(crate) struct Worker<'a> {
     cpu_at_start: Option<(u64, u64, u64)>,
     /// The io_uring backend's state; `None`: the epoll loop runs.
     uring: Option<Box<uring::UringIo>>,
+    /// Every socket has the kernel stamp what it receives (`rxtime`): replies are timed
+    /// by their arrival, so the io_uring loop may wait to read several at once.
+    rx_stamps: bool,
+    rx_clock: rxtime::Clock,
+    /// Control-message buffer of the epoll loop's reads.
+    control: Vec<u8>,
+    /// Requests in flight on all of this worker's connections, and the connections with
+    /// any (those a reply may still come on).
+    inflight_total: usize,
+    awaiting: usize,
 }
 
 impl<'a> Worker<'a> {
@@ -103,6 +115,11 @@ impl<'a> Worker<'a> {
             done_count: 0,
             cpu_at_start: None,
             uring,
+            rx_stamps: true,
+            rx_clock: rxtime::Clock::default(),
+            control: vec![0u8; rxtime::cmsg_space()],
+            inflight_total: 0,
+            awaiting: 0,
         })
     }
 
@@ -168,6 +185,7 @@ impl<'a> Worker<'a> {
             return None;
         }
         let now = now_ns();
+        self.rx_clock.refresh();
         self.fire_timers(now);
         if self.active == 0 {
             return None;

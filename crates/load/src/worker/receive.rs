@@ -78,6 +78,8 @@ impl Worker<'_> {
                     let c = &mut self.conns[i];
                     c.inflight.pop_front();
                     c.first_unsent -= 1;
+                    self.inflight_total -= 1;
+                    self.awaiting -= c.inflight.is_empty() as usize;
                     pos += len;
                 }
             }

@@ -97,6 +97,8 @@ impl Worker<'_> {
         if c.inflight.is_empty() {
             c.last_activity = now;
         }
+        self.inflight_total += 1;
+        self.awaiting += c.inflight.is_empty() as usize;
         c.inflight.push_back(Pending {
             op,
             opaque,

@@ -12,12 +12,25 @@
 //! failed. Sends that complete at once post their completions during the submit, so the
 //! wait asks for one completion more than the sends it submits: a round is one system call.
 //! A request's send time is taken just before the `io_uring_enter` that submits it.
+//!
+//! Replies are timed by the kernel's receive timestamps (`rxtime`; the receives are then
+//! multishot `recvmsg`, the stamp a control message before the bytes), so the loop need not
+//! read a reply the moment it comes to time it right. It uses that to read in batches where
+//! the server answers a pipeline in pieces (memcached answers each text GET with a segment
+//! of its own): there, waking at every segment made the client sleep and wake (and the
+//! server pay for waking it) several times per batch of requests, most receives bringing
+//! too few replies to send anything. When most receives are such pieces (`Piecemeal`), a
+//! round that finds nothing to do waits until every connection awaiting replies has some,
+//! or `BATCH_WAIT_US`, before it takes what has come (`wait_for`): the client's own timer
+//! wakes it, about once per batch. Where each receive brings a whole batch (binary
+//! protocol, redis) or a pipeline of 1 or 2, rounds return at the first completion as before.
 use super::conn::{Fault, State};
 use super::{Worker, HOUSEKEEPING_NS};
 use crate::clock::now_ns;
+use crate::rxtime;
 use crate::stats::KIND_CONNECTION;
 use crate::uring::{new_ring, BufRing, BUF_GROUP};
-use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
+use io_uring::types::{Fd, Fixed, RecvMsgOut, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, IoUring};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -27,6 +40,50 @@ const SEND: u64 = 2;
 const BUF_SIZE: usize = 16 * 1024;
 /// How long the end of a run waits for the kernel to give back every operation.
 const DRAIN_NS: u64 = 2_000_000_000;
+/// The longest a round with nothing to do waits for more than one completion.
+const BATCH_WAIT_US: u32 = 50;
+/// Fewer requests in flight than this: no batching (the server could run out of work
+/// while the client holds back the replies it has, and with them the next requests).
+const BATCH_MIN_INFLIGHT: usize = 32;
+
+/// What a round's `io_uring_enter` waits for, after submitting `sends` sends (which
+/// complete during the submit): completions, and the longest it waits for them before it
+/// takes fewer (µs, 0: no such wait). `pending`: completions are there already; `awaiting`:
+/// connections with requests in flight, `inflight`: their requests; `can_batch`: replies
+/// are timed by their arrival and the kernel has a minimum wait.
+pub(super) fn wait_for(sends: usize, pending: bool, awaiting: usize, inflight: usize, can_batch: bool) -> (usize, u32) {
+    if pending || !can_batch || awaiting < 2 || inflight < BATCH_MIN_INFLIGHT {
+        (sends + 1, 0)
+    } else {
+        (sends + awaiting, BATCH_WAIT_US)
+    }
+}
+
+/// Whether receives come in pieces: an average over the last ~16 receives of those that
+/// left their connection unable to send (closed loop, pipeline ≥ 3: more than half of it
+/// still unanswered), with hysteresis so that batched waits — which make receives larger —
+/// do not turn themselves off at once.
+#[derive(Debug, Default)]
+pub(super) struct Piecemeal {
+    share: f32,
+    on: bool,
+}
+
+impl Piecemeal {
+    const ON: f32 = 0.5;
+    const OFF: f32 = 0.15;
+
+    /// One more receive, a piece or not; returns whether waits should batch.
+    pub(super) fn note(&mut self, piece: bool) -> bool {
+        self.share += (piece as u32 as f32 - self.share) / 16.0;
+        self.on = if self.on { self.share > Self::OFF } else { self.share > Self::ON };
+        self.on
+    }
+
+    pub(super) fn on(&self) -> bool {
+        self.on
+    }
+}
 
 pub(crate) struct UringIo {
     // Field order is drop order: the ring goes before the buffers it points into.
@@ -42,15 +99,28 @@ pub(crate) struct UringIo {
     /// Connection `i`'s socket is registered with the ring as fixed file `i` (no lookup
     /// of the file per operation); false where registering failed: plain descriptors.
     fixed: bool,
+    /// Receives are `recvmsg` with room for a receive timestamp (`msghdr` the template the
+    /// kernel reads the room from); false: plain receives, timed when the loop reads them.
+    stamped: bool,
+    msghdr: Box<libc::msghdr>,
+    /// The kernel has a minimum wait (`IORING_FEAT_MIN_TIMEOUT`, Linux 6.12) and wakes a
+    /// waiting ring only once enough receives are ready (deferred task running): rounds
+    /// may wait for batches (`wait_for`).
+    can_batch: bool,
+    piecemeal: Piecemeal,
 }
 
 impl UringIo {
     /// A ring and a buffer ring for a worker of `conns` connections.
     pub(crate) fn new(conns: usize) -> io::Result<UringIo> {
         let cq = (4 * conns).next_power_of_two().clamp(4096, 65536) as u32;
-        let ring = new_ring(1024, cq)?;
+        let (ring, deferred) = new_ring(1024, cq)?;
         let count = (2 * conns).next_power_of_two().clamp(64, 1024) as u16;
         let bufs = BufRing::new(&ring, count, BUF_SIZE)?;
+        // SAFETY: msghdr is plain data; only its name and control lengths are read.
+        let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
+        msghdr.msg_controllen = rxtime::cmsg_space() as _;
+        let can_batch = deferred && ring.params().is_feature_min_timeout();
         Ok(UringIo {
             ring,
             bufs,
@@ -59,6 +129,10 @@ impl UringIo {
             cqes: Vec::with_capacity(1024),
             ops: 0,
             fixed: false,
+            stamped: false,
+            msghdr,
+            can_batch,
+            piecemeal: Piecemeal::default(),
         })
     }
 }
@@ -102,6 +176,10 @@ impl Worker<'_> {
         let fds: Vec<i32> = self.conns.iter().map(|c| c.stream.as_ref().map_or(-1, |s| s.as_raw_fd())).collect();
         let sub = self.uring().ring.submitter();
         self.uring().fixed = !fds.is_empty() && sub.register_files(&fds).is_ok();
+        let stamped = self.rx_stamps;
+        let u = self.uring();
+        u.stamped = stamped;
+        u.can_batch &= stamped;
         for i in 0..self.conns.len() {
             if let Some(s) = self.conns[i].stream.as_mut() {
                 self.poll.registry().deregister(s)?;
@@ -120,11 +198,14 @@ impl Worker<'_> {
     }
 
     fn uring_arm(&mut self, i: usize) -> io::Result<()> {
-        let e = if self.uring().fixed {
-            opcode::RecvMulti::new(Fixed(i as u32), BUF_GROUP).build()
-        } else {
-            let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
-            opcode::RecvMulti::new(Fd(fd), BUF_GROUP).build()
+        let fd = self.conns[i].stream.as_ref().expect("socket").as_raw_fd();
+        let u = self.uring();
+        let msg: *const libc::msghdr = &*u.msghdr;
+        let e = match (u.fixed, u.stamped) {
+            (true, true) => opcode::RecvMsgMulti::new(Fixed(i as u32), msg, BUF_GROUP).build(),
+            (false, true) => opcode::RecvMsgMulti::new(Fd(fd), msg, BUF_GROUP).build(),
+            (true, false) => opcode::RecvMulti::new(Fixed(i as u32), BUF_GROUP).build(),
+            (false, false) => opcode::RecvMulti::new(Fd(fd), BUF_GROUP).build(),
         };
         let e = e.user_data(user_data(i, RECV));
         self.uring_push(&e)?;
@@ -185,20 +266,29 @@ impl Worker<'_> {
         self.uring().unstamped = queued;
     }
 
-    /// Submit what is queued and wait for a completion, at most until `wake`.
+    /// Submit what is queued and wait for completions (`wait_for`), at most until `wake`.
     fn uring_enter(&mut self, wake: u64) -> io::Result<()> {
         // sends that complete at once post their completions during the submit: wait for
-        // one more (a reply), not for them
+        // more (replies), not for them
         let sends = self.uring().unstamped.len();
         let now = now_ns();
         self.stamp_sends_at(now);
         let wait = wake.saturating_sub(now);
+        let (awaiting, inflight) = (self.awaiting, self.inflight_total);
         let u = self.uring();
         let r = if wait == 0 {
             u.ring.submit()
         } else {
+            let pending = !u.ring.completion().is_empty() || u.ring.submission().taskrun();
+            let batch = u.can_batch && u.piecemeal.on();
+            let (want, min_wait_us) = wait_for(sends, pending, awaiting, inflight, batch);
             let ts = Timespec::new().sec(wait / 1_000_000_000).nsec((wait % 1_000_000_000) as u32);
-            u.ring.submitter().submit_with_args(1 + sends, &SubmitArgs::new().timespec(&ts))
+            let mut args = SubmitArgs::new().timespec(&ts);
+            // (with the run's next deadline sooner, the deadline ends the wait anyway)
+            if min_wait_us > 0 && wait > min_wait_us as u64 * 1000 {
+                args = args.min_wait_usec(min_wait_us);
+            }
+            u.ring.submitter().submit_with_args(want, &args)
         };
         match r {
             Ok(_) => Ok(()),
@@ -233,6 +323,8 @@ impl Worker<'_> {
 
     fn on_recv(&mut self, i: usize, res: i32, flags: u32, now: u64, dirty: &mut Vec<usize>) {
         let alive = matches!(self.conns[i].state, State::Running | State::Done);
+        // a recvmsg's result counts its header too: no payload is the end of the stream
+        let res = if res > 0 && self.uring().stamped && self.payload_len(flags, res as usize) == 0 { 0 } else { res };
         if !cqueue::more(flags) {
             self.uring().ops -= 1;
             // ended without an error (out of buffers, a full completion queue): arm it again
@@ -261,18 +353,54 @@ impl Worker<'_> {
         };
         match outcome {
             Err(f) => self.fault(i, f),
-            Ok(()) if res > 0 => self.mark_dirty(i, dirty),
+            Ok(()) if res > 0 => {
+                self.note_receive(i);
+                self.mark_dirty(i, dirty)
+            }
             Ok(()) => {}
         }
     }
 
-    /// Hand buffer `bid`'s first `n` bytes to connection `i`'s reply parser.
+    /// Connection `i` received: was it a piece, too little for the connection to send again
+    /// (closed loop, a pipeline of 3 or more, more than half of it still unanswered)?
+    fn note_receive(&mut self, i: usize) {
+        let p = self.plan.config.pipeline as usize;
+        let c = &self.conns[i];
+        if p < 3 || c.schedule.is_some() {
+            return;
+        }
+        let unanswered = c.inflight.len().min(p);
+        let piece = unanswered > 0 && (p - unanswered) * 2 < p;
+        self.uring().piecemeal.note(piece);
+    }
+
+    /// The payload bytes of a `recvmsg` completion with `flags` and result `n`.
+    fn payload_len(&mut self, flags: u32, n: usize) -> usize {
+        let Some(bid) = cqueue::buffer_select(flags) else { return 0 };
+        let u = self.uring();
+        let data = BufRing::data(&u.bufs.mem, u.bufs.size(), bid, n);
+        RecvMsgOut::parse(data, &u.msghdr).map_or(0, |out| out.payload_data().len())
+    }
+
+    /// Hand buffer `bid`'s first `n` bytes to connection `i`'s reply parser (with
+    /// `recvmsg`: the payload after the header and the receive timestamp, which times it).
     fn received_in(&mut self, i: usize, bid: u16, n: usize, now: u64) -> Result<(), Fault> {
         self.stats.reads += 1;
         // moving the Vec out leaves its heap block (and so the kernel's view of it) in place
         let mem = std::mem::take(&mut self.uring().bufs.mem);
         let size = self.uring().bufs.size();
-        let r = self.received(i, BufRing::data(&mem, size, bid, n), now);
+        let data = BufRing::data(&mem, size, bid, n);
+        let r = if self.uring().stamped {
+            match RecvMsgOut::parse(data, &self.uring().msghdr) {
+                Ok(out) => {
+                    let at = self.rx_clock.arrival(out.control_data(), now);
+                    self.received(i, out.payload_data(), at)
+                }
+                Err(()) => Err(self.read_failed(i, &io::Error::other("a receive shorter than its header"))),
+            }
+        } else {
+            self.received(i, data, now)
+        };
         self.uring().bufs.mem = mem;
         r
     }
@@ -328,5 +456,40 @@ impl Worker<'_> {
                 std::mem::forget(std::mem::take(&mut c.sbuf));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{wait_for, Piecemeal, BATCH_MIN_INFLIGHT, BATCH_WAIT_US};
+
+    #[test]
+    fn waits_batch_only_while_most_receives_are_pieces() {
+        let mut p = Piecemeal::default();
+        // whole batches (binary protocol, redis): never
+        assert!(!(0..100).any(|_| p.note(false)));
+        // memcached's text GETs at pipeline 8, a segment per reply: most receives are pieces
+        let on_after = (1..100).find(|_| p.note(true)).unwrap();
+        assert!((10..20).contains(&on_after), "{on_after}");
+        // batched, receives are larger, some still pieces: stays on
+        assert!((0..100).all(|k| p.note(k % 3 == 0)));
+        // whole batches again: off
+        assert!(!(0..100).all(|_| p.note(false)));
+        assert!(!p.on());
+    }
+
+    #[test]
+    fn a_round_with_nothing_to_do_waits_for_a_batch_not_for_one_segment() {
+        // 50 connections × pipeline 8 in flight, 3 sends just submitted, nothing there yet:
+        // wait until every connection has something, at most BATCH_WAIT_US
+        assert_eq!(wait_for(3, false, 50, 400, true), (3 + 50, BATCH_WAIT_US));
+        // completions already there: take them at once
+        assert_eq!(wait_for(3, true, 50, 400, true), (4, 0));
+        // one connection, or too few requests in flight to keep the server busy meanwhile: one reply
+        assert_eq!(wait_for(0, false, 1, 400, true), (1, 0));
+        assert_eq!(wait_for(0, false, 4, BATCH_MIN_INFLIGHT - 1, true), (1, 0));
+        assert_eq!(wait_for(0, false, 4, BATCH_MIN_INFLIGHT, true), (4, BATCH_WAIT_US));
+        // replies not timed by their arrival, or no minimum wait in this kernel: never batch
+        assert_eq!(wait_for(2, false, 50, 400, false), (3, 0));
     }
 }
