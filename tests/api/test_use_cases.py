@@ -101,8 +101,8 @@ def own_formats():
     formats.register_comparison_format("tsv", _Tsv())
     formats.register_report_format("title", _Title())
     yield
-    formats._COMPARISON.pop("tsv")
-    formats._REPORT.pop("title")
+    formats.COMPARISON.unregister("tsv")
+    formats.REPORT.unregister("title")
 
 
 def test_a_format_added_from_outside_is_found_by_name(tmp_path, own_formats):

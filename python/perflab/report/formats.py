@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from perflab.errors import InputError
 
@@ -210,103 +210,85 @@ class _Html:
         return render_history_html(history)
 
 
-_COMPARISON: dict[str, ComparisonFormat] = {
-    "terminal": _Terminal(),
-    "markdown": _Markdown(),
-    "csv": _Csv(),
-    "json": _Json(),
-}
-_REPORT: dict[str, ReportFormat] = {"html": _Html(), "markdown": _Markdown(), "json": _Json()}
-_HISTORY: dict[str, HistoryFormat] = {
-    "terminal": _Terminal(),
-    "markdown": _Markdown(),
-    "json": _Json(),
-    "html": _Html(),
-}
+class _HasEndings(Protocol):
+    suffixes: tuple[str, ...]
 
 
-def register_comparison_format(name: str, fmt: ComparisonFormat) -> None:
-    """Adds (or replaces) the comparison format ``name``."""
-    _COMPARISON[name] = fmt
+F = TypeVar("F", bound=_HasEndings)
 
 
-def register_report_format(name: str, fmt: ReportFormat) -> None:
-    """Adds (or replaces) the report format ``name``."""
-    _REPORT[name] = fmt
+class Registry(Generic[F]):
+    """Formats of one kind by name (in the order a command lists them), and the name a
+    file's ending asks for. ``kind``: how messages call it ("report ", or "" for a
+    comparison)."""
+
+    def __init__(self, kind: str, formats: dict[str, F]) -> None:
+        self.kind, self.formats = kind, formats
+
+    def register(self, name: str, fmt: F) -> None:
+        """Adds (or replaces) the format ``name``."""
+        self.formats[name] = fmt
+
+    def unregister(self, name: str) -> None:
+        self.formats.pop(name, None)
+
+    def names(self) -> list[str]:
+        return list(self.formats)
+
+    def get(self, name: str) -> F:
+        try:
+            return self.formats[name]
+        except KeyError:
+            known = ", ".join(self.formats)
+            raise InputError(f"unknown {self.kind}format {name!r}: use {known}") from None
+
+    def name_of(self, path: Path) -> str | None:
+        """The format whose endings ``path`` has (None: no format writes such files)."""
+        suffix = path.suffix.lower()
+        return next((n for n, f in self.formats.items() if suffix and suffix in f.suffixes), None)
+
+    def endings(self) -> str:
+        """Each format's first ending, for a message: ``.html, .md or .json``."""
+        return _or([s for f in self.formats.values() for s in f.suffixes[:1]])
+
+    def name_of_file(self, path: Path) -> str:
+        """`name_of`, or a one-line error asking for a known ending."""
+        name = self.name_of(path)
+        if name is None:
+            raise InputError(
+                f"cannot tell the {self.kind}format from '{path.name}': name it "
+                f"{self.endings()} (or give --format)"
+            )
+        return name
 
 
-def register_history_format(name: str, fmt: HistoryFormat) -> None:
-    """Adds (or replaces) the history format ``name``."""
-    _HISTORY[name] = fmt
+COMPARISON: Registry[ComparisonFormat] = Registry(
+    "", {"terminal": _Terminal(), "markdown": _Markdown(), "csv": _Csv(), "json": _Json()}
+)
+REPORT: Registry[ReportFormat] = Registry(
+    "report ", {"html": _Html(), "markdown": _Markdown(), "json": _Json()}
+)
+HISTORY: Registry[HistoryFormat] = Registry(
+    "history ", {"terminal": _Terminal(), "markdown": _Markdown(), "json": _Json(), "html": _Html()}
+)
 
-
-def history_names() -> list[str]:
-    return list(_HISTORY)
-
-
-def history_format(name: str) -> HistoryFormat:
-    try:
-        return _HISTORY[name]
-    except KeyError:
-        raise InputError(f"unknown history format {name!r}: use {', '.join(_HISTORY)}") from None
-
-
-def history_format_of(path: Path) -> str:
-    """The history format a file name asks for."""
-    suffix = path.suffix.lower()
-    for name, fmt in _HISTORY.items():
-        if suffix and suffix in fmt.suffixes:
-            return name
-    endings = [s for f in _HISTORY.values() for s in f.suffixes[:1]]
-    raise InputError(
-        f"cannot tell the history format from '{path.name}': name it {_or(endings)} "
-        "(or give --format)"
-    )
-
-
-def comparison_names() -> list[str]:
-    return list(_COMPARISON)
-
-
-def report_names() -> list[str]:
-    return list(_REPORT)
-
-
-def comparison_format(name: str) -> ComparisonFormat:
-    try:
-        return _COMPARISON[name]
-    except KeyError:
-        raise InputError(f"unknown format {name!r}: use {', '.join(_COMPARISON)}") from None
-
-
-def report_format(name: str) -> ReportFormat:
-    try:
-        return _REPORT[name]
-    except KeyError:
-        raise InputError(f"unknown report format {name!r}: use {', '.join(_REPORT)}") from None
+# The commands' names for the registries' calls.
+register_comparison_format = COMPARISON.register
+register_report_format = REPORT.register
+register_history_format = HISTORY.register
+comparison_names, report_names, history_names = COMPARISON.names, REPORT.names, HISTORY.names
+comparison_format, report_format, history_format = COMPARISON.get, REPORT.get, HISTORY.get
+report_format_of, history_format_of = REPORT.name_of_file, HISTORY.name_of_file
 
 
 def export_format(path: Path) -> ComparisonFormat:
     """The comparison format of an export file, from its ending."""
-    suffix = path.suffix.lower()
-    for fmt in _COMPARISON.values():
-        if suffix and suffix in fmt.suffixes:
-            return fmt
-    endings = [s for f in _COMPARISON.values() for s in f.suffixes[:1]]
-    raise InputError(f"export {path}: unknown format '{path.suffix}' (use {_or(endings)})")
-
-
-def report_format_of(path: Path) -> str:
-    """The report format a file name asks for."""
-    suffix = path.suffix.lower()
-    for name, fmt in _REPORT.items():
-        if suffix and suffix in fmt.suffixes:
-            return name
-    endings = [s for f in _REPORT.values() for s in f.suffixes[:1]]
-    raise InputError(
-        f"cannot tell the report format from '{path.name}': name it {_or(endings)} "
-        "(or give --format)"
-    )
+    name = COMPARISON.name_of(path)
+    if name is None:
+        raise InputError(
+            f"export {path}: unknown format '{path.suffix}' (use {COMPARISON.endings()})"
+        )
+    return COMPARISON.get(name)
 
 
 def _or(items: list[str]) -> str:

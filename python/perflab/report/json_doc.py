@@ -195,13 +195,11 @@ def render_compare_json_bytes(result: CompareResult) -> bytes:
     return _dumps_bytes(compare_document(result))
 
 
-def with_movers(result: CompareResult, movers: Sequence[Mover]) -> str:
+def with_movers(result: CompareResult, movers: Sequence[Mover]) -> bytes:
     """The ``perflab.compare/1`` document with ``profile_movers`` (`perflab.observe.movers`)."""
-    import json
-
-    doc = json.loads(render_compare_json(result))
+    doc = compare_document(result)
     doc["profile_movers"] = [m.as_dict() for m in movers]
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return _dumps_bytes(doc)
 
 
 # ----- perflab.scaling/1 ----------------------------------------------------------------------
