@@ -133,8 +133,13 @@ impl RunResult {
             r.add_thread(t);
         }
         r.error_kinds = kinds.sorted();
-        if mstart > 0 && last_reply > mstart {
-            r.duration_s = (last_reply - mstart) as f64 / 1e9;
+        // A timed run that ran to its end measured the whole test time, replies after it extend
+        // the window: the last reply's arrival (the kernel's time) can precede the end by a
+        // scheduling delay when the worker woke late to send the next request.
+        let ran_to_end = plan.test_ns.filter(|_| r.status == Status::Complete);
+        let window_end = last_reply.max(ran_to_end.map_or(0, |t| mstart + t));
+        if mstart > 0 && window_end > mstart {
+            r.duration_s = (window_end - mstart) as f64 / 1e9;
         }
         r.warnings = r.compute_warnings();
         r
@@ -601,6 +606,31 @@ mod tests {
         assert_eq!(doc["format"], FORMAT);
         assert_eq!(doc["gets"]["hits"], 4000);
         assert_eq!(LatencyHist::decode(doc["histograms"]["gets"].as_str().unwrap()).unwrap().count(), 4000);
+    }
+
+    #[test]
+    fn a_timed_run_measures_its_whole_test_time() {
+        let cfg = Config {
+            servers: vec!["127.0.0.1:1".into()],
+            threads: 1,
+            clients: 1,
+            requests: None,
+            test_time: Some(2.0),
+            ..Config::default()
+        };
+        let plan = Plan::new(&cfg, vec!["127.0.0.1:1".parse().unwrap()], 1);
+        let mstart = 1_000_000_000;
+        // the last reply arrived 2 ms before the end: the worker woke late to send the next one
+        let early = || vec![thread(1000, 100_000, 1, 1, mstart + 1_998_000_000)];
+        let r = RunResult::assemble(&plan, early(), mstart, 0.0, None, false);
+        assert_eq!(r.metrics()["duration_s"], 2.0);
+        // replies after the end extend the window
+        let late = vec![thread(1000, 100_000, 1, 1, mstart + 2_003_000_000)];
+        let r = RunResult::assemble(&plan, late, mstart, 0.0, None, false);
+        assert!((r.metrics()["duration_s"] - 2.003).abs() < 1e-12);
+        // a stopped run measured only until its last reply
+        let r = RunResult::assemble(&plan, early(), mstart, 0.0, None, true);
+        assert!((r.metrics()["duration_s"] - 1.998).abs() < 1e-12);
     }
 
     #[test]
