@@ -23,8 +23,9 @@ _BARE = re.compile(r"\d+(?:\.\d+)?")
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|min|s|m|h)")
 
 
-def parse_duration(value: object) -> float:
-    """Seconds (float > 0) from a duration string or number; ValueError with a hint otherwise."""
+def parse_duration(value: object, *, zero: bool = False) -> float:
+    """Seconds (float > 0; ≥ 0 with ``zero``) from a duration string or number; ValueError
+    with a hint otherwise."""
     if isinstance(value, bool):
         raise ValueError(f"bad duration {value!r}")
     if isinstance(value, (int, float)):
@@ -43,8 +44,8 @@ def parse_duration(value: object) -> float:
             raise ValueError(f'bad duration {value!r} (use e.g. "30s", "500ms", "2m", "1h30m")')
     else:
         raise ValueError(f"bad duration {value!r}")
-    if not seconds > 0:
-        raise ValueError(f"duration must be positive, got {value!r}")
+    if not (seconds > 0 or (zero and seconds == 0)):
+        raise ValueError(f"duration must be {'0 or more' if zero else 'positive'}, got {value!r}")
     if not (math.isfinite(seconds) and seconds <= MAX_SECONDS):
         raise ValueError(f"duration {value!r} is longer than the limit of 30 days")
     return seconds

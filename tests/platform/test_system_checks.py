@@ -23,6 +23,8 @@ from perflab.platform.system_state import (
     read_system_state,
     sample_processes,
 )
+from perflab.records import RunRow
+from perflab.run.system_snapshots import SystemSnapshots
 from perflab.store import Store
 
 CPU = "sys/devices/system/cpu"
@@ -408,6 +410,7 @@ name = "snapshots"
 baseline = "a"
 repetitions = 2
 order = "{order}"
+snapshot_every = {every}
 
 [[variant]]
 name = "a"
@@ -431,8 +434,21 @@ def snapshots_of(db: Path) -> list[tuple[str, dict]]:
         return [(n, json.loads(store.artifact(1, n) or b"")) for n in names]
 
 
+def test_snapshots_after_a_block_are_spaced_and_one_follows_the_last_run(tmp_path):
+    """Short runs: the default spacing (10 s) leaves the start's and the last one, which
+    covers every run (a snapshot per block of two 1 ms runs would be most of the time)."""
+    spec = write_spec(tmp_path, SPEC.format(order="interleaved", every='"10s"'))
+    db = tmp_path / "p.db"
+    assert perflab("run", str(spec), "--store", str(db)).code == 0
+    snaps = [s for _, s in snapshots_of(db)]
+    assert [(s["label"], s["runs"], s["last_run"]) for s in snaps] == [
+        ("start", 0, None),
+        ("after block 2", 4, 4),
+    ]
+
+
 def test_a_tiny_experiment_records_snapshots_at_start_and_after_each_block(tmp_path):
-    spec = write_spec(tmp_path, SPEC.format(order="interleaved"))
+    spec = write_spec(tmp_path, SPEC.format(order="interleaved", every=0))
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db))
     assert r.code == 0, r.err
@@ -451,7 +467,7 @@ def test_a_tiny_experiment_records_snapshots_at_start_and_after_each_block(tmp_p
 
 
 def test_sequential_snapshots_cover_one_variant_each(tmp_path):
-    spec = write_spec(tmp_path, SPEC.format(order="sequential"))
+    spec = write_spec(tmp_path, SPEC.format(order="sequential", every=0))
     db = tmp_path / "p.db"
     assert perflab("run", str(spec), "--store", str(db)).code == 0
     snaps = [s for _, s in snapshots_of(db)]
@@ -463,7 +479,7 @@ def test_sequential_snapshots_cover_one_variant_each(tmp_path):
 
 
 def test_compare_prints_a_warning_when_conditions_changed(tmp_path):
-    spec = write_spec(tmp_path, SPEC.format(order="interleaved"))
+    spec = write_spec(tmp_path, SPEC.format(order="interleaved", every=0))
     db = tmp_path / "p.db"
     assert perflab("run", str(spec), "--store", str(db)).code == 0
     changed = make_tree(tmp_path / "t", smt="1")
@@ -477,3 +493,49 @@ def test_compare_prints_a_warning_when_conditions_changed(tmp_path):
     assert "SMT changed during the experiment (off → on, after block 3)" in r.out + r.err
     j = json.loads(perflab("compare", "1", "--store", str(db), "--json").out)
     assert "smt_changed" in json.dumps(j)
+
+
+def test_a_snapshot_is_due_at_a_block_end_once_the_spacing_has_passed(tmp_path):
+    """`snapshot_every`: a block's end, then the spacing from the last snapshot taken; the
+    runs in between are counted by the next one; a sequential plan's segments likewise."""
+    now = [0.0]
+    with Store(tmp_path / "s.db") as store:
+        snaps = SystemSnapshots(
+            store, 1, LocalHost(), "interleaved", every=10.0, clock=lambda: now[0]
+        )
+        runs = [_run(i, block=i // 2) for i in range(8)]
+        assert snaps.read("start") is not None  # taken at 0 s
+        due = []
+        for i, run in enumerate(runs):
+            now[0] = 3.0 * i
+            due.append(snaps.due(run, runs[i + 1] if i + 1 < len(runs) else None))
+            if due[-1] is not None:
+                doc = snaps.read(due[-1])
+                assert doc is not None and doc["runs"] == 6 and doc["last_run"] == i + 1
+        # blocks end after runs 2, 4, 6, 8 at 3, 9, 15, 21 s: 15 s is the first 10 s after
+        # the start's, 21 s too soon after it
+        assert due == [None, None, None, None, None, "after block 3", None, None]
+        assert snaps.final_label() == "after block 4"  # 2 runs since: the experiment's last
+        every = SystemSnapshots(store, 1, LocalHost(), "sequential", clock=lambda: now[0])
+        assert every.due(_run(0, variant="a"), _run(1, variant="b")) == "after a"
+
+
+def _run(i: int, *, block: int = 0, variant: str = "a") -> RunRow:
+    return RunRow(
+        id=i + 1,
+        order_index=i,
+        block=block,
+        cell_key="-",
+        cell={},
+        variant=variant,
+        repetition=block,
+        warmup=False,
+        status="ok",
+        reason=None,
+        attempts=1,
+        host=None,
+        started_at=None,
+        ended_at=None,
+        pid=None,
+        pid_start=None,
+    )

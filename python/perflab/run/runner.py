@@ -183,11 +183,14 @@ class Runner:
             [self.executor, *(ex for ex in self.hosts.remote() if id(ex) != id(self.executor))],
             self.spec.model.order,
             message=self.observer.message,
+            every=self.spec.model.snapshot_every,
         )
         self.snapshots.start()
         self._before_all(scratch)
         self.services.start("experiment", self.experiment_values(), scratch, self.services.running)
         status, message = self._execute_plan(scratch, pending, done, total)
+        if status != "interrupted":  # (Ctrl-C: out at once, not after a 0.25 s sample)
+            self.snapshots.finish()
         self._after_all(scratch)
         if status == "complete" and self.store.runs(self.eid, ["pending", "running"]):
             status = "interrupted"

@@ -17,6 +17,7 @@ snapshot says which host it is of.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -76,8 +77,8 @@ _MARK = "--perflab-proc-stat--"
 
 
 class SystemSnapshots:
-    """Takes and stores the experiment's snapshots; `after_run` is told every completed run
-    and the one that follows it (None: none planned yet)."""
+    """Reads and stores one host's snapshots; `due` is told every completed run and the one
+    that follows it (None: none planned yet)."""
 
     def __init__(
         self,
@@ -88,7 +89,11 @@ class SystemSnapshots:
         *,
         message: Callable[[str], None] | None = None,
         reader: Reader | None = None,
+        every: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ):
+        self.every, self.clock = every, clock
+        self._last_taken = -math.inf
         self.store = store
         self.eid = eid
         self.host = executor.name
@@ -100,19 +105,22 @@ class SystemSnapshots:
         self._since: list[RunRow] = []
         self._failed = False
 
-    def start(self) -> None:
-        self.take("start")
-
-    def after_run(self, run: RunRow, following: RunRow | None) -> None:
-        label = self.due(run, following)
-        if label is not None:
-            self.take(label)
-
     def due(self, run: RunRow, following: RunRow | None) -> str | None:
-        """Notes a completed run; the label of the snapshot due after it, or None."""
+        """Notes a completed run; the label of the snapshot due after it, or None: one is due
+        where a block (a variant's runs, sequential) ends, ``every`` seconds or more after
+        the one before."""
         self._since.append(run)
         if following is not None and self._segment(following) == self._segment(run):
             return None
+        if self.clock() - self._last_taken < self.every:
+            return None
+        return self._label(run)
+
+    def final_label(self) -> str | None:
+        """The label of the last snapshot, None when no run ended since the one before."""
+        return self._label(self._since[-1]) if self._since else None
+
+    def _label(self, run: RunRow) -> str:
         if self.sequential:
             return f"after {run.variant}" + (f" · {run.cell_key}" if run.cell_key != "-" else "")
         return f"after block {run.block + 1}"
@@ -120,14 +128,11 @@ class SystemSnapshots:
     def _segment(self, run: RunRow) -> tuple[Any, ...]:
         return (run.cell_key, run.variant) if self.sequential else (run.block,)
 
-    def take(self, label: str) -> dict[str, Any] | None:
-        """Reads the checks and stores them as the next ``system/NNN`` artifact."""
-        return self.save(self.read(label))
-
     def read(self, label: str) -> dict[str, Any] | None:
         """The snapshot's document (None if the checks could not be read); touches no store,
         so that several hosts' are read at once."""
         runs, self._since = self._since, []
+        self._last_taken = self.clock()
         try:
             state = read_system_state(self.reader, own_pid=self.own_pid)
         except Exception as e:  # a snapshot is a record beside the runs: never their end
@@ -170,9 +175,11 @@ class EverySnapshot:
         order: str,
         *,
         message: Callable[[str], None] | None = None,
+        every: float = 0.0,
     ):
         self.each = [
-            SystemSnapshots(store, eid, executor, order, message=message) for executor in executors
+            SystemSnapshots(store, eid, executor, order, message=message, every=every)
+            for executor in executors
         ]
 
     def start(self) -> None:
@@ -180,6 +187,10 @@ class EverySnapshot:
 
     def after_run(self, run: RunRow, following: RunRow | None) -> None:
         self._take([s.due(run, following) for s in self.each])
+
+    def finish(self) -> None:
+        """Each host's last snapshot (`SystemSnapshots.finish`), read at once."""
+        self._take([s.final_label() for s in self.each])
 
     def _take(self, labels: list[str | None]) -> None:
         """Each host's snapshot that is due, read at once (in threads), stored in order."""

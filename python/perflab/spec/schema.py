@@ -47,6 +47,8 @@ from perflab.spec.types import (
 )
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+# a duration that may be 0 ("0", 0, "0s"): "never wait" where that has a meaning
+DurationOrZero = Annotated[float, BeforeValidator(functools.partial(parse_duration, zero=True))]
 
 
 def parse_percent(value: object) -> float:
@@ -387,6 +389,10 @@ class ExperimentSpec(_Strict):
     max_failure_share: SharePercent = 0.5
     # between SIGTERM and SIGKILL when a step's processes are stopped (timeout, Ctrl-C, run end)
     kill_grace: Duration = 2.0
+    # at most one system snapshot per this time after the start's (each samples processes for
+    # 0.25 s: after every block of short runs it would dominate the experiment and disturb
+    # the run after it); 0: after every block; always one after the last run
+    snapshot_every: DurationOrZero = 10.0
     confidence: Confidence = 0.95
     workdir: Short | None = None  # cwd of every command; default: the spec's directory
     # hooks: a command, or { command = "...", on = "HOST" } to run it on a host
