@@ -6,6 +6,7 @@ mod load;
 mod probes;
 mod profile;
 mod store;
+mod text;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -14,5 +15,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     probes::register(m)?;
     profile::register(m)?;
     store::register(m)?;
+    text::register(m)?;
     Ok(())
 }

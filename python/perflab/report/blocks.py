@@ -129,14 +129,23 @@ class _ColumnTable(Table):
         return len(self.body[0]) if self.body else 0
 
     def column_texts(self, j: int) -> list[str]:
-        return [c if isinstance(c, str) else c.text for c in self.body[j]]
+        column = self.body[j]
+        if _plain(column):
+            return list(column)  # type: ignore[arg-type]  # (all texts: told by _plain)
+        return [c if isinstance(c, str) else c.text for c in column]
 
     def column_verdicts(self, j: int) -> list[Verdict | None] | None:
         column = self.body[j]
-        if all(isinstance(c, str) for c in column):
+        if _plain(column):
             return None
         verdicts = [None if isinstance(c, str) else c.verdict for c in column]
         return verdicts if any(verdicts) else None
+
+
+def _plain(column: list[Cell | str]) -> bool:
+    """Whether every cell of ``column`` is a plain text (the types gathered in C: a summary
+    column is thousands of texts)."""
+    return set(map(type, column)) <= {str}
 
 
 @dataclass(frozen=True)
