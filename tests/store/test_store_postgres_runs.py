@@ -243,3 +243,26 @@ def test_a_server_gone_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_p
         assert r.code == 0, r.err
         assert f"{saved} of 12 runs already done" in r.err
         check_runs(url, 1, 4)
+
+
+def test_a_postgres_store_estimates_a_plan_and_gives_a_models_platform(pg_url, tmp_path):
+    """`run --dry-run` estimates a plan from the earlier runs in PostgreSQL, and a probe
+    stored there is a platform of the model (`model --from-store URL`), as from a file."""
+    from perflab.api.modeling import observation_from_store
+
+    s = spec(tmp_path, "estimated", tag=3)
+    assert perflab("run", str(s), "--store", pg_url).code == 0
+    dry = perflab("run", str(s), "--store", pg_url, "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "estimated duration:" in dry.out and "1 earlier experiment" in dry.out
+    for probe, extra in (
+        ("cpu", ["--duration", "0.05"]),
+        ("memmove", ["--case", "small_tlbmiss", "--duration", "0.02"]),
+    ):
+        r = perflab("probe", probe, "--repeat", "2", "--store", pg_url, *extra)
+        assert r.code == 0, r.err
+    o = observation_from_store(
+        pg_url, cpu="cpu_iter_per_sec", memmove="memmove_mib_per_sec", memmove_unit="MiB/s",
+        rate=None, length_bytes=172,
+    )  # fmt: skip
+    assert o.cpu > 0 and o.memmove > 0 and o.platform

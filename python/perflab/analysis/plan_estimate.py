@@ -27,6 +27,7 @@ from pathlib import Path
 from perflab.plan import PlannedRun
 from perflab.spec import Spec
 from perflab.store import ExperimentRow, RunRow, Store
+from perflab.store.location import store_location
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,12 @@ class DurationEstimate:
 def estimate_from_path(
     path: str | Path, spec: Spec, plan: Sequence[PlannedRun]
 ) -> DurationEstimate | None:
-    """`estimate_duration` over the store at ``path``; None when there is no store there."""
-    if not Path(path).exists():
+    """`estimate_duration` over the store at ``path`` (a file or a PostgreSQL URL); None
+    when there is no store file there."""
+    where = store_location(path)
+    if isinstance(where, Path) and not where.exists():
         return None  # reading must not create one
-    with Store(path, write=False) as store:
+    with Store(where, write=False) as store:
         return estimate_duration(store, spec, plan)
 
 

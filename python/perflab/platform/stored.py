@@ -15,6 +15,7 @@ from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.model import Observation, bytes_per_second
 from perflab.store import MetricDef, NewRun, Store
+from perflab.store.location import StoreURL, store_location
 from perflab.workloads.probes import ProbeResult
 
 LOWER_IS_BETTER_UNITS = ("ns/access",)
@@ -88,8 +89,8 @@ def observation_from_store(
     rate_optional: a missing rate metric gives ``rate=None`` instead of an error (a
     platform to predict whose store may also hold an observed rate to compare with).
     """
-    p = Path(path)
-    if not p.is_file():
+    p = store_location(path)
+    if isinstance(p, Path) and not p.is_file():
         raise InputError(f"no store at {p}")
     if not (math.isfinite(length_bytes) and length_bytes > 0):
         raise InputError(f"packet length must be positive, not {length_bytes}")
@@ -110,7 +111,7 @@ def observation_from_store(
             else:
                 for ds in datasets:
                     hosts.extend(store.environments(ds.experiment.id))
-    name = platform or (hosts[0] if hosts else p.stem)
+    name = platform or (hosts[0] if hosts else (p.name if isinstance(p, StoreURL) else p.stem))
     return Observation(
         platform=name,
         cpu=values[cpu],
@@ -121,7 +122,11 @@ def observation_from_store(
 
 
 def _latest_median(
-    datasets: Sequence[Dataset], metric: str, variant: str | None, cell: str | None, path: Path
+    datasets: Sequence[Dataset],
+    metric: str,
+    variant: str | None,
+    cell: str | None,
+    path: Path | StoreURL,
 ) -> tuple[float, str | None]:
     for ds in datasets:
         keys = [
