@@ -133,6 +133,30 @@ def test_the_decision_rule():
     assert why.startswith("worse than good but better than bad: the change looks spread")
 
 
+@pytest.mark.parametrize(
+    ("at_candidate", "decision"),
+    [(0.074, "bad"), (0.0064, "good"), (0.04, "undecided"), (0.09, "bad"), (-0.001, "good")],
+)
+def test_a_candidate_between_the_ends_is_decided_by_its_share_of_the_regression(
+    at_candidate, decision
+):
+    """Worse than good and better than bad at once: a sliver of an 8% regression on one
+    side is noise called significant (one step in twenty at 95%), half of it a spread
+    change; the share decides (`MOST`)."""
+    from types import SimpleNamespace
+
+    from perflab.api.bisect_verdict import MOST, Change, decide
+
+    def change(estimate: float, verdict: str) -> Change:
+        return Change(SimpleNamespace(relative=True, estimate=estimate), verdict)  # type: ignore[arg-type]
+
+    got, why = decide(change(at_candidate, "worse"), change(0, "better"), change(0.08, "worse"))
+    assert got == decision, why
+    share = at_candidate / 0.08
+    assert (share >= MOST) == (got == "bad") and (share <= 1 - MOST) == (got == "good")
+    assert f"{max(share, 0):.0%} of" in why
+
+
 def test_the_search_halves_the_range_and_skips_like_git_bisect():
     s = Search(16)
     assert (s.next(), expected_steps(16)) == (7, 4)

@@ -9,9 +9,13 @@ geometric mean across the cells decides (the TLDR's sweep row). Then:
   significantly better than bad → **bad** (the regression is in it);
 - candidate not significantly worse than good, and significantly better than bad →
   **good** (the regression comes after it);
+- worse than good and better than bad: where the candidate sits between the ends decides
+  — with at least `MOST` of the regression (its change against good over bad's) it is
+  **bad**, with at most 1 − `MOST` **good** (the regression is in one commit, and the other
+  difference, a sliver of it, is the noise a test at 95% calls significant one time in
+  twenty); between those, **undecided**: the change is spread over more than one commit;
 - anything else → **undecided**: indistinguishable from both ends (too few runs for the
-  noise), or between them (worse than good and better than bad: the change is spread over
-  more than one commit).
+  noise).
 
 A candidate with no successful run (its build failed) is **skip**ped; good and bad must
 run, and bad must be significantly worse than good (otherwise there is nothing to find).
@@ -33,6 +37,13 @@ if TYPE_CHECKING:
 
 #: What a step decides about its candidate (the last four end the bisect).
 DECISIONS = ("good", "bad", "skip", "undecided", "no_regression", "end_failed")
+
+#: The share of the regression a candidate significantly different from both ends must
+#: carry (or lack) to be called bad (good): below it, a spread change; above it, one
+#: commit with a difference from the other end too small to matter. (In 5 trials of
+#: benchmarks/bisect_trials, one step found a candidate identical to bad "better than
+#: bad" by 0.6% of an 8% regression and stopped the bisect as spread.)
+MOST = 0.8
 
 
 @dataclass(frozen=True)
@@ -157,11 +168,31 @@ def decide(vs_good: Change, vs_bad: Change, ends: Change) -> tuple[str, str]:
     if better_than_bad and not worse_than_good:
         return "good", "not worse than good, better than bad"
     if worse_than_good:
-        return "undecided", (
-            "worse than good but better than bad: the change looks spread over more than "
-            "one commit (bisect each part: --bad or --good at this commit)"
-        )
+        return _between(vs_good, ends)
     return "undecided", "indistinguishable from both good and bad: the runs are too noisy"
+
+
+def _between(vs_good: Change, ends: Change) -> tuple[str, str]:
+    """Worse than good and better than bad: the decision from the share of the regression
+    the candidate carries (`MOST`)."""
+    share = None
+    if vs_good.estimate is not None and ends.estimate:
+        share = vs_good.estimate / ends.estimate
+    if share is not None and share >= MOST:
+        return "bad", (
+            f"worse than good and better than bad, with {share:.0%} of the regression: "
+            "it is in this commit"
+        )
+    if share is not None and share <= 1 - MOST:
+        return "good", (
+            f"worse than good and better than bad, with {max(share, 0.0):.0%} of the "
+            "regression: it comes after this commit"
+        )
+    said = f" ({share:.0%} of it here)" if share is not None else ""
+    return "undecided", (
+        f"worse than good but better than bad{said}: the change looks spread over more "
+        "than one commit (bisect each part: --bad or --good at this commit)"
+    )
 
 
 def _unmeasured(runs: dict[str, int], failures: dict[str, str]) -> tuple[str, str]:
