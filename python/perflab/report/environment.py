@@ -155,10 +155,18 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
 def environment_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, value) pairs in display order; ``unknown`` where the capture could not tell.
 
-    Tool versions follow as ``("memcached", "memcached 1.6.18")`` rows, ``not found``
+    A host lent by a labgrid place has its place second, after the host's name. Tool
+    versions follow as ``("memcached", "memcached 1.6.18")`` rows, ``not found``
     for a tool that could not be run.
     """
     rows = [(label, show(info)) for label, show in _ROWS]
+    place = info.get("labgrid")
+    if isinstance(place, Mapping):  # a host lent by a labgrid place: which, whose, from where
+        said = (
+            f"{place.get('place')} (coordinator {place.get('coordinator')}, "
+            f"acquired by {place.get('acquired_by')})"
+        )
+        rows.insert(1, ("labgrid place", said))
     for tool, version in (info.get("tools") or {}).items():
         rows.append((tool, version if version else "not found"))
     return rows

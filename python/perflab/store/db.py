@@ -466,12 +466,18 @@ def _open(where: Path | StoreURL, *, write: bool, create: bool) -> Backend:
 
 
 def _who() -> tuple[str | None, str]:
-    """(user, host) of this process: who ran an experiment, from which controller."""
+    """(user, host) of this process: who ran an experiment, from which controller — as
+    labgrid names a place's holder (``LG_USERNAME``, ``LG_HOSTNAME``) when they are set, so
+    that a lab's records and its coordinator's say the same names; else the login name and
+    the machine's host name."""
     import getpass
+    import os
     import socket
 
-    try:
-        user: str | None = getpass.getuser()
-    except (OSError, KeyError):  # no login name in the environment nor in the password file
-        user = None
-    return user, socket.gethostname()
+    user: str | None = os.environ.get("LG_USERNAME") or None
+    if user is None:
+        try:
+            user = getpass.getuser()
+        except (OSError, KeyError):  # no login name in the environment nor in the password file
+            user = None
+    return user, os.environ.get("LG_HOSTNAME") or socket.gethostname()
