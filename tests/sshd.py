@@ -119,6 +119,32 @@ class Sshd:
         opts = ", ".join(f'"{o}"' for o in self.options())
         return f'ssh = "{self.destination}"\nidentity = "{self.identity}"\noptions = [{opts}]\n'
 
+    def one_phase_spec(self, *, repetitions: int = 1, settings: str = "", before: str = "") -> str:
+        """An experiment of two variants (a, b) whose phase ``p`` prints ``v=1`` on this
+        server (host ``dut``), its metric ``v``; ``settings``: more top-level keys;
+        ``before``: phases run before ``p`` (TOML)."""
+        return f"""\
+name = "remote"
+baseline = "a"
+repetitions = {repetitions}
+{settings}
+[hosts.dut]
+{self.host_table()}
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+{before}
+[[phase]]
+name = "p"
+on = "dut"
+command = "echo v=1"
+[[metric]]
+name = "v"
+better = "higher"
+regex = 'v=(?P<value>[0-9]+)'
+"""
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

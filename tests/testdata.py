@@ -13,6 +13,13 @@ DATA = Path(__file__).resolve().parent / "data"
 MGLRU_RUNS = DATA / "mglru-memcached-runs.csv"
 #: The router performance-index experiment's three platforms.
 ROUTER_PLATFORMS = DATA / "router-platforms.csv"
+#: `perflab model`'s column arguments for ROUTER_PLATFORMS (the published platforms' figures).
+ROUTER_MODEL_COLUMNS = [
+    "--cpu", "coremark_per_core",
+    "--memmove", "memmove_gbit_per_sec_as_used_in_seed", "--memmove-unit", "Gbit/s",
+    "--length", "packet_len_bytes",
+    "--rate", "rate_pkts_per_sec",
+]  # fmt: skip
 
 
 def mglru_import(*metrics: str) -> list[str]:

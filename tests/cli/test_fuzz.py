@@ -29,7 +29,7 @@ from perflab.csv_import import MetricColumn, read_runs_csv
 from perflab.errors import PerflabError
 from perflab.plan import make_plan
 from perflab.spec import load_spec
-from testdata import MGLRU_RUNS, ROUTER_PLATFORMS
+from testdata import MGLRU_RUNS, ROUTER_MODEL_COLUMNS, ROUTER_PLATFORMS
 
 REPO = Path(__file__).resolve().parents[2]
 PLATFORMS = ROUTER_PLATFORMS
@@ -803,18 +803,7 @@ def command_lines(draw):
     if path[0] == "model" and draw(
         st.booleans()
     ):  # the published platforms' columns (README), so that models get fitted
-        argv += [
-            "--cpu",
-            "coremark_per_core",
-            "--memmove",
-            "memmove_gbit_per_sec_as_used_in_seed",
-            "--memmove-unit",
-            "Gbit/s",
-            "--length",
-            "packet_len_bytes",
-            "--rate",
-            "rate_pkts_per_sec",
-        ]
+        argv += ROUTER_MODEL_COLUMNS
     if path[0] == "model" and path[-1] in ("fit", "predict"):
         argv += ["--bootstrap", "20"] if "--bootstrap" not in argv else []
     if path[0] == "import" and draw(st.integers(0, 3)):
@@ -874,28 +863,17 @@ def test_fuzz_command_lines(argv):
 
 # ============================================================================ what fuzzing found
 
-MODEL_COLUMNS = [
-    "--cpu",
-    "coremark_per_core",
-    "--memmove",
-    "memmove_gbit_per_sec_as_used_in_seed",
-    "--memmove-unit",
-    "Gbit/s",
-    "--length",
-    "packet_len_bytes",
-    "--rate",
-    "rate_pkts_per_sec",
-]
-
 
 def test_found_model_predict_then_fit_in_one_process():
     """`perflab model predict` (the README's command) ended in a TypeError: predict.py imports the
     submodule perflab.model.fit, which replaced the package's lazily loaded `fit` function."""
     target = ["--target-cpu", "20000", "--target-memmove", "40", "--target-length", "172"]
-    code, err = check_cli(["model", "predict", str(PLATFORMS), *MODEL_COLUMNS, "--N", "0", *target])
+    code, err = check_cli(
+        ["model", "predict", str(PLATFORMS), *ROUTER_MODEL_COLUMNS, "--N", "0", *target]
+    )
     assert code == 0, err
     code, err = check_cli(
-        ["model", "fit", str(PLATFORMS), *MODEL_COLUMNS, "--N", "0", "--bootstrap", "20"]
+        ["model", "fit", str(PLATFORMS), *ROUTER_MODEL_COLUMNS, "--N", "0", "--bootstrap", "20"]
     )
     assert code == 0, err
 
@@ -903,5 +881,5 @@ def test_found_model_predict_then_fit_in_one_process():
 def test_found_binary_file_given_as_a_csv_is_one_line():
     """A results store handed to `perflab model fit` as its CSV: UnicodeDecodeError, a traceback."""
     _prepare_store()
-    code, err = check_cli(["model", "fit", str(STORE), *MODEL_COLUMNS])
+    code, err = check_cli(["model", "fit", str(STORE), *ROUTER_MODEL_COLUMNS])
     assert code == 2 and "not UTF-8 text" in err

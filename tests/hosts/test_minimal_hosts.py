@@ -194,28 +194,7 @@ def test_a_netbsd_host_is_described_by_uname_and_sysctl(tmp_path):
 
 def test_the_controllers_python_and_perflab_are_in_its_record_only(tmp_path):
     with start_sshd() as srv:
-        spec = write_spec(
-            tmp_path,
-            f"""\
-name = "remote"
-baseline = "a"
-repetitions = 1
-[hosts.dut]
-{srv.host_table()}
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-[[phase]]
-name = "p"
-on = "dut"
-command = "echo v=1"
-[[metric]]
-name = "v"
-better = "higher"
-regex = 'v=(?P<value>[0-9]+)'
-""",
-        )
+        spec = write_spec(tmp_path, srv.one_phase_spec())
         db = tmp_path / "p.db"
         r = perflab("run", str(spec), "--store", str(db), "--no-compare")
         assert r.code == 0, r.err

@@ -23,7 +23,7 @@ from perflab.model import (
     index_table,
     predict,
 )
-from testdata import ROUTER_PLATFORMS, csv_rows
+from testdata import ROUTER_MODEL_COLUMNS, ROUTER_PLATFORMS, csv_rows
 
 ROUTER_COLS = Columns(
     platform="platform",
@@ -33,20 +33,7 @@ ROUTER_COLS = Columns(
     rate="rate_pkts_per_sec",
     memmove_unit="Gbit/s",
 )
-ROUTER_ARGS = [
-    "--platform",
-    "platform",
-    "--cpu",
-    "coremark_per_core",
-    "--memmove",
-    "memmove_gbit_per_sec_as_used_in_seed",
-    "--memmove-unit",
-    "Gbit/s",
-    "--length",
-    "packet_len_bytes",
-    "--rate",
-    "rate_pkts_per_sec",
-]
+ROUTER_ARGS = ["--platform", "platform", *ROUTER_MODEL_COLUMNS]
 
 TRUE_M, TRUE_N, TRUE_I = 300.0, 2e-5, 30.0
 

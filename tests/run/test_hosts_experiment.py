@@ -401,29 +401,11 @@ def test_a_host_that_dies_mid_experiment_fails_its_runs_and_stalls_nothing(tmp_p
     with start_sshd() as srv:
         pid = srv.proc.pid
         kill = f"kill -9 $(cat /proc/{pid}/task/{pid}/children) {pid}"
-        text = f"""\
-name = "dies"
-max_failures = 100
-baseline = "a"
-repetitions = 3
-[hosts.dut]
-{srv.host_table()}
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-[[phase]]
-name = "kill"
-command = "if [ {{run}} -eq 2 ]; then {kill}; fi"
-[[phase]]
-name = "p"
-on = "dut"
-command = "echo v=1"
-[[metric]]
-name = "v"
-better = "higher"
-regex = 'v=(?P<value>[0-9]+)'
-"""
+        text = srv.one_phase_spec(
+            repetitions=3,
+            settings="max_failures = 100",
+            before=f'[[phase]]\nname = "kill"\ncommand = "if [ {{run}} -eq 2 ]; then {kill}; fi"',
+        )
         db = tmp_path / "p.db"
         p = perflab_process(
             "run",

@@ -38,25 +38,7 @@ def _stopped(db, why: str) -> None:
 
 def test_an_unreachable_host_stops_the_experiment_and_resume_finishes_it(tmp_path):
     with start_sshd() as srv:
-        spec = write_spec(
-            tmp_path,
-            f"""\
-name = "remote"
-baseline = "a"
-repetitions = 2
-[hosts.dut]
-{srv.host_table()}
-[[variant]]
-name = "a"
-[[variant]]
-name = "b"
-[[phase]]
-name = "p"
-on = "dut"
-command = "echo v=1"
-"""
-            + METRIC,
-        )
+        spec = write_spec(tmp_path, srv.one_phase_spec(repetitions=2))
         db = tmp_path / "p.db"
         srv.proc.terminate()  # the host goes away: its port is closed
         srv.proc.wait()
