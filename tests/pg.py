@@ -49,7 +49,9 @@ def pg_program(name: str) -> str:
 class Postgres:
     """A PostgreSQL server on 127.0.0.1:`port`, its data in `folder`."""
 
-    def __init__(self) -> None:
+    def __init__(self, password: str | None = None) -> None:
+        #: with a password: TCP connections authenticate with it (SCRAM), as a team's do
+        self.password = password
         self.folder = Path(tempfile.mkdtemp(prefix="perflab-tests-pg-"))
         self.port = free_port()
         self._as: list[str] = []
@@ -66,8 +68,16 @@ class Postgres:
         )
 
     def start(self) -> None:
+        auth = ["--auth=trust"]
+        if self.password is not None:
+            pwfile = self.folder / "pwfile"
+            pwfile.write_text(self.password + "\n")
+            if self._as:
+                owner = pwd.getpwnam("postgres")
+                os.chown(pwfile, owner.pw_uid, owner.pw_gid)
+            auth = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}"]
         init = self._run(
-            pg_program("initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
+            pg_program("initdb"), "-D", str(self.data), "-U", SUPERUSER, *auth,
             "-E", "UTF8", "--locale=C", "--no-sync",
         )  # fmt: skip
         assert init.returncode == 0, init.stderr
@@ -107,8 +117,9 @@ class Postgres:
         stopped = self._run(pg_program("pg_ctl"), "stop", "-D", str(self.data), "-m", "immediate")
         assert stopped.returncode == 0, stopped.stderr
 
-    def url(self, database: str) -> str:
-        return f"postgresql://{SUPERUSER}@{LOOPBACK}:{self.port}/{database}"
+    def url(self, database: str, password: str | None = None) -> str:
+        secret = f":{password}" if password else ""
+        return f"postgresql://{SUPERUSER}{secret}@{LOOPBACK}:{self.port}/{database}"
 
     def new_database(self) -> str:
         """The URL of a new, empty database."""
@@ -116,7 +127,7 @@ class Postgres:
 
         self._databases += 1
         name = f"db{self._databases}"
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+        with psycopg.connect(self.url("postgres", self.password), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
@@ -132,8 +143,8 @@ class Postgres:
         self.stop()
 
 
-def start_postgres() -> Postgres:
-    pg = Postgres()
+def start_postgres(password: str | None = None) -> Postgres:
+    pg = Postgres(password)
     try:
         pg.start()
     except BaseException:

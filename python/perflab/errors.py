@@ -40,5 +40,10 @@ class StoreError(PerflabError):
     """The results store cannot be opened or does not hold what was asked for."""
 
 
+class StoreMissingError(StoreError):
+    """There is no store there yet (a database without perflab's tables): a reader that
+    only looks for earlier runs finds none, a command that needs the store says so."""
+
+
 class InputError(PerflabError):
     """A command-line argument or an input file (CSV, JSON) is invalid."""

@@ -262,4 +262,16 @@ def test_bad_input_is_one_line_before_anything_runs(tmp_path):
     assert r.code == 2 and f"{typo}:14: unknown key 'comand'" in r.err, r.err
     r = perflab("bisect", str(spec), "--good", good, "--bad", bad, "--max-steps", "0", *common)
     assert r.code == 2 and "expected a whole number ≥ 1" in r.err
+    once = tmp_path / "once.toml"  # {commit} where it would be one value for three variants
+    once.write_text(
+        spec.read_text().replace("[[variant]]", 'before_all = "make C={commit}"\n[[variant]]', 1)
+    )
+    r = perflab("bisect", str(once), "--good", good, "--bad", bad, *common)
+    assert r.code == 2 and r.err.count("\n") == 1, r.err
+    assert "'{commit}' is a variant's parameter; before_all runs once" in r.err, r.err
+    git(repo, "checkout", "-q", "HEAD")
+    (repo / "prog.c").write_text((repo / "prog.c").read_text() + "/* local edit */\n")
+    r = perflab("bisect", str(spec), "--good", good, "--bad", bad, *common)
+    assert r.code == 2 and r.err.count("\n") == 1, r.err
+    assert "uncommitted changes (1 file, e.g. prog.c)" in r.err, r.err
     assert not db.exists()  # nothing ran, nothing was stored

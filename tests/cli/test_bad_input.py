@@ -260,8 +260,15 @@ def test_variant_only_parameters_and_constant_overrides_are_fine(tmp_path):
     "example", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name
 )
 def test_examples_still_load(example):
+    from perflab.api.bisect_spec import GOOD, read_spec, step_spec
     from perflab.spec import load_spec
 
+    if "bisect" in example.name:  # a bisect's file: valid as the steps made from it
+        bisected = read_spec(example, None)
+        ids = {v: f"{i:040x}" for i, v in enumerate(("good", "candidate", "bad"))}
+        step = step_spec(bisected, 1, ids, {}, REPO, 0.02)
+        assert step.model.baseline == GOOD and len(step.model.variant) == 3
+        return
     spec = load_spec(example)  # valid (bad input would raise with file:line)
     if any(h.control is None for h in spec.model.hosts.values()):
         return  # --dry-run connects to its machines, which are yours to name

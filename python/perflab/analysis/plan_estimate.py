@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from perflab.errors import StoreMissingError
 from perflab.plan import PlannedRun
 from perflab.spec import Spec
 from perflab.store import ExperimentRow, RunRow, Store
-from perflab.store.location import store_location
+from perflab.store.location import StoreURL, store_location
 
 
 @dataclass(frozen=True)
@@ -83,15 +84,18 @@ class DurationEstimate:
 
 
 def estimate_from_path(
-    path: str | Path, spec: Spec, plan: Sequence[PlannedRun]
+    path: str | Path | StoreURL, spec: Spec, plan: Sequence[PlannedRun]
 ) -> DurationEstimate | None:
     """`estimate_duration` over the store at ``path`` (a file or a PostgreSQL URL); None
     when there is no store file there."""
     where = store_location(path)
     if isinstance(where, Path) and not where.exists():
         return None  # reading must not create one
-    with Store(where, write=False) as store:
-        return estimate_duration(store, spec, plan)
+    try:
+        with Store(where, write=False) as store:
+            return estimate_duration(store, spec, plan)
+    except StoreMissingError:  # a team's new database: no earlier runs yet
+        return None
 
 
 def earlier_experiments(store: Store, spec: Spec) -> tuple[str, list[ExperimentRow]]:

@@ -1,6 +1,7 @@
 """The git commands `perflab bisect` runs on ``--repo``, and nothing else: ``rev-parse``
-(the two ends, to full commit ids), ``merge-base --is-ancestor`` (good comes before bad)
-and ``log`` (the first-parent commits between them, with their subjects). Each runs as an
+(the two ends, to full commit ids), ``merge-base --is-ancestor`` (good comes before bad),
+``status`` (a work tree with uncommitted changes is refused) and ``log`` (the
+first-parent commits between them, with their subjects). Each runs as an
 argument list — no shell — with ``--end-of-options`` before the user's revision, so that a
 revision can never be read as an option; the commit ids it returns are 40 (or 64) hex
 digits, checked, and only they reach the experiment's commands as ``{commit}``."""
@@ -63,6 +64,21 @@ def repository(path: str | Path | None) -> Path:
         raise InputError(f"--repo {path}: no such folder")
     git(repo, "rev-parse", "--git-dir")
     return repo
+
+
+def check_clean(repo: Path) -> None:
+    """InputError when ``repo``'s work tree has uncommitted changes to tracked files: a
+    build that reads the work tree would measure them instead of the commits (a bare
+    repository has none)."""
+    if git(repo, "rev-parse", "--is-bare-repository").strip() == "true":
+        return
+    changed = git(repo, "status", "--porcelain", "--untracked-files=no").splitlines()
+    if changed:
+        raise InputError(
+            f"--repo {repo}: the work tree has uncommitted changes ({len(changed)} file"
+            f"{'s' if len(changed) != 1 else ''}, e.g. {changed[0][3:]}): commit or stash "
+            "them, so that every step measures a commit and nothing else"
+        )
 
 
 def resolve(repo: Path, rev: str, which: str) -> str:

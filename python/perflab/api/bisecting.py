@@ -182,13 +182,20 @@ class SilentBisect:
 
 def prepare(request: BisectRequest) -> tuple[BisectPlan, BisectSpec]:
     """The range and the file, checked — before anything runs (one-line errors)."""
-    from perflab.api.bisect_git import first_parent_range, repository, resolve, subject
+    from perflab.api.bisect_git import (
+        check_clean,
+        first_parent_range,
+        repository,
+        resolve,
+        subject,
+    )
     from perflab.api.bisect_spec import read_spec
 
     repo = repository(request.repo)
     good = resolve(repo, request.good, "good")
     bad = resolve(repo, request.bad, "bad")
     commits = first_parent_range(repo, good, bad)
+    check_clean(repo)
     spec = read_spec(request.spec, request.metric)
     plan = BisectPlan(
         repo, Commit(good, subject(repo, good)), commits[-1], commits, spec.metric, spec.better

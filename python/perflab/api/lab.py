@@ -55,9 +55,9 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
-        from perflab.store.paths import default_store_path
+        from perflab.store.location import store_location
 
-        self.path = Path(path) if path is not None else default_store_path()
+        self.path = store_location(path)  # a file, or a URL (printed without its password)
         with self._read():
             pass
 

@@ -38,16 +38,16 @@ def preview(spec: Spec, store: str | None) -> PlanPreview:
     from perflab.analysis.plan_estimate import estimate_from_path
     from perflab.plan import boots, make_plan
     from perflab.spec.matrix import expand_matrix
-    from perflab.store.paths import default_store_path
+    from perflab.store.location import store_location
 
     plan = make_plan(spec.model)
-    path = store or str(default_store_path())
+    where = store_location(store)  # ``--store``, else $PERFLAB_STORE, else ./perflab.db
     return PlanPreview(
         plan,
         boots(spec.model, plan),
         len(expand_matrix(spec.model.matrix)),
-        path,
-        estimate_from_path(path, spec, plan),
+        str(where),  # for people: a URL without its password
+        estimate_from_path(where, spec, plan),
     )
 
 

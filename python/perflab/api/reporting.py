@@ -20,7 +20,7 @@ def build_report(store: Store, request: ComparisonRequest) -> Report:
     from perflab.api.run_reader import load_run_data
     from perflab.observe.movers import read_profiles
     from perflab.report.document import build_report as lay_out
-    from perflab.store.paths import default_store_path
+    from perflab.store.location import default_store_path
 
     found = answer(store, request)
     result = found.comparison

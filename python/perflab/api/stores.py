@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab.store.paths import default_store_path  # light: the parser's help names it
+from perflab.store.location import DEFAULT_STORE as DEFAULT_STORE  # light: the help names it
+from perflab.store.location import default_store_path
 
 if TYPE_CHECKING:
     from perflab.store import Store as Store
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
     from perflab.store.location import StoreURL
 
 
-def default_store() -> Path:
-    """``$PERFLAB_STORE``, else ``./perflab.db``."""
+def default_store() -> Path | StoreURL:
+    """``$PERFLAB_STORE`` (a file or a PostgreSQL URL), else ``./perflab.db``."""
     return default_store_path()
 
 

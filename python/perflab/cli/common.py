@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from perflab.api.stores import default_store
+from perflab.api.stores import DEFAULT_STORE
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
         default=None,
         type=store_argument,
         help="results database: a SQLite file, or postgresql://USER@HOST[:PORT]/DB "
-        f"(default: $PERFLAB_STORE or ./{default_store().name})",
+        f"(default: $PERFLAB_STORE or ./{DEFAULT_STORE})",
     )
 
 

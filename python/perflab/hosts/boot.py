@@ -12,6 +12,7 @@ other than its variant's.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import shlex
 import threading
 import time
@@ -44,9 +45,20 @@ def kernel_state(conn: SshConnection, timeout: float = 30.0) -> KernelState:
     return KernelState(lines[0].strip(), lines[1].strip(), lines[2].strip())
 
 
+def kernel_matches(release: str, kernel: str) -> bool:
+    """Whether ``release`` (``uname -r``) is the ``kernel`` a variant names: the same text,
+    or, when it holds ``*`` or ``?``, a release it matches as a shell pattern
+    (``"6.1.*-g{commit}"``: a kernel built from a commit whose version is not spelled)."""
+    if "*" in kernel or "?" in kernel:
+        return fnmatch.fnmatchcase(release, kernel)
+    return release == kernel
+
+
 def mismatch(state: KernelState, kernel: str | None, cmdline: str | None) -> str | None:
     """Why ``state`` is not what a variant needs (None: it is)."""
-    if kernel and state.kernel != kernel:
+    if kernel and not kernel_matches(state.kernel, kernel):
+        if "*" in kernel or "?" in kernel:
+            return f"runs kernel {state.kernel}, not one matching {kernel}"
         return f"runs kernel {state.kernel}, not {kernel}"
     if cmdline and cmdline not in state.cmdline:
         return f"its /proc/cmdline lacks {cmdline!r}"

@@ -27,6 +27,7 @@ from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract, ove
 from perflab.run.phase_kinds import runner_of
 from perflab.run.phase_watch import PhaseWatch
 from perflab.run.run_context import PhaseContext
+from perflab.run.variant_kernel import Readiness
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell
 from perflab.store import RunRow
@@ -78,7 +79,7 @@ class RunExecution:
         runner: RunContext,
         run: RunRow,
         scratch: Path,
-        boot: tuple[str | None, str | None] = (None, None),
+        boot: Readiness | None = None,
     ):
         self.runner = runner
         self.run = run
@@ -93,7 +94,7 @@ class RunExecution:
         self.hosts: list[str] = []  # "step<TAB>host" of every command step, in order
         self.commands: list[dict[str, object]] = []  # what each command step ran, in order
         self.watch: PhaseWatch | None = None  # counters and monitors of the phase running
-        self.boot = boot  # (why its hosts are not as it needs, their kernel record)
+        self.boot = boot or Readiness()  # its variant built and its hosts booted, or why not
 
     def execute(self) -> RunOutcome:
         """Run the steps, clean up, extract the metrics and commit the run."""
@@ -104,11 +105,13 @@ class RunExecution:
         self.deadline = None if m.timeout is None else self.t0 + m.timeout
         self.values = r.run_values(run, self.run_dir)
         variant = r.variants[run.variant]
-        why, kernel = self.boot  # its hosts booted as it needs, before its services
-        if kernel:  # the host and kernel the run's variant ran on
-            self.artifacts[keys.KERNEL] = (kernel + "\n").encode()
-        if why:  # never a run on another kernel than its variant's
-            self.failure = ("failed", Failure("boot", "wrong kernel", f"boot: {why}"))
+        ready = self.boot  # its hosts booted as it needs, before its services
+        self.artifacts.update(ready.artifacts)
+        if ready.kernels:  # the host and kernel the run's variant ran on
+            self.artifacts[keys.KERNEL] = (ready.kernels + "\n").encode()
+        if ready.why:  # never a run on another kernel than its variant's, or an unbuilt one
+            kind = "wrong kernel" if ready.step == "boot" else "failed"
+            self.failure = ("failed", Failure(ready.step, kind, f"{ready.step}: {ready.why}"))
         services: dict[str, ServiceRun] = {}
         started = not any(s.scope == "run" for s in self.model.service)
         for name, command, phase in self._steps(variant):

@@ -40,7 +40,8 @@ from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
 from perflab.run.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
 from perflab.run.stop_signals import install_stop_signals, restore_signals
 from perflab.run.system_snapshots import EverySnapshot
-from perflab.run.variant_kernel import ensure_kernel
+from perflab.run.variant_build import VariantBuilds
+from perflab.run.variant_kernel import Readiness, ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
 from perflab.spec.template import render_shell
@@ -87,6 +88,7 @@ class Runner:
         self.stop = threading.Event()
         self.hosts.stop = self.stop  # a boot in progress ends on the stop request
         self._described: set[str] = set()  # booted hosts whose environment was captured
+        self.builds = VariantBuilds(spec.model, self)  # the variants' builds, once each
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
         self.core_choices: dict[int, CoreChoice] = {}  # N → CoreChoice, picked once per experiment
         self.variants = {v.name: v for v in spec.model.variant}
@@ -241,10 +243,10 @@ class Runner:
                     return "interrupted", None
                 self.observer.run_started(run, done + i + 1, total)
                 # its hosts booted first (a boot would end a variant's service on the device)
-                boot = self.ensure_kernel(run)
-                if self.stop.is_set():  # stopped while booting: the run was never started
+                boot = self.ensure_kernel(run, scratch)
+                if self.stop.is_set():  # stopped while building or booting: never started
                     return "interrupted", None
-                unstarted = None if boot[0] else self.services.follow_variant(run, scratch)
+                unstarted = None if boot.why else self.services.follow_variant(run, scratch)
                 if unstarted is not None:  # its variant's services: the run fails, not all
                     outcome = self._fail_unstarted(run, unstarted)
                 else:
@@ -396,12 +398,17 @@ class Runner:
     # -- services, kernels, leftovers (what a run asks of the experiment: `RunContext`)
     stop_services = staticmethod(stop_services)
 
-    def ensure_kernel(self, run: RunRow) -> tuple[str | None, str | None]:
-        """Boots the run's hosts as it needs (`variant_kernel`); a device booted for the
-        first time has its environment captured then."""
-        booted = ensure_kernel(
-            self.hosts, self.spec.model.hosts, self.variants[run.variant], self.observer.message
-        )
+    def ensure_kernel(self, run: RunRow, scratch: Path) -> Readiness:
+        """Builds the run's variant if it has a build and has not been built yet
+        (`variant_build`), then boots the run's hosts as it needs (`variant_kernel`); a
+        device booted for the first time has its environment captured then."""
+        variant = self.variants[run.variant]
+        built = self.builds.ensure(variant, scratch)
+        if built is not None and built.failure is not None:
+            return Readiness(built.failure, None, "build", built.artifacts)
+        booted = ensure_kernel(self.hosts, self.spec.model.hosts, variant, self.observer.message)
+        if built is not None and built.artifacts:
+            booted = dataclasses.replace(booted, artifacts={**built.artifacts, **booted.artifacts})
         if self.hosts.booted - self._described:  # a device up for the first time
             capture_environments(
                 self.store, self.eid, self.spec.model, self.hosts, self.executor, {}

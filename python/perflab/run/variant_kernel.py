@@ -7,6 +7,7 @@ the kernel (and command line) the variant names, a device booted from here
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from perflab.hosts.ssh import HostError
@@ -16,14 +17,26 @@ if TYPE_CHECKING:
     from perflab.spec.schema import HostSpec, VariantSpec
 
 
+@dataclass(frozen=True)
+class Readiness:
+    """A run's hosts as it starts: why it cannot go on (None: it can) and in which step
+    (``boot``, or ``build``: its variant's kernel was not built), the kernels it runs on
+    (``host<TAB>kernel<TAB>boot id<TAB>cmdline`` lines, None when nothing was checked),
+    and what to keep with the run besides (a build's output)."""
+
+    why: str | None = None
+    kernels: str | None = None
+    step: str = "boot"
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+
+
 def ensure_kernel(
     hosts: Hosts,
     host_specs: Mapping[str, HostSpec],
     variant: VariantSpec,
     message: Callable[[str], None],
-) -> tuple[str | None, str | None]:
-    """Boots what the run needs booted. Returns (why the run cannot go on, or None;
-    ``host<TAB>kernel<TAB>boot id<TAB>cmdline`` lines for the run's record, or None)."""
+) -> Readiness:
+    """Boots what the run needs booted, and says whether it can go on."""
     from perflab.hosts.boot import kernel_state, mismatch
 
     records: list[str] = []
@@ -40,12 +53,12 @@ def ensure_kernel(
                 message(f"host '{name}' booted ({how}): {state.kernel}, for variant {variant.name}")
                 why = mismatch(state, kernel, cmdline)
                 if why:
-                    return f"host '{name}' {why} after booting ({how})", _joined(records)
+                    return Readiness(f"host '{name}' {why} after booting ({how})", _joined(records))
         except HostError as e:
-            return e.one_line(), _joined(records)
+            return Readiness(e.one_line(), _joined(records))
         assert state is not None  # read, or booted into
         records.append(f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}")
-    return None, _joined(records)
+    return Readiness(None, _joined(records))
 
 
 def _hosts_to_check(

@@ -44,6 +44,13 @@ def check_hosts(spec: Spec) -> None:
             )
         if v.cmdline and not v.kernel:
             raise spec.error(("variant", i, "cmdline"), "cmdline is checked with kernel: set it")
+        if v.build and not v.kernel:
+            raise spec.error(
+                ("variant", i, "build"),
+                f"variant '{v.name}' has a build but no kernel: build runs here before its "
+                "host boots into the kernel it names (build anything else in setup or "
+                "before_all)",
+            )
     for i in range(len(m.phase)):
         _check_phase_place(spec, i)
         if m.phase[i].fetch and not kind_of(m.phase[i]).runs_command:

@@ -190,6 +190,10 @@ class VariantSpec(_Strict):
     kernel: Short | None = None
     cmdline: Short | None = None  # text /proc/cmdline must contain on that host
     boot: Command | None = None  # this variant's boot command (default: the host's)
+    # run here (this machine) before the variant's first run, before its host is booted:
+    # builds the kernel it names (a build that fails fails the variant's runs, with the
+    # build's last lines)
+    build: Command | None = None
 
 
 MonitorSource = Literal["vmstat", "meminfo", "psi", "cpu", "net"]
@@ -381,6 +385,7 @@ class ExperimentSpec(_Strict):
     order: Literal["interleaved", "sequential"] = "interleaved"
     seed: Seed = 1  # seeds the interleaved order
     timeout: Duration | None = None  # per run, all phases and hooks included
+    build_timeout: Duration = 3600.0  # a variant's build (it is not part of any run)
     on_failure: Literal["continue", "abort"] = "continue"
     # stop early when this many runs in a row (or the first this many of a variant) fail the
     # same way — same step, same exit status/signal/timeout; 0: never (run/failure_policy.py)

@@ -44,6 +44,12 @@ def check_templates(spec: Spec) -> None:
                     "cores_list",
                 ):
                     raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
+                if loc[0] in ("before_all", "after_all") and name not in base:
+                    raise spec.error(
+                        loc,
+                        f"'{{{name}}}' is a variant's parameter; {loc[0]} runs once for every "
+                        "variant (use it in the variant's setup, or its build)",
+                    )
                 if name not in known:
                     where = f" for variant '{v.name}'" if name in all_variant_params(m) else ""
                     raise spec.error(
@@ -52,6 +58,25 @@ def check_templates(spec: Spec) -> None:
                         hint=choices_hint(name, sorted(known))
                         + " (write {{ }} for literal braces)",
                     )
+        _check_build_template(spec, vi, set(m.params) | set(v.params))
+
+
+#: What a variant's build may name besides the spec's and the variant's params.
+BUILD_NAMES = ("variant", "experiment")
+
+
+def _check_build_template(spec: Spec, vi: int, params: set[str]) -> None:
+    """A build runs once per variant, before any run: it names no cell, run or port."""
+    text = spec.model.variant[vi].build
+    known = params | set(BUILD_NAMES)
+    for name in placeholders(text or ""):
+        if name not in known:
+            raise spec.error(
+                ("variant", vi, "build"),
+                f"unknown parameter '{{{name}}}': a build runs once per variant, before its "
+                "runs, and knows {variant}, {experiment}, [params] and the variant's params",
+                hint=choices_hint(name, sorted(known)) + " (write {{ }} for literal braces)",
+            )
 
 
 #: What a boot or control command may name besides the spec's params.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from perflab.records import ExperimentRow, MetricDef, NewRun, RunRow
     from perflab.store.db import Store
-    from perflab.store.paths import DEFAULT_STORE, default_store_path
+    from perflab.store.location import DEFAULT_STORE, default_store_path
 
 __all__ = [
     "DEFAULT_STORE",
@@ -21,16 +21,16 @@ __all__ = [
 ]
 
 
-#: Where each name lives (db.py: the store; perflab.records: its row values; paths.py: its
+#: Where each name lives (db.py: the store; perflab.records: its row values; location.py: its
 #: default path).
 _HOMES = {
-    "DEFAULT_STORE": "perflab.store.paths",
+    "DEFAULT_STORE": "perflab.store.location",
     "ExperimentRow": "perflab.records",
     "MetricDef": "perflab.records",
     "NewRun": "perflab.records",
     "RunRow": "perflab.records",
     "Store": "perflab.store.db",
-    "default_store_path": "perflab.store.paths",
+    "default_store_path": "perflab.store.location",
 }
 
 

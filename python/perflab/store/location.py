@@ -19,6 +19,9 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from perflab.errors import StoreError
 
+#: The store when neither ``--store`` nor ``$PERFLAB_STORE`` names one.
+DEFAULT_STORE = "perflab.db"
+
 #: URL schemes of a PostgreSQL store (libpq's two spellings).
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
@@ -73,8 +76,6 @@ def _without_password(parts: SplitResult) -> SplitResult:
 def store_location(where: str | os.PathLike[str] | None) -> Path | StoreURL:
     """The store ``where`` names: None is $PERFLAB_STORE, else ./perflab.db; a PostgreSQL URL
     is a `StoreURL`; anything else URL-like is a StoreError (one line); the rest is a path."""
-    from perflab.store.paths import DEFAULT_STORE
-
     if isinstance(where, StoreURL):
         return where
     if where is None:
@@ -98,3 +99,9 @@ def store_location(where: str | os.PathLike[str] | None) -> Path | StoreURL:
         reason = str(e)
         raise StoreError(f"store {StoreURL(url)}: {reason[:1].lower()}{reason[1:]}") from None
     return StoreURL(url)
+
+
+def default_store_path() -> Path | StoreURL:
+    """``$PERFLAB_STORE`` read as ``--store`` is (a file, or a PostgreSQL URL: one parsing
+    for both), else ``./perflab.db``."""
+    return store_location(None)

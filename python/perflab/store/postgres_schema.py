@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from perflab.errors import StoreError
+from perflab.errors import StoreMissingError
 from perflab.store.postgres_connection import pg_transaction
 from perflab.store.schema import SCHEMA_VERSION, checked_version, upgrade
 
@@ -94,9 +94,9 @@ def make_current(db: Connection, store: str, version: int) -> None:
             db.execute(translate(sql))
 
 
-def missing(store: str, database: str) -> StoreError:
+def missing(store: str, database: str) -> StoreMissingError:
     """The error for a database that holds no store yet, to a command that needs one."""
-    return StoreError(
+    return StoreMissingError(
         f"no store at {store}: database {database} holds no perflab tables",
         hint="run an experiment or import first, or pass --store",
     )
