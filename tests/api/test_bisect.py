@@ -67,6 +67,31 @@ def test_a_candidate_that_does_not_build_is_skipped(tmp_path):
     assert "5 steps (1 skipped) for 16 commits; ⌈log2(16)⌉ = 4" in r.out
 
 
+@pytest.mark.slow
+def test_a_stopped_bisect_goes_on_with_resume_without_measuring_again(tmp_path):
+    """Stopped after its first step (--max-steps 1, as an interrupt would leave it), the
+    same bisect with --resume reads that step back from the store — the same experiment,
+    not run again — and goes on to the planted commit."""
+    repo, good, bad, planted = make_repo(tmp_path, commits=8, planted=6)
+    spec, db = write_spec(tmp_path, seed=3), tmp_path / "perflab.db"
+    args = ("bisect", str(spec), "--good", good, "--bad", bad, "--repo", str(repo),
+            "--store", str(db), "--json")  # fmt: skip
+    first = perflab(*args, "--max-steps", "1")
+    assert first.code == 1, first.err
+    step1 = json.loads(first.out)["steps"][0]
+    r = perflab(*args, "--resume")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["first_bad"]["id"] == planted
+    assert doc["steps"][0]["experiments"] == step1["experiments"]  # read back, not run
+    assert doc["steps"][0]["decision"] == step1["decision"]
+    listed = json.loads(perflab("ls", "--json", "--store", str(db)).out)
+    names = [e["name"] for e in listed]
+    assert names.count("loop-bisect-step-1") == 1 and len(names) == doc["steps_run"] + sum(
+        len(s["experiments"]) - 1 for s in doc["steps"]
+    )
+
+
 NOISE_SPEC = """\
 name = "noise"
 baseline = "build"

@@ -24,11 +24,12 @@ from perflab.api.bisect_git import Commit
 from perflab.api.bisect_search import Search, expected_steps
 from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 from perflab.api.bisect_verdict import Change, StepEvidence
-from perflab.errors import InputError
+from perflab.errors import InputError, StoreError
 
 if TYPE_CHECKING:
     from perflab.api.bisect_spec import BisectSpec
     from perflab.run.runner import Observer
+    from perflab.spec import Spec
 
 #: The JSON document's schema (`BisectResult.to_dict`; `perflab bisect --json`).
 SCHEMA = "perflab.bisect/1"
@@ -50,6 +51,9 @@ class BisectRequest:
     metric: str | None = None
     store: str | None = None
     max_steps: int | None = None
+    #: go on with the same bisect: a step the store holds finished (the same experiment
+    #: file: the same commits and precision) is read back, an unfinished one continued
+    resume: bool = False
 
     def __post_init__(self) -> None:
         if self.max_steps is not None and (
@@ -279,15 +283,20 @@ def _step(
     while True:
         attempt = len(experiments) + 1
         step = step_spec(spec, number, ids, subjects, plan.repo, target, attempt)
-        watcher = runs() if runs is not None else None
-        ran = run_experiment(RunRequest(spec=step, store=request.store, new=True), watcher)
-        experiments.append(ran.experiment_id)
-        if ran.outcome.status == "interrupted":
-            raise KeyboardInterrupt(
-                f"bisect interrupted in step {number} (experiment {ran.experiment_id}); the "
-                "steps so far are stored, and the same bisect again starts over"
+        done = _finished_step(request, step) if request.resume else None
+        if done is None:
+            watcher = runs() if runs is not None else None
+            ran = run_experiment(
+                RunRequest(spec=step, store=request.store, new=not request.resume), watcher
             )
-        evidence = read_step(request.store, ran.experiment_id, plan.metric)
+            done = ran.experiment_id
+            if ran.outcome.status == "interrupted":
+                raise KeyboardInterrupt(
+                    f"bisect interrupted in step {number} (experiment {done}); the steps so "
+                    "far are stored: the same bisect with --resume goes on from here"
+                )
+        experiments.append(done)
+        evidence = read_step(request.store, done, plan.metric)
         finer = target_for(evidence.ends.estimate, target)
         if (
             evidence.decision == "undecided"
@@ -307,6 +316,25 @@ def _step(
             tuple(experiments),
             evidence,
         )
+
+
+def _finished_step(request: BisectRequest, step: Spec) -> int | None:
+    """The experiment of ``step`` that an earlier run of this bisect finished (the same
+    file: name, commits and precision alike), or None."""
+    from perflab.store import Store
+
+    try:
+        with Store(request.store, write=False, create=False) as db:
+            found = [
+                e.id
+                for e, _ in db.experiments()
+                if e.name == step.model.name
+                and e.spec_sha256 == step.sha256
+                and e.status in ("complete", "aborted")
+            ]
+    except StoreError:  # no store yet: nothing was run
+        return None
+    return max(found, default=None)
 
 
 def _found(

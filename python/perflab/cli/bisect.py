@@ -50,6 +50,12 @@ def register(sub: Subparsers) -> None:
     )
     add_store_option(p)
     p.add_argument("--max-steps", type=_steps, default=None, metavar="N", help="stop after N steps")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the same bisect interrupted before: the steps it finished are read "
+        "back from the store, the one cut short is continued",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     p.set_defaults(handler=bisect)
 
@@ -66,6 +72,7 @@ def bisect(args: argparse.Namespace, io: CliIO) -> int:
         metric=args.metric,
         store=args.store or None,
         max_steps=args.max_steps,
+        resume=args.resume,
     )
     printer = StepPrinter(io, to_stderr=args.json)
     try:

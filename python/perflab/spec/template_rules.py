@@ -59,6 +59,17 @@ def check_templates(spec: Spec) -> None:
                         + " (write {{ }} for literal braces)",
                     )
         _check_build_template(spec, vi, set(m.params) | set(v.params))
+        for key in ("kernel", "cmdline"):  # rendered with the params when the spec loads
+            for name in placeholders(getattr(v, key) or ""):
+                names = sorted(set(m.params) | set(v.params))
+                raise spec.error(
+                    ("variant", vi, key),
+                    f"unknown parameter '{{{name}}}': a variant's {key} knows [params] and "
+                    "the variant's params",
+                    hint=choices_hint(name, names) + " (write {{ }} for literal braces)"
+                    if names
+                    else "write {{ }} for literal braces",
+                )
 
 
 #: What a variant's build may name besides the spec's and the variant's params.
