@@ -231,3 +231,22 @@ def test_scaling_table_reads_at_any_magnitude(tmp_path, monkeypatch, b, unit, ex
         assert rows and all("││" not in line for line in rows)  # no zero-width column
     wide = " ".join(_compare(monkeypatch, 200, "1", "--store", db, "--scaling", "keys").split())
     assert expect in wide, wide
+
+
+def test_ls_never_elides_an_id_at_80_columns(tmp_path, monkeypatch):
+    """Long names fold onto more lines; the id, the date, the status and the counts stay
+    whole (an id was shrunk to '…' in every row of a team's store)."""
+    from testdata import MGLRU_RUNS, mglru_import
+
+    db = tmp_path / "ls.db"
+    for k in range(12):
+        name = f"kernel-bisect-router-bisect-step-{k}-a-long-name"
+        r = perflab("import", str(MGLRU_RUNS), "--store", str(db), "--name", name,
+                    *mglru_import("ops_per_sec:higher"))  # fmt: skip
+        assert r.code == 0, r.err
+    monkeypatch.setenv("COLUMNS", "80")
+    out = perflab("ls", "--store", str(db)).out
+    assert "…" not in out, out
+    assert all(_width_of(line) <= 80 for line in out.splitlines()), out
+    ids = {line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")}
+    assert {str(i) for i in range(1, 13)} <= ids, ids

@@ -88,7 +88,11 @@ def _table(rows: list[tuple[ExperimentRow, dict[str, int]]], *, by: bool) -> Any
         ("source", "left"),
         *([("by", "left")] if by else []),
     ):
-        t.add_column(col, justify=just, no_wrap=True)
+        if col in ("name", "version", "by"):  # long text folds onto more lines
+            t.add_column(col, justify=just, overflow="fold")
+        else:  # never elided: an id is what every other command takes
+            widest = max((len(_cell(e, counts, col)) for e, counts in rows), default=1)
+            t.add_column(col, justify=just, no_wrap=True, min_width=max(widest, len(col)))
     for e, counts in rows:
         total = sum(counts.values())
         failed = counts.get("failed", 0) + counts.get("timeout", 0)
@@ -105,6 +109,19 @@ def _table(rows: list[tuple[ExperimentRow, dict[str, int]]], *, by: bool) -> Any
             *([_who(e)] if by else []),
         )
     return t
+
+
+def _cell(e: ExperimentRow, counts: dict[str, int], col: str) -> str:
+    """The text of column ``col`` for ``e`` (for the columns that never fold)."""
+    failed = counts.get("failed", 0) + counts.get("timeout", 0)
+    return {
+        "id": str(e.id),
+        "created": "YYYY-MM-DD HH:MM",
+        "status": e.status,
+        "runs ok/total": f"{counts.get('ok', 0)}/{sum(counts.values())}",
+        "failed": str(failed) if failed else "",
+        "source": e.source,
+    }.get(col, "")
 
 
 def _who(e: ExperimentRow) -> str:

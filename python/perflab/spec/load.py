@@ -72,6 +72,9 @@ def _parse(text: str, path: Path | None, label: str) -> Spec:
         model = ExperimentSpec.model_validate(data, context={PHASE_KINDS: schemas()})
     except ValidationError as e:
         raise _first_error(e, data, lines, label) from None
+    from perflab.spec.template_rules import render_kernels
+
+    model = render_kernels(model)  # {commit} in a variant's kernel: its params
     spec = Spec(model=model, text=text, path=path, lines=lines)
     from perflab.spec.validate import check_spec  # cross-field rules
 

@@ -420,28 +420,6 @@ class ExperimentSpec(_Strict):
     phase: list[PhaseSpec] = Field(min_length=1)
     metric: list[MetricSpec] = Field(min_length=1)
 
-    @model_validator(mode="after")
-    def _kernels_named(self) -> ExperimentSpec:
-        """``{name}`` in a variant's ``kernel`` and ``cmdline`` is the value of its params
-        (or ``[params]``): ``kernel = "*-g{commit}"`` with ``params.commit``. A name that is
-        neither stays as written, for the template rules to report at its line."""
-        from perflab.spec.template import placeholders, render_value
-
-        variants = []
-        for v in self.variant:
-            values = {**self.params, **v.params}
-            update = {
-                key: str(render_value(text, values))
-                for key in ("kernel", "cmdline")
-                if (text := getattr(v, key))
-                and "{" in text
-                and all(n in values for n in placeholders(text))
-            }
-            variants.append(v.model_copy(update=update) if update else v)
-        if all(a is b for a, b in zip(variants, self.variant)):
-            return self
-        return self.model_copy(update={"variant": variants})
-
     def metric_phase(self, metric: MetricSpec) -> str:
         """The phase a metric is taken from: its own `phase`, else the last measured phase
         (other than the metric's overhead phase)."""

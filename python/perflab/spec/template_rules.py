@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 from perflab.spec.name_rules import choices_hint
 from perflab.spec.param_names import BUILTIN_PARAMS, HOOKS, all_variant_params, service_ports
 from perflab.spec.phase_kinds import kind_of
-from perflab.spec.template import placeholders
+from perflab.spec.template import placeholders, render_value
 
 if TYPE_CHECKING:
     from perflab.spec.experiment_file import Spec
     from perflab.spec.locate import Path as KeyPath
+    from perflab.spec.schema import ExperimentSpec
 
 
 def check_templates(spec: Spec) -> None:
@@ -123,3 +124,23 @@ def check_boot_templates(spec: Spec) -> None:
                     "{kernel}, {cmdline}, {host} and [params]",
                     hint=choices_hint(name, sorted(known)) + " (write {{ }} for literal braces)",
                 )
+
+
+def render_kernels(model: ExperimentSpec) -> ExperimentSpec:
+    """``{name}`` in a variant's ``kernel`` and ``cmdline`` replaced by the value of its
+    params (or ``[params]``): ``kernel = "*-g{commit}"`` with ``params.commit``. A name
+    that is neither stays as written, for `check_templates` to report at its line."""
+    variants = []
+    for v in model.variant:
+        values = {**model.params, **v.params}
+        update = {
+            key: str(render_value(text, values))
+            for key in ("kernel", "cmdline")
+            if (text := getattr(v, key))
+            and "{" in text
+            and all(n in values for n in placeholders(text))
+        }
+        variants.append(v.model_copy(update=update) if update else v)
+    if all(a is b for a, b in zip(variants, model.variant)):
+        return model
+    return model.model_copy(update={"variant": variants})
