@@ -9,6 +9,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -220,3 +221,56 @@ def test_the_next_connection_removes_the_step_folders_a_killed_perflab_left(sshd
     finally:
         for d in folders.values():
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _masters(folder: Path) -> list[int]:
+    """PIDs of ssh control masters whose socket is in ``folder``."""
+    found = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                cmd = (p / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmd.startswith(b"ssh") and str(folder).encode() in cmd:
+                found.append(int(p.name))
+    return found
+
+
+def test_a_killed_perflabs_control_master_is_ended_by_the_next(sshd, tmp_path):
+    """perflab killed outright cannot end its control master (ControlPersist keeps it, its
+    parent gone): the folder of sockets is named after its owner, and the next perflab to
+    connect anywhere ends the masters of a folder whose owner is gone, and removes it —
+    never a folder of a perflab still running."""
+    from perflab.hosts.ssh import CONTROL_PREFIX, control_folder
+
+    # a perflab killed while connected: a child process that opens a master, then SIGKILL
+    code = (
+        "import sys, time\n"
+        "from perflab.hosts.ssh import SshConnection, SshTarget\n"
+        f"c = SshConnection(SshTarget.parse('dut', {sshd.destination!r}, {str(sshd.identity)!r}, "
+        f"options=tuple({list(sshd.options())!r})))\n"
+        "c.run('true')\n"
+        "print(c.control_dir, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        folder = Path(proc.stdout.readline().strip())
+        assert folder.name.startswith(CONTROL_PREFIX), proc.stderr.read() if proc.poll() else ""
+        _until(lambda: bool(_masters(folder)), "the control master runs")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _masters(folder) and folder.exists()  # left behind by the killed one
+    mine = control_folder()  # what the next perflab does first
+    try:
+        _until(lambda: not _masters(folder), "the stale master is ended")
+        assert not folder.exists()
+        assert mine.exists()  # a running perflab's own folder stays
+        control_folder().rmdir()
+        assert mine.exists()
+    finally:
+        shutil.rmtree(mine, ignore_errors=True)

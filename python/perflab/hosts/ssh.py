@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import shlex
 import subprocess
@@ -104,6 +105,50 @@ class SshTarget:
         return f"'{self.name}' ({where})"
 
 
+#: A perflab's folder of control sockets: ``/tmp/perflab-ssh-PID-START-RANDOM`` — whose it is
+#: (the process id and its kernel start time), so that the next perflab can tell a folder of
+#: one killed outright (its control masters still running) from one of a perflab running.
+CONTROL_PREFIX = "perflab-ssh-"
+
+
+def control_folder() -> Path:
+    """A new folder for this process's control sockets (short: a socket path has ~108
+    bytes), after sweeping the folders of perflabs that are gone (`sweep_control_folders`)."""
+    from perflab.hosts.process import process_start_time
+
+    sweep_control_folders()
+    pid = os.getpid()
+    return Path(tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{pid}-{process_start_time(pid)}-"))
+
+
+def sweep_control_folders(root: Path | None = None) -> list[Path]:
+    """Ends the control masters a perflab killed outright left (``ssh -O exit`` on each of
+    its sockets: the master and its connection go) and removes its folder. Folders of a
+    perflab still running are left alone. Returns the folders removed."""
+    from perflab.hosts.process import process_start_time
+
+    root = root or Path(tempfile.gettempdir())
+    removed = []
+    for folder in root.glob(f"{CONTROL_PREFIX}*"):
+        owner = folder.name.removeprefix(CONTROL_PREFIX).split("-")
+        if len(owner) < 3 or not owner[0].isdigit():
+            continue  # not named by its owner: not ours to judge
+        if process_start_time(int(owner[0])) == owner[1]:
+            continue  # its perflab is running
+        for sock in folder.glob("*.sock"):
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    ["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "perflab-stale-master"],
+                    check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                )  # fmt: skip
+        with contextlib.suppress(OSError):
+            for p in folder.iterdir():
+                p.unlink()
+            folder.rmdir()
+            removed.append(folder)
+    return removed
+
+
 class SshConnection:
     """Commands on one host over a shared control master; ``close()`` ends the master."""
 
@@ -111,7 +156,7 @@ class SshConnection:
         self.host = host
         self._own_dir = control_dir is None
         # Unix socket paths are limited to ~108 bytes: a short directory, a short name.
-        self.control_dir = control_dir or Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
+        self.control_dir = control_dir or control_folder()
         digest = hashlib.sha1(host.name.encode()).hexdigest()[:10]
         self.control_path = self.control_dir / f"{digest}.sock"
         self.connected = False

@@ -28,7 +28,7 @@ from perflab.hosts.base import Host
 from perflab.hosts.local import LocalHost
 from perflab.hosts.powered import Control, PoweredHost
 from perflab.hosts.remote import RemoteHost
-from perflab.hosts.ssh import HostError, SshConnection, SshTarget
+from perflab.hosts.ssh import HostError, SshConnection, SshTarget, control_folder
 from perflab.hosts.step import TERM_GRACE_S
 from perflab.spec.template import render_shell
 
@@ -69,7 +69,7 @@ class Hosts:
         self.stop: threading.Event | None = None  # the experiment's stop request: ends a boot
         for name, h in self._specs.items():
             if self._control_dir is None:
-                self._control_dir = Path(tempfile.mkdtemp(prefix="perflab-ssh-"))
+                self._control_dir = control_folder()
             if h.labgrid is not None or h.ssh is None:
                 continue  # lent by a labgrid place: made when it is acquired (prepare)
             target = SshTarget.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
