@@ -95,3 +95,4 @@ class NewRun:
     warmup: bool = False
     status: str = "pending"
     metrics: dict[str, float] | None = None
+    reason: str | None = None  # why a finished run failed (an import's exit status)

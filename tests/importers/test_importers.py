@@ -282,6 +282,26 @@ def test_hyperfine_failed_runs(tmp_path):
     assert got.where("sleep 0.005")[2].values == {}
 
 
+def test_hyperfine_a_command_whose_runs_all_failed(tmp_path):
+    """A command kept with --ignore-failure whose every run failed (as in hyperfine-py's
+    ignored_failure.json) comes in as failed runs with their exit status, beside the
+    commands that ran; `show` says the status of each."""
+    doc = json.loads((DATA / "hyperfine" / "commands.json").read_text())
+    runs = len(doc["results"][1]["times"])
+    doc["results"][1]["exit_codes"] = [2] * (runs - 1) + [None]
+    path = tmp_path / "failing.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "hyperfine", path, "--variant-from", "command")
+    assert [r.status for r in got.where("sleep 0.005")] == ["failed"] * runs
+    shown = perflab("show", str(got.eid), "--store", str(tmp_path / "p.db")).out
+    assert "failed: exited with status 2" in shown and "failed: killed by a signal" in shown
+    assert "failed: None" not in shown
+    only = tmp_path / "only.json"  # nothing measured at all: said, not stored
+    only.write_text(json.dumps({"results": [doc["results"][1]]}))
+    (tmp_path / "alone").mkdir()
+    assert "every run in this file failed" in one_error(tmp_path / "alone", "hyperfine", only)
+
+
 # ----------------------------------------------------------------------------- criterion
 
 

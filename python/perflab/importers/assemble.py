@@ -56,8 +56,13 @@ def assemble(
     if not files:
         raise InputError("no result files given")
     for f in files:
-        if not any(s.status == "ok" for s in f.samples):
+        if not f.samples:
             raise InputError(f"{f.path}: no benchmark results in this file")
+    if not any(s.status == "ok" for f in files for s in f.samples):
+        raise InputError(
+            f"{files[0].path}: every run in {'these files' if len(files) > 1 else 'this file'} "
+            "failed: nothing was measured"
+        )
     names = _file_variants([f.path for f in files])
     varying = [_varying_config(f.samples) for f in files]
     params = _params(files, varying, variant_from)
@@ -129,6 +134,7 @@ def _runs(
                     repetition=rep,
                     status=s.status,
                     metrics=_values(s, metrics) if s.status == "ok" else None,
+                    reason=s.reason,
                 )
             )
     return variants, list(cells.items()), runs

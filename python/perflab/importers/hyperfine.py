@@ -46,7 +46,8 @@ def read(path: Path) -> ToolFile:
         for i, code in enumerate(codes):
             where = f"{path}: {times.at}[{i}]"
             if code != 0:
-                samples.append(Sample(where, labels, {}, {}, {}, status="failed"))
+                said = "killed by a signal" if code < 0 else f"exited with status {code}"
+                samples.append(Sample(where, labels, {}, {}, {}, "failed", said))
                 continue
             row = {name: v[i] for name, (_n, v, _u) in columns.items()}
             samples.append(Sample(where, labels, {}, row, units))

@@ -16,7 +16,8 @@ class Sample:
     GOMAXPROCS, threads): a key is a parameter only where it varies within one file.
     ``values`` are metric → value, each in ``units[metric]`` (a unit may differ between
     samples, e.g. Google Benchmark's per-benchmark time unit; `assemble` makes it one).
-    A failed sample (``status = "failed"``) has no values."""
+    A failed sample (``status = "failed"``) has no values, and says why (``reason``: the
+    exit status the tool recorded)."""
 
     where: str  # "file:line" or "file: $.json.path", for messages
     labels: dict[str, str]
@@ -24,6 +25,7 @@ class Sample:
     values: dict[str, float]
     units: dict[str, str]
     status: str = "ok"
+    reason: str | None = None
 
 
 @dataclass

@@ -136,7 +136,7 @@ class Store(HotReads):
         runs = list(runs)
         self.db.executemany(
             "INSERT INTO runs (experiment_id, order_index, block, cell_key, cell, variant, repetition,"
-            " warmup, status, started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " warmup, status, reason, started_at, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     eid,
@@ -148,6 +148,7 @@ class Store(HotReads):
                     r.repetition,
                     int(r.warmup),
                     r.status,
+                    r.reason,
                     *((now, now) if r.status in FINISHED else (None, None)),
                 )
                 for r in runs
