@@ -302,6 +302,19 @@ def test_hyperfine_a_command_whose_runs_all_failed(tmp_path):
     assert "every run in this file failed" in one_error(tmp_path / "alone", "hyperfine", only)
 
 
+def test_hyperfine_a_long_command_is_kept_whole(tmp_path):
+    """A command line of 300+ characters (a benchmark of a long pipeline) is its label,
+    whole in the record."""
+    doc = json.loads((DATA / "hyperfine" / "commands.json").read_text())
+    long = "sh -c '" + " | ".join(f"tr a-z A-Z <<< step{k}" for k in range(20)) + "'"
+    assert len(long) > 300
+    doc["results"][1]["command"] = long
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "hyperfine", path, "--variant-from", "command")
+    assert [v["name"] for v in got.settings["variants"]] == ["true", long]
+
+
 # ----------------------------------------------------------------------------- criterion
 
 
