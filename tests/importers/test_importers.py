@@ -167,6 +167,25 @@ def test_gobench_unit_lines_say_which_direction_is_better(tmp_path):
 # ----------------------------------------------------------------------------- Google Benchmark
 
 
+def test_a_rate_is_better_higher_in_every_format(tmp_path):
+    """One rule for a metric's direction when the file does not state it: a user counter
+    named as a rate (``GB/s``, as kokkos-benchmark-results writes its bandwidth) is better
+    higher, as Go's ``MB/s`` and pytest-benchmark's ``ops`` are."""
+    from perflab.importers.model import better_of
+
+    doc = json.loads((DATA / "gbench" / "bench.json").read_text())
+    for k, entry in enumerate(doc["benchmarks"]):
+        entry["GB/s"] = 10.0 + k
+        entry["bytes"] = 4096
+    path = tmp_path / "kokkos.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "gbench", path, "--variant-from", "benchmark")
+    assert got.metrics["GB/s"] == ("", "higher") and got.metrics["bytes"] == ("", "lower")
+    assert [better_of(u) for u in ("MB/s", "ns/op", "B/op", "ops", "items_per_second")] == [
+        "higher", "lower", "lower", "higher", "higher",
+    ]  # fmt: skip
+
+
 def test_gbench_repetitions_without_aggregates(tmp_path):
     got = import_files(
         tmp_path,

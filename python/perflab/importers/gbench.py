@@ -16,7 +16,8 @@ Mapping:
 * Metrics: ``real_time`` and ``cpu_time`` (better lower) in ``time_unit`` (converted to
   the shortest unit when benchmarks differ), ``bytes_per_second`` (B/s) and
   ``items_per_second`` (items/s), better higher, and each user counter under its name
-  (better higher when the name ends in ``_per_second``, else lower). ``iterations`` is
+  (better higher when the name is a rate — ``GB/s``, ``..._per_second`` —, else lower:
+  `perflab.importers.model.better_of`, the rule of every importer). ``iterations`` is
   not a metric. ``context`` (host, CPUs, caches, load, library build) is kept.
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.errors import InputError
-from perflab.importers.model import Sample, ToolFile
+from perflab.importers.model import Sample, ToolFile, better_of
 from perflab.importers.reading import Node, read_json
 
 #: Fields of a benchmark entry that are not user counters.
@@ -67,7 +68,7 @@ def read(path: Path) -> ToolFile:
             continue
         s = _sample(entry)
         for name in s.values:
-            better.setdefault(name, "higher" if name.endswith("_per_second") else "lower")
+            better.setdefault(name, better_of(name))
         samples.append(s)
     if not samples:
         raise InputError(f"{path}: $.benchmarks: no benchmark runs (only aggregates, or none)")

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from perflab.errors import InputError
-from perflab.importers.model import Sample, ToolFile
+from perflab.importers.model import Sample, ToolFile, better_of
 from perflab.importers.reading import read_text
 
 _GOMAXPROCS = re.compile(r"-(\d+)$")
@@ -130,7 +130,7 @@ def _unit_of(unit: str) -> str:
 
 
 def _better(unit: str) -> str:
-    return "higher" if unit.endswith("/s") else "lower"
+    return better_of(unit)
 
 
 def _unit_line(where: str, fields: list[str], declared: dict[str, str]) -> None:

@@ -46,3 +46,18 @@ class ToolFile:
 #: Time units and their length in seconds (a metric's samples in several are converted
 #: to the shortest of them).
 TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+#: What marks a rate — work per unit of time, where more is better — in a metric's name
+#: or unit: ``MB/s``, ``GB/s``, ``ops/s``, ``items_per_second``, ``bytes_per_sec``.
+_RATE_ENDINGS = ("/s", "/sec", "_per_second", "_per_sec", "per_second")
+#: Names that are rates by themselves (pytest-benchmark's ``ops``, I/O and queries a second).
+_RATE_NAMES = frozenset({"ops", "iops", "qps", "rps", "tps"})
+
+
+def better_of(name_or_unit: str) -> str:
+    """The direction a tool's metric is better in when the file does not say: "higher"
+    for a rate (its name or unit ends in ``/s`` or ``_per_second``, or is ``ops``), else
+    "lower" (times, sizes, counts). One rule for every importer."""
+    text = name_or_unit.strip().lower()
+    return "higher" if text.endswith(_RATE_ENDINGS) or text in _RATE_NAMES else "lower"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.errors import InputError
-from perflab.importers.model import Sample, ToolFile
+from perflab.importers.model import Sample, ToolFile, better_of
 from perflab.importers.reading import Node, label, read_json
 
 #: Statistics kept when the rounds are not in the file, and their unit.
@@ -77,7 +77,7 @@ def _samples(entry: Node, labels: dict[str, str], better: dict[str, str]) -> lis
     if not values:
         raise stats.error("neither the rounds ('data') nor their statistics ('mean', …)")
     for k in values:
-        better.setdefault(k, "higher" if k == "ops" else "lower")
+        better.setdefault(k, better_of(k))
     return [Sample(f"{stats.file}: {stats.at}", labels, {}, values, units)]
 
 
