@@ -186,6 +186,24 @@ def test_a_rate_is_better_higher_in_every_format(tmp_path):
     ]  # fmt: skip
 
 
+def test_gbench_run_options_are_settings_not_arguments(tmp_path):
+    """``/iterations:5/manual_time`` at the end of a name are options Google Benchmark
+    appends: not positional arguments (``arg2: manual_time``), and parameters only where
+    they vary (here ``timing``: manual for one benchmark, real for the other)."""
+    doc = json.loads((DATA / "gbench" / "bench.json").read_text())
+    for entry in doc["benchmarks"]:
+        suffix = "/iterations:5/manual_time" if "Vector" in entry["name"] else "/real_time"
+        for key in ("name", "run_name"):
+            if key in entry:
+                entry[key] += suffix
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "gbench", path, "--variant-from", "benchmark")
+    params = got.settings["params"]
+    assert "timing" in params and not any(p.startswith("arg2") for p in params), params
+    assert {r.cell.get("timing") for r in got.runs} == {"manual_time", "real_time"}
+
+
 def test_gbench_repetitions_without_aggregates(tmp_path):
     got = import_files(
         tmp_path,

@@ -9,8 +9,10 @@ Mapping:
 
 * ``benchmark`` = the family name (``BM_VectorFind``, the ``run_name`` up to its first
   ``/``); each later part ``key:value`` (``size:100``, ``threads:4``) is parameter
-  ``key``, a part without ``:`` (an unnamed argument, ``real_time``) is ``arg1``,
-  ``arg2``… by its position; all are matrix parameters.
+  ``key``, a part without ``:`` (an unnamed argument) is ``arg1``, ``arg2``… by its
+  position; all are matrix parameters. The run options Google Benchmark appends
+  (``real_time``, ``manual_time``, ``process_time`` as ``timing``; ``iterations:N``,
+  ``repeats:N``, ``min_time:T``) are settings: parameters only where they vary.
 * ``threads`` (when the name does not carry it) is a parameter only where it varies
   within a file.
 * Metrics: ``real_time`` and ``cpu_time`` (better lower) in ``time_unit`` (converted to
@@ -88,8 +90,7 @@ def _is_aggregate(entry: Node) -> bool:
 def _sample(entry: Node) -> Sample:
     where = f"{entry.file}: {entry.at}"
     run_name = entry.opt("run_name") or entry.get("name")
-    labels = _name_labels(run_name)
-    config = {}
+    labels, config = _name_labels(run_name)
     if "threads" not in labels and entry.has("threads"):
         config["threads"] = str(int(entry.get("threads").number()))
     error = entry.opt("error_occurred")
@@ -114,19 +115,34 @@ def _sample(entry: Node) -> Sample:
     return Sample(where, labels, config, values, units)
 
 
-def _name_labels(node: Node) -> dict[str, str]:
-    """``BM_Find/size:100/8/real_time`` → {benchmark: BM_Find, size: 100, arg2: 8,
-    arg3: real_time}."""
+#: Parts of a benchmark's name that are run options Google Benchmark appends (its
+#: ``Benchmark::...`` settings), not arguments: the timing a ``UseRealTime()``,
+#: ``UseManualTime()`` or ``MeasureProcessCPUTime()`` chose, and ``key:value`` options.
+_TIMING_OPTIONS = frozenset({"real_time", "manual_time", "process_time"})
+_VALUE_OPTIONS = frozenset({"iterations", "repeats", "min_time", "min_warmup_time", "time_unit"})
+
+
+def _name_labels(node: Node) -> tuple[dict[str, str], dict[str, str]]:
+    """``BM_Find/size:100/8/iterations:5/manual_time`` → ({benchmark: BM_Find, size: 100,
+    arg2: 8}, {iterations: 5, timing: manual_time}): the labels, and the run options (a
+    parameter only where they vary within a file, as ``threads`` is)."""
     name = node.text()
     base, *parts = name.split("/")
     if not base:
         raise node.error(f"{name!r}: no benchmark name before the first '/'")
     labels = {"benchmark": base}
+    options: dict[str, str] = {}
     for position, part in enumerate(parts, 1):
         key, colon, value = part.partition(":")
+        if not colon and part in _TIMING_OPTIONS:
+            options["timing"] = part
+            continue
+        if colon and key in _VALUE_OPTIONS:
+            options[key] = value
+            continue
         if not colon or not key:
             key, value = f"arg{position}", part
         if key in labels:
             raise node.error(f"{key!r} appears twice in the benchmark name {name!r}")
         labels[key] = value
-    return labels
+    return labels, options
