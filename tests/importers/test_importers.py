@@ -204,6 +204,14 @@ def test_gbench_run_options_are_settings_not_arguments(tmp_path):
     assert {r.cell.get("timing") for r in got.runs} == {"manual_time", "real_time"}
 
 
+def test_time_units_convert_exactly():
+    from perflab.importers.model import convert_time
+
+    assert convert_time(1.0, "s", "ns") == 1e9  # was 999999999.9999999
+    assert convert_time(3.0, "ms", "µs") == 3000.0 and convert_time(2.5, "us", "ns") == 2500.0
+    assert convert_time(1500.0, "ns", "µs") == 1.5
+
+
 def test_gbench_repetitions_without_aggregates(tmp_path):
     got = import_files(
         tmp_path,
@@ -368,6 +376,19 @@ def test_criterion_raw_samples(tmp_path):
     assert binary.values["time"] == pytest.approx(3831004.0 / 863703.0)
     # Throughput::Elements(1): one element per iteration
     assert binary.values["elements_per_sec"] == pytest.approx(863703.0 / 3831004.0 * 1e9)
+
+
+def test_two_folders_of_one_name_are_described_by_their_paths(tmp_path):
+    """Two runs' target/criterion folders (both named criterion): the description says
+    which is which, not "imported from criterion, criterion"."""
+    a, b = tmp_path / "main" / "criterion", tmp_path / "topic" / "criterion"
+    shutil.copytree(DATA / "criterion" / "before", a)
+    shutil.copytree(DATA / "criterion" / "after", b)
+    db = tmp_path / "p.db"
+    assert perflab("import", "--format", "criterion", str(a), str(b), "--store", str(db)).code == 0
+    with Store(db, write=False) as store:
+        said = store.experiment(1).description
+    assert str(a) in said and str(b) in said and "criterion, criterion" not in said, said
 
 
 def test_criterion_functions_as_variants_and_estimates(tmp_path):

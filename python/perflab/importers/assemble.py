@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import InputError
-from perflab.importers.model import TIME_UNITS, Sample, ToolFile
+from perflab.importers.model import TIME_UNITS, Sample, ToolFile, convert_time
 from perflab.store import NewRun
 
 #: Longest variant or parameter label: a command line hyperfine timed is one, whole (a
@@ -78,7 +78,8 @@ def assemble(
         )
     if baseline is not None and baseline not in variants:
         raise InputError(f"--baseline {baseline!r} is not a variant (variants: {_list(variants)})")
-    shown = ", ".join(f.path.name for f in files)
+    base = [f.path.name for f in files]  # the paths as given where two names are one
+    shown = ", ".join(base if len(set(base)) == len(base) else [str(f.path) for f in files])
     return ToolRuns(
         path=files[0].path,
         variants=variants,
@@ -241,7 +242,7 @@ def _values(s: Sample, metrics: dict[str, Metric]) -> dict[str, float]:
     for name, v in s.values.items():
         unit, target = s.units.get(name, ""), metrics[name].unit
         if unit != target and unit in TIME_UNITS and target in TIME_UNITS:
-            v = v * (TIME_UNITS[unit] / TIME_UNITS[target])
+            v = convert_time(v, unit, target)
         out[name] = v
     return out
 

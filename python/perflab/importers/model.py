@@ -46,6 +46,16 @@ class ToolFile:
 #: Time units and their length in seconds (a metric's samples in several are converted
 #: to the shortest of them).
 TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+#: The same lengths as whole nanoseconds: a conversion multiplies by an exact whole ratio
+#: (1 s is 1e9 ns exactly, where 1e-9 / 1e-9 · 1.0 gave 999999999.9999999).
+TIME_UNIT_NS = {"ns": 1, "µs": 1_000, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def convert_time(value: float, unit: str, target: str) -> float:
+    """``value`` in time unit ``unit`` as ``target`` (both of `TIME_UNITS`), exactly when
+    the result is representable: the larger unit's whole ratio multiplies or divides."""
+    a, b = TIME_UNIT_NS[unit], TIME_UNIT_NS[target]
+    return value * (a // b) if a >= b else value / (b // a)
 
 
 #: What marks a rate — work per unit of time, where more is better — in a metric's name
