@@ -204,6 +204,21 @@ def test_gbench_run_options_are_settings_not_arguments(tmp_path):
     assert {r.cell.get("timing") for r in got.runs} == {"manual_time", "real_time"}
 
 
+def test_a_metric_one_side_never_recorded_is_said_so(tmp_path):
+    """new.txt without -benchmem: its runs all succeeded, they have no B/op; the n/a
+    footnote says the metric is not in its runs, not that no run succeeded."""
+    new = tmp_path / "new.txt"
+    lines = (DATA / "gobench" / "new.txt").read_text().splitlines()
+    new.write_text("\n".join(line.split("\t       0 B/op")[0] for line in lines) + "\n")
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", "gobench", str(DATA / "gobench" / "old.txt"), str(new),
+                "--store", str(db))  # fmt: skip
+    assert r.code == 0, r.err
+    out = perflab("compare", "1", "--store", str(db), "--metric", "B/op").out
+    assert "B/op is not in the runs of new" in out, out
+    assert "no successful run on a side" not in out
+
+
 def test_time_units_convert_exactly():
     from perflab.importers.model import convert_time
 

@@ -155,6 +155,17 @@ def _na_reason(
     nb, nv = (_runs_of(result, cell_key, v, metric) for v in (base, variant))
     runs = f"{nb} run{'s' * (nb != 1)} of {base}, {nv} of {variant}"
     if c is None or c.comparison is None:
+        data = result.dataset
+        absent = [
+            v
+            for v, n in ((base, nb), (variant, nv))
+            if n == 0
+            and any(
+                vals for (ck, vv, _m), vals in data.samples.items() if (ck, vv) == (cell_key, v)
+            )
+        ]
+        if absent:  # its runs succeeded, without this metric (B/op without -benchmem)
+            return f"{metric} is not in the runs of {' and '.join(absent)} ({runs})"
         return f"no successful run on a side ({runs})"
     said = "; ".join(dict.fromkeys(w.message for w in c.comparison.warnings))
     return f"{said} ({runs})" if said else f"the interval is undefined ({runs})"
