@@ -250,3 +250,24 @@ def test_ls_never_elides_an_id_at_80_columns(tmp_path, monkeypatch):
     assert all(_width_of(line) <= 80 for line in out.splitlines()), out
     ids = {line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")}
     assert {str(i) for i in range(1, 13)} <= ids, ids
+
+
+def test_show_runs_never_hides_a_value_at_80_columns(tmp_path, monkeypatch):
+    """Six metrics and the run's columns do not fit 80 columns in one table: the metrics
+    go to a second table below (the run's columns again); no column shrinks to nothing,
+    no value is elided."""
+    from testdata import MGLRU_RUNS, mglru_import
+
+    db = tmp_path / "runs.db"
+    metrics = ("ops_per_sec:higher", "avg_latency_ms:lower", "p50_latency_ms:lower",
+               "p99_latency_ms:lower", "p999_latency_ms:lower", "kb_per_sec:higher")  # fmt: skip
+    r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *mglru_import(*metrics))
+    assert r.code == 0, r.err
+    monkeypatch.setenv("COLUMNS", "80")
+    out = perflab("show", "1", "--runs", "--store", str(db)).out
+    assert "…" not in out, out
+    assert all(_width_of(line) <= 80 for line in out.splitlines()), out
+    for name in ("ops_per_sec", "kb_per_sec", "p999_latency_ms"):
+        assert name in out.replace("\n", "").replace("│", "").replace(" ", ""), name
+    runs = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert {str(i) for i in range(1, 41)} <= set(runs)

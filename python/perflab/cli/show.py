@@ -297,30 +297,64 @@ def _show_runs(
     metrics_by_run: dict[int, dict[str, float]],
     defs: list[MetricDef],
 ) -> None:
+    """The runs as tables that fit the terminal and never hide a value: every value keeps
+    its whole width (headers fold onto more lines), and metrics that do not fit beside
+    the run's columns go to another table below, with the run's columns again."""
     from perflab.report.format import fmt_number
 
-    t = Table(header_style="bold")
-    for col in ("run", "block", "cell", "variant", "rep", "status"):
-        t.add_column(
-            col, justify="right" if col in ("run", "block", "rep") else "left", no_wrap=True
+    head = ("run", "block", "cell", "variant", "rep", "status")
+    rows = [
+        (
+            [
+                str(r.order_index + 1),
+                str(r.block + 1),
+                r.cell_key,
+                r.variant,
+                f"{r.repetition}{'w' if r.warmup else ''}",
+                r.status,
+            ],
+            [fmt_number(metrics_by_run.get(r.id, {}).get(m.name)) for m in defs],
+            r.reason or "",
         )
-    for m in defs:
-        t.add_column(f"{m.name}{f' ({m.unit})' if m.unit else ''}", justify="right", no_wrap=True)
-    t.add_column("reason")
-    for r in runs:
-        ms = metrics_by_run.get(r.id, {})
-        t.add_row(
-            str(r.order_index + 1),
-            str(r.block + 1),
-            safe_text(r.cell_key, one_line=True),
-            safe_text(r.variant, one_line=True),
-            f"{r.repetition}{'w' if r.warmup else ''}",
-            r.status,
-            *[fmt_number(ms.get(m.name)) for m in defs],
-            safe_text(r.reason or "", one_line=True),
-        )
-    io.console.print()
-    io.console.print(t)
+        for r in runs
+    ]
+    names = [f"{m.name}{f' ({m.unit})' if m.unit else ''}" for m in defs]
+
+    def width(i: int, title: str, values: list[str]) -> int:
+        word = max((len(w) for w in title.split()), default=1)
+        return max([word, *(len(v) for v in values)])
+
+    fixed = [width(i, h, [row[0][i] for row in rows]) for i, h in enumerate(head)]
+    metric_w = [width(i, n, [row[1][i] for row in rows]) for i, n in enumerate(names)]
+    room = max(20, io.console.width - sum(w + 3 for w in fixed) - 1)
+    chunks: list[list[int]] = [[]]
+    used = 0
+    for i, w in enumerate(metric_w):
+        if chunks[-1] and used + w + 3 > room:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(i)
+        used += w + 3
+    for k, chunk in enumerate(chunks):
+        last = k == len(chunks) - 1
+        t = Table(header_style="bold")
+        for i, col in enumerate(head):
+            right = col in ("run", "block", "rep")
+            t.add_column(
+                col, justify="right" if right else "left", overflow="fold", min_width=fixed[i]
+            )
+        for i in chunk:
+            t.add_column(names[i], justify="right", overflow="fold", min_width=metric_w[i])
+        if last:
+            t.add_column("reason", overflow="fold")
+        for run_cells, values, reason in rows:
+            t.add_row(
+                *(safe_text(v, one_line=True) for v in run_cells),
+                *(values[i] for i in chunk),
+                *([safe_text(reason, one_line=True)] if last else []),
+            )
+        io.console.print()
+        io.console.print(t)
 
 
 def _show_run(
