@@ -110,6 +110,8 @@ def test_no_command_shows_or_keeps_the_store_password(server, tmp_path, monkeypa
     assert "password authentication failed" in said, said
     said = run("ls", "--store", secret_url.rsplit("/", 1)[0] + "/nosuchdb", code=2)
     assert "nosuchdb" in said, said
+    said = run("ls", "--store", url.rsplit("/", 1)[0] + "/nosuchdb", code=2)  # no password
+    assert f"asks user {SUPERUSER} for a password to database nosuchdb" in said, said
 
     for argv, text in outputs:
         _assert_clean(text, argv)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -74,7 +75,15 @@ def connect(url: StoreURL) -> psycopg.Connection[dict[str, Any]]:
     try:
         return psycopg.connect(make_conninfo("", **params), autocommit=True, row_factory=dict_row)
     except psycopg.Error as e:
-        raise StoreError(f"cannot reach store {url}: {reach_error(e)}") from None
+        reason = reach_error(e)
+        if "no password supplied" in reason:  # pg_hba asked for one: often a wrong database
+            who = params.get("user") or os.environ.get("PGUSER") or "(your login name)"
+            reason = (
+                f"the server asks user {who} for a password to database "
+                f"{params.get('dbname') or who} and none was given (in the URL, PGPASSWORD "
+                "or ~/.pgpass); check the database's and the user's names too"
+            )
+        raise StoreError(f"cannot reach store {url}: {reason}") from None
 
 
 def reach_error(e: Exception) -> str:
