@@ -6,6 +6,7 @@ and `perflab run --resume` finishes it once the cause is gone."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -61,6 +62,23 @@ def test_an_unreachable_host_stops_the_experiment_and_resume_finishes_it(tmp_pat
         assert s.experiment(1).status == "complete"
         assert {x.status for x in s.runs(1)} == {"ok"}
     assert json.loads(perflab("ls", "--store", str(db), "--json").out)[0]["status"] == "complete"
+
+
+def test_the_corrected_spec_replaces_an_experiment_that_never_started(tmp_path):
+    """A spec naming a host that is not there (a misspelt address or place) stops before
+    any run; its corrected spec is a new experiment and takes the stopped one's place: a
+    mistake leaves no empty experiment in the store (the hint says so)."""
+    with start_sshd() as srv:
+        good = srv.one_phase_spec(repetitions=2)
+        wrong = re.sub(r"127\.0\.0\.1:[0-9]+", "127.0.0.1:1", good, count=1)  # nothing there
+        assert wrong != good
+        db = tmp_path / "p.db"
+        r = perflab("run", str(write_spec(tmp_path, wrong)), "--store", str(db), "--no-compare")
+        assert r.code == 1 and "run the corrected spec (it replaces this experiment)" in r.err
+        r = perflab("run", str(write_spec(tmp_path, good)), "--store", str(db), "--no-compare")
+        assert r.code == 0, r.err
+    listed = json.loads(perflab("ls", "--store", str(db), "--json").out)
+    assert [e["status"] for e in listed] == ["complete"], listed  # the stopped one is gone
 
 
 @pytest.mark.parametrize(

@@ -100,7 +100,18 @@ def open_experiment(
         unfinished = store.resumable(spec.sha256)
         if unfinished is not None and unfinished.position == (position or Position()):
             return OpenedExperiment(unfinished.id, spec, True)
+    _replace_unstarted(store, spec)
     return OpenedExperiment(create_experiment(store, spec, position), spec, False)
+
+
+def _replace_unstarted(store: Store, spec: Spec) -> None:
+    """Experiments of this spec's name, run from a spec file, stopped before any run
+    started (a misspelt labgrid place, a wrong host address): the corrected spec's new
+    experiment takes their place, so that a mistake leaves no empty experiment behind."""
+    for e, counts in store.experiments():
+        stopped = e.name == spec.model.name and e.source == "run" and e.status == "stopped"
+        if stopped and set(counts) <= {"pending"}:
+            store.discard_unstarted(e.id)
 
 
 def spec_from_store(row: ExperimentRow) -> Spec:

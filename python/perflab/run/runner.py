@@ -125,9 +125,7 @@ class Runner:
             try:  # an unreachable host stops the experiment before any run
                 self.hosts.prepare(self.spec.workdir, scratch, self.observer.message)
             except HostError as e:
-                raise HostError(
-                    e.message, hint=f"no run started; resume with `perflab run --resume {self.eid}`"
-                ) from None
+                raise HostError(e.message, hint=self._unstarted()) from None
             return self._run(scratch)
         except KeyboardInterrupt:  # a second Ctrl-C: resumable, as after the first
             self._ended_early("interrupted", None)
@@ -150,6 +148,16 @@ class Runner:
                     shutil.rmtree(scratch, ignore_errors=True)
                 with contextlib.suppress(StoreError):  # a full disk must not hide the first error
                     self.store.release(self.eid)
+
+    def _unstarted(self) -> str:
+        """What to do after a failure before any run: resume once the cause is gone (the
+        same spec), or run the corrected spec, whose new experiment takes this one's place
+        (`perflab.api.running`: an experiment of the same name that never started a run
+        is removed when the next one is made)."""
+        return (
+            f"no run started; once the cause is gone `perflab run --resume {self.eid}`, or "
+            "run the corrected spec (it replaces this experiment)"
+        )
 
     def request_stop(self) -> None:
         self.stop.set()
