@@ -231,10 +231,15 @@ def test_a_server_gone_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_p
         _out, err = p.communicate(timeout=60)
         assert p.returncode == 2, err
         last = err.splitlines()[-1]
-        assert last.startswith(f"perflab: error: store {url}: cannot save run ") and last.endswith(
-            ": the connection to the server was lost (consuming input failed: server closed the "
-            "connection unexpectedly)"
+        assert (
+            last.startswith(f"perflab: error: store {url}: cannot save run ")
+            and (
+                ": the connection to the server was lost (consuming input failed: server closed the "
+                "connection unexpectedly)"
+            )
+            in last
         ), err
+        assert "once the store answers again, `perflab run --resume 1` finishes" in last, err
         assert "Traceback" not in err
         pg.restart()
         saved = rows(url, "SELECT count(*) FROM runs WHERE status='ok'")[0][0]

@@ -130,6 +130,15 @@ class Runner:
         except KeyboardInterrupt:  # a second Ctrl-C: resumable, as after the first
             self._ended_early("interrupted", None)
             raise
+        except StoreError as e:  # the store went away mid-experiment (a server stopped)
+            self._ended_early("stopped", e.one_line())
+            if e.hint:
+                raise
+            raise StoreError(
+                e.message,
+                hint=f"once the store answers again, `perflab run --resume {self.eid}` "
+                "finishes the experiment (the run in flight is done again)",
+            ) from None
         except PerflabError as e:
             self._ended_early("stopped", e.one_line())
             raise
