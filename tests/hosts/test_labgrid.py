@@ -362,6 +362,25 @@ def test_a_place_that_does_not_exist_or_a_coordinator_not_there_is_one_line(grid
     assert "Traceback" not in r.stderr and r.stderr.count("error") == 1, r.stderr
 
 
+def test_a_coordinator_that_hangs_is_one_line_of_perflabs(grid, sshd, tmp_path):
+    """A coordinator that accepts the connection and never answers: perflab's own line,
+    bounded, and nothing of labgrid's logger (``ERROR:root:coordinator is unavailable``)."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepted by the kernel, never answered
+    try:
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        r = _run(tmp_path, _spec(grid, sshd).replace(grid.address, address))
+        assert r.finish() == 1
+    finally:
+        silent.close()
+    assert f"labgrid coordinator {address}" in r.stderr, r.stderr
+    assert "ERROR:root" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("error") == 1, r.stderr
+
+
 def test_the_host_keys_are_checked_at_their_line(tmp_path):
     base = '[[variant]]\nname = "a"\n[[variant]]\nname = "b"\n[[phase]]\nname = "p"\n'
     base += 'on = "dut"\ncommand = "true"\n[[metric]]\nname = "wall_time"\nbetter = "lower"\n'

@@ -18,9 +18,10 @@ imported only when a spec names a place.
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -81,6 +82,23 @@ def split_address(address: str) -> tuple[str, int]:
     return host, port
 
 
+@contextlib.contextmanager
+def _labgrid_logs_quiet() -> Iterator[None]:
+    """labgrid's client logs through the root logger (``ERROR:root:coordinator is
+    unavailable…`` on stderr, before perflab's own one-line error says the same): while
+    it runs, a root logger nobody configured gets a handler that drops the records (an
+    application that configured logging keeps what it chose)."""
+    root = logging.getLogger()
+    quiet = logging.NullHandler() if not root.handlers else None
+    if quiet is not None:
+        root.addHandler(quiet)
+    try:
+        yield
+    finally:
+        if quiet is not None:
+            root.removeHandler(quiet)
+
+
 def _import_client() -> Any:
     """labgrid's client module (it replaces ``sys.excepthook`` on import: put back)."""
     hook = sys.excepthook
@@ -130,7 +148,8 @@ class CoordinatorSession:
         import grpc
 
         try:
-            return self._loop.run_until_complete(asyncio.wait_for(step, timeout))
+            with _labgrid_logs_quiet():
+                return self._loop.run_until_complete(asyncio.wait_for(step, timeout))
         except TimeoutError:
             raise CoordinatorError(
                 f"labgrid coordinator {self.address} did not answer within {timeout:g} s"
