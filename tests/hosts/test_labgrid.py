@@ -459,3 +459,36 @@ def test_a_place_with_power_and_a_console_is_a_device_booted_from_here(lab, tmp_
         assert first.status == "ok"
         console = s.artifact(1, "console:router", first.id).decode(errors="replace")
         assert "perflab-lab: init: kernel" in console, console[-2000:]
+
+
+def test_the_docs_exporter_configuration_runs_as_written(grid, tmp_path):
+    """The exporter file of docs/running.md, copied as it stands, through a real
+    labgrid-exporter: it starts and lends what the page says (labgrid reads the file as
+    Jinja with '#' line statements: a comment as its first line stopped it)."""
+    from labgrid_helpers import _program
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "running.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)
+    [exporter] = [b for b in blocks if "NetworkService:" in b]
+    config = tmp_path / "exporter.yaml"
+    config.write_text(exporter)
+    log = open(tmp_path / "exporter.log", "wb")
+    proc = subprocess.Popen(
+        [_program("labgrid-exporter"), "-c", grid.address, "-n", "docs-host", str(config)],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        lent = wait_until(
+            lambda: (
+                proc.poll() is not None
+                or "docs-host/router-3/NetworkService" in grid.client("resources").stdout
+            ),
+            timeout=60,
+        )
+        said = (tmp_path / "exporter.log").read_text(errors="replace")
+        assert lent and proc.poll() is None, said
+        assert "TemplateSyntaxError" not in said
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
