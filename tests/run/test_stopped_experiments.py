@@ -125,3 +125,37 @@ command = "echo v=1"
     with Store(db) as s:
         assert s.experiment(1).status == "complete"
         assert {x.status for x in s.runs(1)} == {"ok"}
+
+
+def test_a_refused_second_runner_leaves_no_folder_behind(tmp_path):
+    """While one perflab runs an experiment, a second one asked to resume it is refused
+    in one line, and leaves nothing behind (its folder of ssh control sockets went too)."""
+    import os
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from cli_helpers import perflab_process
+
+    with start_sshd() as srv:
+        slow = '[[phase]]\nname = "wait"\ncommand = "sleep 30"\nmeasure = false\n'
+        spec = write_spec(tmp_path, srv.one_phase_spec(before=slow))
+        db = tmp_path / "p.db"
+        first = perflab_process("run", str(spec), "--store", str(db), "--no-compare")
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if db.exists():
+                    with Store(db) as st:
+                        if any(r.status == "running" for r in st.runs(1)):
+                            break
+                time.sleep(0.1)
+            mine = f"perflab-ssh-{os.getpid()}-"
+            before = {p.name for p in Path(tempfile.gettempdir()).glob(f"{mine}*")}
+            r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
+            assert r.code != 0 and "is being run by process" in r.err, r.err
+            after = {p.name for p in Path(tempfile.gettempdir()).glob(f"{mine}*")}
+            assert after <= before, after - before
+        finally:
+            first.terminate()
+            first.communicate(timeout=60)

@@ -110,6 +110,7 @@ class Runner:
     def run(self) -> ExperimentOutcome:
         holder = self.store.claim(self.eid, os.getpid(), self.executor.name)
         if holder:
+            self.hosts.close()  # nothing connected yet: its folder of control sockets goes
             raise PerflabError(
                 f"experiment {self.eid} is being run by process {holder[0]} on this host"
             )
