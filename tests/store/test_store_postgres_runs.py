@@ -242,6 +242,8 @@ def test_a_server_gone_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_p
         assert "once the store answers again, `perflab run --resume 1` finishes" in last, err
         assert "Traceback" not in err
         pg.restart()
+        [listed] = json.loads(perflab("ls", "--json", "--store", url).out)  # not "running"
+        assert listed["status"] == "stopped" and "its runner is gone" in listed["reason"], listed
         saved = rows(url, "SELECT count(*) FROM runs WHERE status='ok'")[0][0]
         assert saved >= 2  # what was committed before the crash is there
         r = perflab("run", str(path), "--store", url, "--no-compare")

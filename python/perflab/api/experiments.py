@@ -5,6 +5,7 @@ warnings its comparison raises."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,22 @@ class Listing:
 
 
 def list_experiments(store: Store) -> Listing:
-    rows = store.experiments()
+    """Every experiment with its run counts, and why each that stopped stopped. One marked
+    ``running`` whose runner is gone — perflab killed outright, or its store lost
+    mid-run and the runner ended — is listed as stopped, saying so (the store is not
+    changed: listing only reads)."""
+    rows = []
+    orphaned: dict[int, str] = {}
+    for e, counts in store.experiments():
+        if e.status == "running" and store.runner_alive(e.id) is False:
+            e = dataclasses.replace(e, status="stopped")
+            orphaned[e.id] = (
+                f"its runner is gone (perflab killed, or its store lost mid-run): "
+                f"`perflab run --resume {e.id}` finishes it"
+            )
+        rows.append((e, counts))
     reasons = {e.id: store.stop_reason(e.id) for e, _ in rows if e.status == "stopped"}
+    reasons.update(orphaned)
     return Listing(rows, {k: v for k, v in reasons.items() if v})
 
 

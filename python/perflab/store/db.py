@@ -226,6 +226,12 @@ class Store(HotReads):
         return out
 
     @reads
+    def runner_alive(self, eid: int) -> bool | None:
+        """Whether a runner holds experiment ``eid`` now (None: one on another host of a
+        SQLite store, which cannot be checked from here)."""
+        return self.backend.runner_alive(eid)
+
+    @reads
     def resumable(self, spec_sha256: str) -> ExperimentRow | None:
         """The latest unfinished experiment run from exactly this spec text."""
         row = self.db.execute(

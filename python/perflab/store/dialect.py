@@ -74,6 +74,10 @@ class Backend(Protocol):
         """Give the runner lock of ``eid`` back (and clear its row's runner_pid)."""
         ...
 
+    def runner_alive(self, eid: int) -> bool | None:
+        """Whether a runner holds ``eid``'s lock now (None: it cannot be told from here)."""
+        ...
+
     def experiment_values(self, eid: int) -> tuple[RawValues, RawCells]:
         """`measured_values` and `cells_and_variants` in one pass (a thread may call it)."""
         ...

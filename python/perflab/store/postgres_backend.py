@@ -109,6 +109,16 @@ class PostgresBackend:
                 (LOCK_KEY, eid),
             )
 
+    def runner_alive(self, eid: int) -> bool | None:
+        """Some session holds ``eid``'s advisory lock (the server drops it with the
+        session of a runner that is gone)."""
+        row = self.db.execute(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND classid = CAST(? AS oid) AND objid = CAST(? AS oid) AND objsubid = 2",
+            (LOCK_KEY, eid),
+        ).fetchone()
+        return bool(row["n"])
+
     def experiment_values(self, eid: int) -> tuple[RawValues, RawCells]:
         return self.measured_values(eid), self.cells_and_variants(eid)
 

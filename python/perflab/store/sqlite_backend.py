@@ -59,6 +59,19 @@ class SqliteBackend:
     def release(self, eid: int) -> None:
         self.db.execute("UPDATE experiments SET runner_pid=NULL WHERE id=?", (eid,))
 
+    def runner_alive(self, eid: int) -> bool | None:
+        """A live process of this host in the row; one of another host cannot be checked."""
+        import socket
+
+        row = self.db.execute(
+            "SELECT runner_pid, runner_host FROM experiments WHERE id=?", (eid,)
+        ).fetchone()
+        if row is None or not row["runner_pid"]:
+            return False
+        if row["runner_host"] not in (None, socket.gethostname()):
+            return None
+        return _alive(row["runner_pid"])
+
     def experiment_values(self, eid: int) -> tuple[RawValues, RawCells]:
         from perflab import _native
 
