@@ -79,10 +79,12 @@ def compare_options(
         raise InputError(f"interval {interval!r}: choose from {', '.join(INTERVALS)}")
     if scale is not None and scale not in SCALES:
         raise InputError(f"scale {scale!r}: choose from {', '.join(SCALES)}")
+    from perflab.stats.bootstrap import MIN_RESAMPLES
+
     if resamples is not None and (
-        isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1
+        isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < MIN_RESAMPLES
     ):
-        raise InputError(f"resamples must be a whole number ≥ 1 (got {resamples!r})")
+        raise InputError(f"resamples must be a whole number ≥ {MIN_RESAMPLES} (got {resamples!r})")
     method_options = {
         k: v
         for k, v in (

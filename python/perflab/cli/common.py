@@ -181,27 +181,30 @@ def _scaling_options(s: Arguments) -> None:
 
 
 def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The statistics options above, checked (`comparison_request` makes the question of them)."""
-    if args.confidence is not None and not 0.5 < args.confidence < 1:
-        raise InputError(
-            f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {args.confidence})"
+    """The statistics options above, checked by the use-case layer's one rule
+    (`perflab.api.comparison.compare_options`; `comparison_request` makes the question of
+    them): an option the command line names is said with its dashes."""
+    from perflab.api.comparison import compare_options
+
+    try:
+        options = compare_options(
+            method=args.method,
+            confidence=args.confidence,
+            threshold=args.threshold / 100,
+            correction=args.correction,
+            interval=args.interval,
+            statistic=args.statistic,
+            resamples=args.resamples,
+            scale=args.scale,
         )
-    method_options = {
-        k: getattr(args, k)
-        for k in ("interval", "statistic", "resamples", "scale")
-        if getattr(args, k) is not None
-    }
-    method = args.method
-    if method == "auto" and method_options:
-        # An option of one method names that method (`--interval fieller` alone means Welch).
-        owner = {"interval": "welch", "statistic": "bootstrap", "resamples": "bootstrap"}
-        method = next((owner.get(k, "mannwhitney") for k in method_options), method)
+    except InputError as e:
+        raise InputError(f"--{e.message}", hint=e.hint) from None
     return {
-        "method": method,
-        "method_options": method_options,
-        "confidence": args.confidence,
-        "threshold": args.threshold / 100,
-        "correction": args.correction,
+        "method": options.method,
+        "method_options": options.method_options,
+        "confidence": options.confidence,
+        "threshold": options.threshold,
+        "correction": options.correction,
         "metrics": tuple(args.metric or ()),
         "scaling": scaling_options(args),
     }

@@ -108,10 +108,12 @@ def _replace_unstarted(store: Store, spec: Spec) -> None:
     """Experiments of this spec's name, run from a spec file, stopped before any run
     started (a misspelt labgrid place, a wrong host address): the corrected spec's new
     experiment takes their place, so that a mistake leaves no empty experiment behind."""
+    from perflab.store.discard import discard_unstarted
+
     for e, counts in store.experiments():
         stopped = e.name == spec.model.name and e.source == "run" and e.status == "stopped"
         if stopped and set(counts) <= {"pending"}:
-            store.discard_unstarted(e.id)
+            discard_unstarted(store, e.id)
 
 
 def spec_from_store(row: ExperimentRow) -> Spec:

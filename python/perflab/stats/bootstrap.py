@@ -73,6 +73,9 @@ _CHUNK_ELEMENTS = 2_000_000
 #: Which rows of a chunk a function of `_bca_rows` computes: all, or a mask.
 _Rows: TypeAlias = slice | BoolArray
 
+#: The fewest resamples an interval is drawn from (fewer cannot place its 2.5% tails).
+MIN_RESAMPLES = 100
+
 
 def min_runs(statistic: Statistic) -> int:
     """Fewest runs per variant for which the bootstrap of ``statistic`` keeps its coverage.
@@ -178,8 +181,8 @@ def _bootstrap(
     expand: bool,
 ) -> tuple[Intervals, BoolArray]:
     """(Intervals, guarded): guarded (E,) marks rows widened by `_lopsided_guard`."""
-    if resamples < 100:
-        raise ValueError("resamples must be ≥ 100")
+    if resamples < MIN_RESAMPLES:
+        raise ValueError(f"resamples must be ≥ {MIN_RESAMPLES}")
     st = parse_statistic(statistic)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     a = as_batch(baseline, "baseline")

@@ -226,9 +226,7 @@ class Store(HotReads):
         return out
 
     @reads
-    def runner_alive(self, eid: int) -> bool | None:
-        """Whether a runner holds experiment ``eid`` now (None: one on another host of a
-        SQLite store, which cannot be checked from here)."""
+    def runner_alive(self, eid: int) -> bool | None:  # None: it cannot be told from here
         return self.backend.runner_alive(eid)
 
     @reads
@@ -247,26 +245,6 @@ class Store(HotReads):
         self.db.execute(
             "UPDATE experiments SET status=?, finished_at=? WHERE id=?", (status, finished, eid)
         )
-
-    @writes("discard experiment {eid}")
-    def discard_unstarted(self, eid: int) -> bool:
-        """Removes experiment ``eid`` and everything stored with it when none of its runs
-        has started (a spec that failed before its first run, e.g. a labgrid place that
-        does not exist: its corrected spec is a new experiment, and this one would be
-        litter). Returns whether it was removed (False: a run started, it stays)."""
-        with self.transaction():
-            started = self.db.execute(
-                "SELECT count(*) AS n FROM runs WHERE experiment_id=? AND status != 'pending'",
-                (eid,),
-            ).fetchone()
-            if started["n"]:
-                return False
-            runs = "SELECT id FROM runs WHERE experiment_id=?"
-            self.db.execute(f"DELETE FROM metrics WHERE run_id IN ({runs})", (eid,))
-            for table in ("artifacts", "environment", "runs", "metric_defs"):
-                self.db.execute(f"DELETE FROM {table} WHERE experiment_id=?", (eid,))
-            self.db.execute("DELETE FROM experiments WHERE id=?", (eid,))
-        return True
 
     @writes("mark experiment {eid} stopped")
     def stop_experiment(self, eid: int, reason: str) -> None:
