@@ -362,6 +362,24 @@ def test_hyperfine_a_command_whose_runs_all_failed(tmp_path):
     assert "every run in this file failed" in one_error(tmp_path / "alone", "hyperfine", only)
 
 
+def test_hyperfine_a_parameter_scan_by_its_parameter(tmp_path):
+    """--parameter-scan delay 0.1 0.3: each command names its value (sleep 0.1, ...); with
+    --variant-from delay the command only restates the variant and is no parameter (it put
+    every variant in a cell of its own: every cell n/a)."""
+    doc = json.loads((DATA / "hyperfine" / "commands.json").read_text())
+    base = doc["results"][1]
+    doc["results"] = [
+        {**base, "command": f"sleep {d}", "parameters": {"delay": d}} for d in ("0.1", "0.3")
+    ]
+    path = tmp_path / "scan.json"
+    path.write_text(json.dumps(doc))
+    got = import_files(tmp_path, "hyperfine", path, "--variant-from", "delay")
+    assert [v["name"] for v in got.settings["variants"]] == ["0.1", "0.3"]
+    assert got.settings["params"] == [] and got.cells() == [{}]
+    out = perflab("compare", str(got.eid), "--store", str(tmp_path / "p.db")).out
+    assert "n/a" not in out, out
+
+
 def test_hyperfine_a_long_command_is_kept_whole(tmp_path):
     """A command line of 300+ characters (a benchmark of a long pipeline) is its label,
     whole in the record."""

@@ -182,7 +182,28 @@ def _params(files: list[ToolFile], varying: list[set[str]], variant_from: str | 
                 f"(keys: {_list(sorted(known))})"
             )
         names.pop(variant_from, None)
+        for restated in _restating(files, list(names), variant_from):
+            names.pop(restated)
     return list(names)
+
+
+def _restating(files: list[ToolFile], names: list[str], variant_from: str) -> list[str]:
+    """Labels that only restate the variant: one value per variant, a different one for
+    each (hyperfine's ``command`` in a ``--parameter-scan``: ``sleep 0.1`` for delay 0.1):
+    as matrix parameters they would put every variant in a cell of its own."""
+    out = []
+    for name in names:
+        seen: dict[str, set[str]] = {}
+        for f in files:
+            for s in f.samples:
+                keys = {**s.config, **s.labels}
+                if variant_from in keys and name in keys:
+                    seen.setdefault(keys[variant_from], set()).add(keys[name])
+        values = [v for vs in seen.values() for v in vs]
+        one_each = len(seen) > 1 and all(len(vs) == 1 for vs in seen.values())
+        if one_each and len(set(values)) == len(values):
+            out.append(name)
+    return out
 
 
 def _variant_of(s: Sample, keys: dict[str, str], variant_from: str) -> str:
