@@ -186,6 +186,29 @@ def test_a_rate_is_better_higher_in_every_format(tmp_path):
     ]  # fmt: skip
 
 
+def test_gbench_aggregates_only_fall_back_to_the_aggregates_and_say_so(tmp_path):
+    """--benchmark_report_aggregates_only=true (as google/benchmark's own test4 input):
+    one run per benchmark carrying its mean, median and stddev, and a note saying that no
+    interval can come of it (it was refused)."""
+    doc = json.loads((DATA / "gbench" / "bench.json").read_text())
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b.get("run_type") == "aggregate"]
+    assert doc["benchmarks"]
+    path = tmp_path / "aggregates.json"
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", "gbench", str(path), "--variant-from", "benchmark",
+                "--store", str(db))  # fmt: skip
+    assert r.code == 0, r.err
+    assert "only Google Benchmark's aggregates are in this file" in r.err, r.err
+    got = import_files(tmp_path / "again", "gbench", path, "--variant-from", "benchmark")
+    means = [m for m in got.metrics if m.endswith("_mean")]
+    assert {"real_time_mean", "real_time_median", "real_time_stddev"} <= set(got.metrics)
+    assert means and all(len(got.where(v["name"])) >= 1 for v in got.settings["variants"])
+    mean = next(b for b in doc["benchmarks"] if b["aggregate_name"] == "mean")
+    run = got.where(mean["run_name"].split("/")[0])[0]
+    assert run.values["real_time_mean"] == pytest.approx(mean["real_time"])
+
+
 def test_gbench_run_options_are_settings_not_arguments(tmp_path):
     """``/iterations:5/manual_time`` at the end of a name are options Google Benchmark
     appends: not positional arguments (``arg2: manual_time``), and parameters only where

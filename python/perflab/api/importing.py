@@ -5,6 +5,7 @@ input is one line naming where, and creates or writes nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,8 @@ class Imported:
     experiment_id: int
     runs: int
     store: str
+    #: what the import fell back to (a tool's summaries instead of its runs), to be said
+    notes: tuple[str, ...] = ()
 
 
 def import_csv(
@@ -89,7 +92,7 @@ def import_results(
 
     at = position(version, commit, repo)
     tool = read_results(fmt, list(files), variant_from=variant_from, baseline=baseline)
-    return _stored(
+    done = _stored(
         store,
         CsvRuns(tool.path, tool.variants, tool.cells, tool.runs),
         param_cols=tool.params,
@@ -100,6 +103,7 @@ def import_results(
         extra_settings=tool.settings,
         position=at,
     )
+    return dataclasses.replace(done, notes=tool.notes)
 
 
 def _stored(store: str | None, runs: CsvRuns, **options: Any) -> Imported:

@@ -144,6 +144,8 @@ def _run_tool(args: argparse.Namespace, io: CliIO) -> int:
         commit=args.commit,
         repo=args.repo,
     )
+    for note in done.notes:
+        io.err.write(f"perflab: note: {note}\n")
     _imported(io, done.runs, done.store, done.experiment_id)
     return 0
 

@@ -49,6 +49,7 @@ class ToolRuns:
     name: str
     description: str
     settings: dict[str, Any]
+    notes: tuple[str, ...] = ()  # what a reader fell back to, said to the user
 
 
 def assemble(
@@ -90,6 +91,7 @@ def assemble(
         baseline=baseline if baseline is not None else variants[0],
         name=names[0],
         description=f"imported from {shown} ({fmt})",
+        notes=tuple(f"{f.path}: {f.note}" for f in files if f.note),
         settings={
             "import": {
                 "format": fmt,

@@ -2,8 +2,11 @@
 
 Each entry of ``benchmarks`` whose ``run_type`` is ``iteration`` is one sample (with
 ``--benchmark_repetitions=N``, N of them per benchmark); the aggregates (mean, median,
-stddev, cv: ``run_type = "aggregate"``) are skipped, perflab computes its own. An entry
-with ``error_occurred`` is a failed run.
+stddev, cv: ``run_type = "aggregate"``) are skipped, perflab computes its own; a file of
+aggregates only (``--benchmark_report_aggregates_only``) falls back to them, one sample per
+benchmark (``real_time_mean``, ``real_time_median``, ``real_time_stddev``, the same of
+``cpu_time``, and the counters' means), and says so. An entry with ``error_occurred`` is a
+failed run.
 
 Mapping:
 
@@ -65,16 +68,49 @@ def read(path: Path) -> ToolFile:
     context = root.opt("context")
     better: dict[str, str] = {"real_time": "lower", "cpu_time": "lower"}
     samples: list[Sample] = []
+    aggregates: dict[str, Sample] = {}
     for entry in root.get("benchmarks").items():
         if _is_aggregate(entry):
+            _aggregate(entry, aggregates)
             continue
         s = _sample(entry)
+        samples.append(s)
+    note = None
+    if not samples and aggregates:  # --benchmark_report_aggregates_only=true
+        samples = list(aggregates.values())
+        note = (
+            "only Google Benchmark's aggregates are in this file "
+            "(--benchmark_report_aggregates_only): one run per benchmark carrying its mean, "
+            "median and stddev, so no interval can be computed; report the repetitions "
+            "themselves to compare with intervals"
+        )
+    if not samples:
+        raise InputError(f"{path}: $.benchmarks: no benchmark runs")
+    for s in samples:
         for name in s.values:
             better.setdefault(name, better_of(name))
-        samples.append(s)
-    if not samples:
-        raise InputError(f"{path}: $.benchmarks: no benchmark runs (only aggregates, or none)")
-    return ToolFile(path, samples, better, dict(context.object()) if context else {})
+    return ToolFile(path, samples, better, dict(context.object()) if context else {}, note=note)
+
+
+def _aggregate(entry: Node, into: dict[str, Sample]) -> None:
+    """An aggregate entry (``mean``, ``median``, ``stddev``; ``cv`` is left out, a ratio)
+    added to its benchmark's one summary sample: ``real_time_mean``, ``cpu_time_stddev``…"""
+    kind = entry.opt("aggregate_name")
+    name = kind.text() if kind is not None else ""
+    if name not in ("mean", "median", "stddev"):
+        return
+    s = _sample(entry)
+    if s.status != "ok":
+        return
+    key = (entry.opt("run_name") or entry.get("name")).text()
+    summary = into.setdefault(key, Sample(s.where, s.labels, s.config, {}, {}))
+    for metric, value in s.values.items():
+        if metric in ("real_time", "cpu_time"):
+            summary.values[f"{metric}_{name}"] = value
+            summary.units[f"{metric}_{name}"] = s.units[metric]
+        elif name == "mean":
+            summary.values[metric] = value
+            summary.units[metric] = s.units[metric]
 
 
 def _is_aggregate(entry: Node) -> bool:

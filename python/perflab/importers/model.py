@@ -41,6 +41,8 @@ class ToolFile:
     better: dict[str, str]
     context: dict[str, Any] = field(default_factory=dict)
     stated: dict[str, str] = field(default_factory=dict)
+    #: what the reader fell back to, for the user (e.g. a tool's summaries, not its runs)
+    note: str | None = None
 
 
 #: Time units and their length in seconds (a metric's samples in several are converted
