@@ -43,6 +43,7 @@ EXAMPLES = {
     "csv_bytes": 300,
     "csv_cli": 150,
     "cli": 1000,
+    "tool_files": 400,
 }
 
 
@@ -859,6 +860,79 @@ def test_fuzz_command_lines(argv):
     _prepare_store()
     with contextlib.chdir(CLI):  # a report with no -o lands here, not in the repository
         check_cli(argv)
+
+
+# ============================================================================ tool result files
+
+TOOL_DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
+#: Each JSON format and a real-shaped file of it.
+TOOL_JSON = {
+    "gbench": TOOL_DATA / "gbench" / "bench.json",
+    "hyperfine": TOOL_DATA / "hyperfine" / "commands.json",
+    "pytest-benchmark": next((TOOL_DATA / "pytest-benchmark").glob("*.json")),
+}
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=300),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=8,
+)  # fmt: skip
+
+
+def _paths(doc: object, at: tuple = ()) -> list[tuple]:
+    """Every place in a JSON document, as a path of keys and indexes."""
+    out = [at]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, (*at, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _paths(v, (*at, i))
+    return out
+
+
+@st.composite
+def tool_files(draw):
+    """A format and its file: a real-shaped one with a few places replaced by anything
+    (wrong types, NaN, huge numbers, empty arrays), removed, or the text cut short."""
+    fmt = draw(st.sampled_from(sorted(TOOL_JSON)))
+    doc = json.loads(TOOL_JSON[fmt].read_text())
+    for _ in range(draw(st.integers(1, 4))):
+        places = _paths(doc)[1:]
+        if not places:
+            break
+        path = draw(st.sampled_from(places))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(JSON_VALUES)
+    text = json.dumps(doc)
+    if draw(st.integers(0, 9)) == 0:
+        text = text[: draw(st.integers(0, len(text)))]
+    return fmt, text
+
+
+@fuzz_settings("tool_files")
+@given(
+    tool_files(),
+    st.sampled_from([[], ["--variant-from", "benchmark"], ["--variant-from", "command"]]),
+)
+def test_fuzz_tool_files(found, options):
+    """`perflab import --format F FILE` on mutated real-shaped files of each JSON format:
+    stored (exit 0) or refused in one line (exit 2), never a traceback; a refused file
+    creates no store."""
+    fmt, text = found
+    folder = Path(tempfile.mkdtemp(dir=CLI))
+    try:
+        path, db = folder / "result.json", folder / "store.db"
+        path.write_text(text)
+        code, _err = check_cli(["import", "--format", fmt, str(path), *options, "--store", str(db)])
+        assert (code == 0) == db.exists()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # ============================================================================ what fuzzing found
