@@ -239,7 +239,7 @@ def test_a_server_gone_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_p
             )
             in last
         ), err
-        assert "once the store answers again, `perflab run --resume 1` finishes" in last, err
+        assert "`perflab run --resume 1` finishes the experiment" in last, err
         assert "Traceback" not in err
         pg.restart()
         [listed] = json.loads(perflab("ls", "--json", "--store", url).out)  # not "running"

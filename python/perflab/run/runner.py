@@ -137,8 +137,9 @@ class Runner:
                 raise
             raise StoreError(
                 e.message,
-                hint=f"once the store answers again, `perflab run --resume {self.eid}` "
-                "finishes the experiment (the run in flight is done again)",
+                hint="once the store can be written again (its server back, its disk with "
+                f"room), `perflab run --resume {self.eid}` finishes the experiment (the run "
+                "in flight is done again)",
             ) from None
         except PerflabError as e:
             self._ended_early("stopped", e.one_line())
