@@ -371,3 +371,21 @@ def start_vm(
 def pid_gone(pid: int) -> bool:
     """No process ``pid`` exists (any more); a zombie counts as existing."""
     return not Path(f"/proc/{pid}").exists()
+
+
+def stop_perflab(proc: subprocess.Popen[bytes], sig: int, *, timeout: float = 120) -> None:
+    """Sends ``sig`` to a ``perflab run`` started with stderr piped, and checks how it
+    ended: SIGINT — exit 130, saying how to resume experiment 1; SIGKILL — killed. Kills it
+    whatever happened (a test that failed leaves nothing)."""
+    try:
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=timeout)
+        if sig == signal.SIGINT:
+            assert proc.returncode == 130, err
+            assert b"resume with: perflab run --resume 1" in err
+        else:
+            assert proc.returncode == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

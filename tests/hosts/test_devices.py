@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import perflab
-from lab import lab_fixture, ssh_options, vm_argv  # noqa: F401  (the session fixture `lab`)
+from lab import lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401  (fixture `lab`)
 from perflab.store import Store
 from servers import free_port
 
@@ -276,17 +276,8 @@ def test_perflab_stopped_mid_boot_leaves_no_vm_and_resume_finishes(lab, tmp_path
     proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _until(lambda: _vms(port), "perflab starts the router's VM")
-        os.kill(proc.pid, sig)  # mid-boot
-        _, err = proc.communicate(timeout=120)
-        if sig == signal.SIGINT:
-            assert proc.returncode == 130, err
-            assert b"resume with: perflab run --resume 1" in err
-        else:
-            assert proc.returncode == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_perflab(proc, sig)  # mid-boot
     _until(lambda: not _vms(port), "the stopped perflab's VM is gone")
     with Store(db) as s:  # nothing ran: the run in flight is pending again
         assert {run.status for run in s.runs(1)} <= {"pending", "running"}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import perflab
-from lab import CACHE, ROOT, lab_fixture, ssh_options, vm_argv  # noqa: F401  (fixture `lab`)
+from lab import CACHE, ROOT, lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401
 from perflab.store import Store
 from servers import free_port
 
@@ -166,17 +166,8 @@ def test_perflab_stopped_mid_build_leaves_no_compiler_and_resume_builds_once(
     try:
         _until(lambda: bool(_builders()) or proc.poll() is not None, "the build compiles", BUILD_S)
         assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-        os.kill(proc.pid, sig)
-        _, err = proc.communicate(timeout=120)
-        if sig == signal.SIGINT:
-            assert proc.returncode == 130, err
-            assert b"resume with: perflab run --resume 1" in err
-        else:
-            assert proc.returncode == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_perflab(proc, sig)
     _until(lambda: not _builders(), "no make or compiler is left", 60)
     assert not kept.exists()  # an interrupted build keeps nothing
     with Store(db) as s:  # the run whose build was cut short is pending again, none failed
