@@ -8,13 +8,16 @@ setup:
 quickstart: setup
 	@scripts/quickstart
 
-# The whole test suite: Rust unit tests, then pytest (real servers on loopback) in two
+# The whole test suite: Rust unit tests, the router's kernels built from source (alone: a
+# kernel build's compilers fault in pages by the million, which the tests that count a
+# phase's system-wide page faults would see), then pytest (real servers on loopback) in two
 # processes (pytest-xdist), each test module whole in one of them: its servers and
 # experiments are set up once (module fixtures), and no two tests of a module overlap.
 test: setup lint
 	cargo test --workspace --exclude perflab-py --release -q
 	scripts/lab/build
-	.venv/bin/python -m pytest -q -n 2 --dist loadscope
+	.venv/bin/python -m pytest -q tests/hosts/test_kernel_builds.py
+	.venv/bin/python -m pytest -q -n 2 --dist loadscope --ignore=tests/hosts/test_kernel_builds.py
 
 # The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.
 test-fast: setup
