@@ -1,6 +1,11 @@
 # The two commands of the README. Both do all set-up first (scripts/setup).
 .PHONY: quickstart test test-fast lint setup
 
+# Tests run alone, before the others: the kernel builds (their compilers fault in pages by
+# the million) and the tests that count a phase's system-wide page faults (another
+# worker's tests show in them).
+ALONE = tests/hosts/test_kernel_builds.py tests/observe/test_monitors.py tests/observe/test_counters.py
+
 setup:
 	@scripts/setup
 
@@ -16,8 +21,8 @@ quickstart: setup
 test: setup lint
 	cargo test --workspace --exclude perflab-py --release -q
 	scripts/lab/build
-	.venv/bin/python -m pytest -q tests/hosts/test_kernel_builds.py
-	.venv/bin/python -m pytest -q -n 2 --dist loadscope --ignore=tests/hosts/test_kernel_builds.py
+	.venv/bin/python -m pytest -q $(ALONE)
+	.venv/bin/python -m pytest -q -n 2 --dist loadscope $(ALONE:%=--ignore=%)
 
 # The pure tests only (no servers, browser, whole experiments or long simulations): < 1 minute.
 test-fast: setup
