@@ -37,6 +37,10 @@ def test_bisect_names_the_planted_commit(tmp_path):
     assert doc["first_bad"]["id"] == planted, r.err
     assert doc["first_bad"]["subject"] == "commit 11: more work per call"
     assert abs(doc["steps_run"] - math.log2(16)) <= 1
+    # each step decided by the candidate's place between the ends, block by block
+    for step in doc["steps"]:
+        assert step["position"]["side"] == step["decision"], step
+        assert f"on {step['decision']}'s side of the ends' mean" in step["why"]
     change = doc["change"]
     assert change["verdict"] == "worse" and change["low"] > 0.03 and change["high"] < 0.13
     # every step is an ordinary experiment: `perflab compare` reads it

@@ -229,3 +229,28 @@ def _wait(db, ready, timeout=60.0):
             pass
         time.sleep(0.05)
     raise AssertionError("condition not reached")
+
+
+def test_a_caller_ends_the_repetitions_once_the_runs_answer_its_question(tmp_path):
+    """`RunRequest.decided` (a bisect step's early answer) is asked after each block from
+    min on, with the runs so far; its answer stops the experiment there, recorded."""
+    from perflab.api.running import RunRequest, run_experiment
+    from perflab.spec import load_spec
+
+    spec = make(tmp_path, min=3, max=20, target="0.1%", noise=0.05)
+    db = tmp_path / "p.db"
+    asked: list[int] = []
+
+    def decided(data):
+        blocks = {b for key, bs in data.blocks.items() for b in bs}
+        asked.append(len(blocks))
+        return "the question is answered" if len(blocks) == 5 else None
+
+    ran = run_experiment(RunRequest(load_spec(spec), store=str(db), decided=decided))
+    assert ran.outcome.status == "complete"
+    assert asked == [3, 4, 5]  # never before min, never after its answer
+    record = settings(db)["adaptive"]
+    assert (record["blocks"], record["reason"], record["saved_blocks"]) == (5, "decided", 15)
+    assert record["summary"].startswith("adaptive repetitions: the question is answered; 15")
+    assert record["decisions"][-1]["reason"] == "decided"
+    assert rows(db, "SELECT count(*) FROM runs") == [(20,)]  # 5 blocks of 4, none pending

@@ -5,10 +5,15 @@ defaults, the bisected metric only): the candidate and the bad end against the g
 the baseline; and the candidate against the bad end. With a matrix of several cells, the
 geometric mean across the cells decides (the TLDR's sweep row). Then:
 
-- candidate significantly worse than good, in the metric's direction, and not
+- first, which end the candidate is like, block by block (`stats.bisection.nearer_end`:
+  the candidate against the mean of the ends in each block, paired, once bad is worse
+  than good at 99%): on bad's side → **bad**, on good's → **good**. This is asked after
+  every block too (`early_answer`), and the step stops as soon as it answers;
+- when the blocks cannot tell (a step that ran to its most blocks), the comparisons:
+  candidate significantly worse than good, in the metric's direction, and not
   significantly better than bad → **bad** (the regression is in it);
-- candidate not significantly worse than good, and significantly better than bad →
-  **good** (the regression comes after it);
+- not significantly worse than good, and significantly better than bad → **good** (the
+  regression comes after it);
 - worse than good and better than bad: where the candidate sits between the ends decides
   — with at least `MOST` of the regression (its change against good over bad's) it is
   **bad**, with at most 1 − `MOST` **good** (the regression is in one commit, and the other
@@ -28,12 +33,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 
 if TYPE_CHECKING:
     from perflab.analysis.compare import CompareResult
     from perflab.analysis.dataset import Dataset
+    from perflab.run.adaptive import Decided
     from perflab.stats import Comparison, Verdict
+    from perflab.stats.bisection import Position
 
 #: What a step decides about its candidate (the last four end the bisect).
 DECISIONS = ("good", "bad", "skip", "undecided", "no_regression", "end_failed")
@@ -88,12 +97,25 @@ class StepEvidence:
     vs_bad: Change  # candidate against bad
     ends: Change  # bad against good
     blocks: int
-    stop_reason: str  # adaptive repetitions: target_reached, max_reached, …
+    stop_reason: str  # adaptive repetitions: target_reached, max_reached, decided, …
     decision: str  # one of DECISIONS
     why: str
+    #: the candidate's place between the ends, block by block (None: < 2 whole blocks)
+    position: Position | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        p = self.position
         return {
+            "position": None
+            if p is None
+            else {
+                "side": p.side,
+                "blocks": p.blocks,
+                "share": p.share,
+                "vs_ends_mean": dataclasses.asdict(p.position),
+                "bad_vs_good_paired": dataclasses.asdict(p.ends),
+                "confidence": p.confidence,
+            },
             "experiment": self.experiment_id,
             "runs": self.runs,
             "failures": self.failures,
@@ -133,10 +155,68 @@ def read_step(store: str | None, experiment_id: int, metric: str) -> StepEvidenc
     from_good = _compare(data, metric)
     vs_good, ends = _change(from_good, CANDIDATE, metric), _change(from_good, BAD, metric)
     vs_bad = _change(_compare(_rebased(data, BAD, CANDIDATE), metric), CANDIDATE, metric)
-    decision, why = decide(vs_good, vs_bad, ends)
+    position = position_of(data, metric, _better(data, metric))
+    decision, why = decide(vs_good, vs_bad, ends, position)
     return StepEvidence(
-        experiment_id, runs, failures, vs_good, vs_bad, ends, blocks, stop, decision, why
+        experiment_id, runs, failures, vs_good, vs_bad, ends, blocks, stop, decision, why, position
     )
+
+
+def position_of(data: Dataset, metric: str, better: str) -> Position | None:
+    """The candidate's place between the ends from the step's whole blocks (one value per
+    variant per block: the mean of its runs there; with several cells, the geometric mean
+    over the cells), or None with fewer than 2 whole blocks or values that are not all
+    positive."""
+    from perflab.stats.bisection import nearer_end
+
+    per_block: dict[int, list[list[float]]] = {}
+    for cell, _ in data.cells:
+        means = []
+        for v in (GOOD, CANDIDATE, BAD):
+            values = data.sample(cell, v, metric)
+            blocks = data.blocks.get((cell, v, metric), [])
+            sums: dict[int, list[float]] = {}
+            for value, block in zip(values, blocks, strict=False):
+                sums.setdefault(block, []).append(value)
+            means.append({b: math.fsum(xs) / len(xs) for b, xs in sums.items()})
+        for block in set(means[0]) & set(means[1]) & set(means[2]):
+            per_block.setdefault(block, [[], [], []])
+            for i in range(3):
+                per_block[block][i].append(means[i][block])
+    whole = [v for _, v in sorted(per_block.items()) if len(v[0]) == len(data.cells)]
+    if len(whole) < 2 or any(x <= 0 for blk in whole for side in blk for x in side):
+        return None
+    g, c, b = (
+        np.exp([math.fsum(map(math.log, blk[i])) / len(blk[i]) for blk in whole]) for i in range(3)
+    )
+    return nearer_end(g, c, b, higher_is_better=better == "higher")
+
+
+def early_answer(metric: str, better: str) -> Decided:
+    """A bisect step's `perflab.run.adaptive.Decided`: ends the step's repetitions as soon
+    as its blocks tell which end the candidate is like."""
+
+    def answer(data: Dataset) -> str | None:
+        p = position_of(data, metric, better)
+        if p is None or p.side is None:
+            return None
+        return f"decided after {p.blocks} blocks: the candidate is {_position_words(p)}"
+
+    return answer
+
+
+def _position_words(p: Position) -> str:
+    """E.g. "on bad's side of the ends' mean: -6.9% [-9.8%, -4.0%], block by block"."""
+    pos = p.position
+    return (
+        f"on {p.side}'s side of the ends' mean: {pos.estimate:+.1%} "
+        f"[{pos.low:+.1%}, {pos.high:+.1%}], block by block"
+    )
+
+
+def _better(data: Dataset, metric: str) -> str:
+    found = next((m for m in data.metrics if m.name == metric), None)
+    return "lower" if found is None else str(found.better)
 
 
 def pair_change(
@@ -153,8 +233,13 @@ def pair_change(
     return _change(_compare(data, metric), candidate, metric)
 
 
-def decide(vs_good: Change, vs_bad: Change, ends: Change) -> tuple[str, str]:
-    """The decision from the three changes, and why in words."""
+def decide(
+    vs_good: Change, vs_bad: Change, ends: Change, position: Position | None = None
+) -> tuple[str, str]:
+    """The decision from the candidate's place between the ends when its blocks tell it,
+    else from the three changes; and why in words."""
+    if position is not None and position.side is not None:
+        return position.side, _position_words(position)
     if ends.verdict != "worse":
         said = {"ns": "not significantly different from", "better": "better than"}
         return "no_regression", (

@@ -274,7 +274,7 @@ def _step(
     """One step's experiment — and a second, to the precision the measured change needs,
     when the first reached its target undecided (the first step's target is a guess)."""
     from perflab.api.bisect_spec import step_spec, target_for
-    from perflab.api.bisect_verdict import read_step
+    from perflab.api.bisect_verdict import early_answer, read_step
     from perflab.api.running import RunRequest, run_experiment
 
     ids = dict(zip((GOOD, CANDIDATE, BAD), (c.id for c in commits)))
@@ -287,7 +287,13 @@ def _step(
         if done is None:
             watcher = runs() if runs is not None else None
             ran = run_experiment(
-                RunRequest(spec=step, store=request.store, new=not request.resume), watcher
+                RunRequest(
+                    spec=step,
+                    store=request.store,
+                    new=not request.resume,
+                    decided=early_answer(plan.metric, plan.better),
+                ),
+                watcher,
             )
             done = ran.experiment_id
             if ran.outcome.status == "interrupted":

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from perflab.analysis.compare import CompareResult
     from perflab.api.lab import Experiment
     from perflab.report.output import ExportManager
+    from perflab.run.adaptive import Decided
     from perflab.run.experiment import OpenedExperiment as OpenedExperiment
     from perflab.run.run_execution import RunOutcome as RunOutcome
     from perflab.run.runner import ExperimentOutcome as ExperimentOutcome
@@ -40,6 +41,8 @@ class RunRequest:
     profile: bool | str = False
     #: The version measured, over the spec's ``version`` (a new experiment's only).
     version: str | None = None
+    #: Ends adaptive repetitions once the runs answer a question (`perflab.run.adaptive`).
+    decided: Decided | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ def run_experiment(
             observer=watcher,
             max_failures=request.max_failures,
             profile=request.profile,
+            decided=request.decided,
         ).run()
         ran = Ran(found.id, outcome, db.path)
         if compare and outcome.status != "interrupted" and ran.ok:

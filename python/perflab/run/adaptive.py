@@ -1,5 +1,7 @@
 """Adaptive repetitions in the runner: after each block, ask `stats.decide` whether every
 tracked interval is as narrow as the spec's ``target_ci``; if not, plan one more block.
+A caller may also end them as soon as the runs answer its own question (`Decided`: a
+bisect step stops once its candidate is clearly like one end of the range).
 
 The decision and its history are stored with the experiment (settings["adaptive"]) so that
 a resumed experiment continues the same rule and reports can say when and why it stopped.
@@ -8,7 +10,7 @@ a resumed experiment continues the same rule and reports can say when and why it
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,12 @@ if TYPE_CHECKING:
 
 #: (baseline runs, candidate runs) per tracked "cell · variant · metric" label.
 Samples = dict[Hashable, tuple[list[float], list[float]]]
+#: Asked after each block from the spec's ``min`` on, with the runs so far: a sentence
+#: saying what the runs decided ends the repetitions there (reason ``decided``); None
+#: goes on by the precision rule.
+Decided = Callable[["Dataset"], str | None]
+#: The reason stored when `Decided` ended the repetitions.
+DECIDED = "decided"
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,9 @@ def tracked_samples(data: Dataset, metrics: list[str]) -> Samples:
     return samples
 
 
-def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
-    """Decide after a completed block; plan the next one when the target is not reached."""
+def next_block(store: Store, eid: int, spec: Spec, decided: Decided | None = None) -> AdaptiveStep:
+    """Decide after a completed block; plan the next one when the target is not reached
+    (and ``decided`` did not answer)."""
     from perflab.analysis.dataset import load_dataset
     from perflab.run.experiment import planned_rows
 
@@ -73,6 +82,11 @@ def next_block(store: Store, eid: int, spec: Spec) -> AdaptiveStep:
     per_block = math.fsum(seconds) / blocks if blocks else 0.0
     pairs = len(expand_matrix(m.matrix)) * len(m.variant)
     verdict = _verdict(spec, samples, metrics, blocks, history)
+    if not verdict.stop and decided is not None and blocks >= a.min:
+        answer = decided(data)
+        if answer:
+            verdict = _Verdict(verdict.decision, True, DECIDED, answer, blocks)
+            history[-1]["reason"] = DECIDED
     record.update(
         {
             "min": a.min,
@@ -168,7 +182,7 @@ def _stop(
     saved = a.max - blocks
     record.update({"saved_blocks": saved, "saved_seconds": saved * per_block})
     summary = f"adaptive repetitions: {verdict.text}"
-    if saved > 0 and verdict.reason == "target_reached":
+    if saved > 0 and verdict.reason in ("target_reached", DECIDED):
         summary += (
             f"; {saved} blocks fewer than max = {a.max} "
             f"(≈ {format_duration(saved * per_block)} of machine time saved)"

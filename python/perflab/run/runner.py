@@ -49,6 +49,7 @@ from perflab.store import RunRow, Store
 
 if TYPE_CHECKING:
     from perflab.platform import CoreChoice
+    from perflab.run.adaptive import Decided
     from perflab.spec.schema import PhaseSpec
 
 __all__ = ["ExperimentOutcome", "Observer", "Runner", "SilentObserver"]
@@ -66,6 +67,7 @@ class Runner:
         handle_signals: bool = True,
         max_failures: int | None = None,
         profile: bool | str = False,
+        decided: Decided | None = None,
     ):
         from perflab.observe.profile import Profiles
 
@@ -85,6 +87,8 @@ class Runner:
         # perf profiles of the phases: the spec's `profile`, or every measured phase (--profile)
         self.profiles = Profiles(spec.model, profile, self.observer.message)
         self.handle_signals = handle_signals
+        # ends adaptive repetitions as soon as it answers (a bisect step's decision)
+        self.decided = decided
         self.stop = threading.Event()
         self.hosts.stop = self.stop  # a boot in progress ends on the stop request
         self._described: set[str] = set()  # booted hosts whose environment was captured
@@ -286,7 +290,7 @@ class Runner:
                 return ("interrupted" if self.stop.is_set() else "complete"), None
             from perflab.run.adaptive import next_block
 
-            step = next_block(self.store, self.eid, self.spec)
+            step = next_block(self.store, self.eid, self.spec, self.decided)
             if not step.runs:
                 return "complete", step.message
             self.observer.message(step.message)
