@@ -164,10 +164,6 @@ def read_runs_csv(
             f"baseline {baseline!r} is not a value of column {variant_col!r} "
             f"(values: {_listing(variants)})"
         )
-    if len(variants) < 2:
-        raise InputError(
-            f"column {variant_col!r} has a single value ({variants[0]!r}): nothing to compare"
-        )
     return CsvRuns(p, variants, cells, runs)
 
 

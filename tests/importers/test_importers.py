@@ -146,6 +146,34 @@ def test_compare_an_imported_gobench_experiment(tmp_path):
     assert "new vs old" in " ".join(text.out.split())
 
 
+def test_one_ci_file_is_one_experiment_and_a_point_of_a_history(tmp_path):
+    """A nightly CI job's one file is a measurement without a comparison: imported as one
+    variant, its summaries shown, a point of `perflab history`, and compared with another
+    night's by `perflab compare A B` — no invented second variant."""
+    db = tmp_path / "p.db"
+    for version, path in (("v1", GO_OLD), ("v2", GO_NEW)):
+        r = perflab(
+            "import", "--format", "gobench", str(path), "--name", "nightly",
+            "--version", version, "--store", str(db),
+        )  # fmt: skip
+        assert r.code == 0, r.err
+        alone = perflab("compare", r.out.strip(), "--store", str(db))
+        assert alone.code == 0, alone.err
+        assert "one variant (" in alone.out and "nothing to compare inside" in alone.out
+        assert "ns/op (ns) — lower is better" in alone.out  # its summaries
+        assert "TLDR" not in alone.out
+    shown = perflab("compare", "1", "--store", str(db), "--json")
+    assert shown.code == 0, shown.err
+    doc = json.loads(shown.out)
+    assert doc["comparisons"] == [] and {s["variant"] for s in doc["summaries"]} == {"old"}
+    both = perflab("compare", "1", "2", "--store", str(db))
+    assert both.code == 0, both.err
+    assert "TLDR — #2 vs #1" in both.out or "TLDR — v2 vs v1" in both.out, both.out
+    history = perflab("history", "nightly", "--store", str(db), "--metric", "ns/op")
+    assert history.code == 0, history.err
+    assert "v1" in history.out and "v2" in history.out
+
+
 def test_gobench_variant_from_a_configuration_key(tmp_path):
     """Both files in one: the `commit:` line names the variant."""
     both = tmp_path / "both.txt"
@@ -527,7 +555,6 @@ def test_missing_criterion_file(tmp_path):
 @pytest.mark.parametrize(
     "fmt, args, expected",
     [
-        ("gobench", [GO_OLD], "a single variant ('old'): nothing to compare"),
         ("gobench", [GO_OLD, GO_OLD], f"{GO_OLD}: a file given twice"),
         ("gobench", [GO_OLD, GO_NEW, "--baseline", "x"], "--baseline 'x' is not a variant"),
         ("gobench", [GO_OLD, "--variant-from", "nope"], "--variant-from 'nope': no such"),

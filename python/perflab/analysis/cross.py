@@ -121,7 +121,8 @@ def _match_variants(
     da: Dataset, db: Dataset, pairs: list[tuple[str, str]] | None
 ) -> tuple[list[tuple[str, str]], list[StatWarning]]:
     """The (variant of A, variant of B) pairs to compare: ``pairs``, checked, else the names
-    both have (in B's order), with a note naming the variants left out."""
+    both have (in B's order), with a note naming the variants left out; two experiments of
+    one variant each pair those."""
     a, b = da.experiment, db.experiment
     if pairs:
         for va, vb in pairs:
@@ -135,6 +136,10 @@ def _match_variants(
                 )
         return pairs, []
     pairs = [(v, v) for v in db.variants if v in da.variants]
+    if not pairs and len(da.variants) == len(db.variants) == 1:
+        # two measurements of one variant each (two nights of one CI job): their only
+        # variants are the pair, whatever each was named after (its file, say)
+        return [(da.variants[0], db.variants[0])], []
     if not pairs:
         raise InputError(
             f"experiments {a.id} and {b.id} have no variant name in common "

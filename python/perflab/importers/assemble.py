@@ -70,13 +70,6 @@ def assemble(
     params = _params(files, varying, variant_from)
     metrics = _metrics(files)
     variants, cells, runs = _runs(files, names, params, metrics, variant_from)
-    if len(variants) < 2:
-        keys = [*params, *(k for f in files for s in f.samples for k in s.config)]
-        raise InputError(
-            f"{files[0].path}: a single variant ({variants[0]!r}): nothing to compare; give "
-            "two or more files (each a variant) or --variant-from KEY "
-            f"(keys: {_list(list(dict.fromkeys(keys)))})"
-        )
     if baseline is not None and baseline not in variants:
         raise InputError(f"--baseline {baseline!r} is not a variant (variants: {_list(variants)})")
     base = [f.path.name for f in files]  # the paths as given where two names are one

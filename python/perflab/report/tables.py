@@ -38,6 +38,19 @@ def _param_values(result: CompareResult, labels: dict[str, str], key: str) -> li
     return [labels.get(p, "") for p in params] if params else ["all" if key == "-" else key]
 
 
+def no_comparison_line(result: CompareResult) -> str | None:
+    """What stands in for the TLDR of an experiment with one variant (a nightly run, a
+    point of a series): nothing is compared inside it; None when there is a comparison."""
+    if result.candidates:
+        return None
+    e = result.dataset.experiment
+    return (
+        f"one variant ({result.dataset.baseline}): nothing to compare inside experiment "
+        f"{e.id}; its summaries follow. Compare it with another experiment: "
+        f"perflab compare {e.id} OTHER"
+    )
+
+
 def tldr_table(result: CompareResult) -> Table:
     """Rows = cells (× candidate variant when there are several), columns = metrics; the
     footer: the geometric mean across the cells (the sweep), per candidate variant."""
@@ -287,7 +300,8 @@ def compare_section(result: CompareResult) -> Section:
     blocks: list[Block] = []
     if e.description:
         blocks.append(Para.of(e.description))
-    blocks.append(tldr_table(result))
+    alone = no_comparison_line(result)
+    blocks.append(Para.of(alone) if alone else tldr_table(result))
     if result.correction_statement:
         blocks.append(Para.of(Span(result.correction_statement, em=True)))
     blocks += summary_tables(result)

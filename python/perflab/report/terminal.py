@@ -17,7 +17,7 @@ from rich.text import Text
 from perflab.analysis.compare import CompareResult
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text
-from perflab.report.tables import na_footnotes, summary_tables, tldr_table
+from perflab.report.tables import na_footnotes, no_comparison_line, summary_tables, tldr_table
 from perflab.report.terminal_layout import OPTIONAL_SUMMARY_COLUMNS, dropped_line, lay_out
 from perflab.report.warning_groups import full_lines, grouped_lines
 
@@ -66,14 +66,18 @@ def render_terminal(
         safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
         + safe_text(f" — {e.description}" if e.description else "")
     )
-    tldr = tldr_table(result)
-    lead = len(result.dataset.params or ["cell"]) + (len(result.candidates) > 1)
-    _print(console, tldr, words=True, lead=lead)
-    for line in na_footnotes(tldr):
-        console.print(safe_text(line, "dim"))
+    alone = no_comparison_line(result)
+    if alone:  # one variant: its summaries are what there is to show
+        console.print(safe_text(alone))
+    else:
+        tldr = tldr_table(result)
+        lead = len(result.dataset.params or ["cell"]) + (len(result.candidates) > 1)
+        _print(console, tldr, words=True, lead=lead)
+        for line in na_footnotes(tldr):
+            console.print(safe_text(line, "dim"))
     if result.correction_statement:
         console.print(safe_text(result.correction_statement, "dim"))
-    if summaries:
+    if summaries or alone:
         dropped: tuple[str, ...] = ()
         for table in summary_tables(result):
             lead = len(result.dataset.params or ["cell"]) + 2  # the cell, the variant, n

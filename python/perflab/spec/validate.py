@@ -59,12 +59,6 @@ def _check_names(spec: Spec) -> None:
             f"baseline '{m.baseline}' is not a variant",
             hint=choices_hint(m.baseline, variants),
         )
-    if len(variants) < 2:
-        raise spec.error(
-            ("variant",),
-            "an experiment needs at least two variants to compare",
-            hint="add a [[variant]] besides the baseline",
-        )
 
 
 def _check_params(spec: Spec) -> None:

@@ -28,7 +28,7 @@ from perflab.report.document.plot_sections import (
     params_section,
 )
 from perflab.report.profile_section import profile_section
-from perflab.report.tables import tldr_table
+from perflab.report.tables import no_comparison_line, tldr_table
 
 
 def with_sections(r: Report) -> Report:
@@ -38,7 +38,7 @@ def with_sections(r: Report) -> Report:
     sections = [
         Section("verdict", "Verdict", tuple(r.verdict) + (variants_table(r),)),
         tldr_section(r),
-        change_section(r, numbering),
+        change_section(r, numbering) if r.result.candidates else None,
         distributions_section(r, numbering),
         order_section(r, numbering),
         latency_section(r, numbering),
@@ -58,6 +58,9 @@ def with_sections(r: Report) -> Report:
 
 def tldr_section(r: Report) -> Section:
     result = r.result
+    alone = no_comparison_line(result)
+    if alone:
+        return Section("tldr", "TLDR", (Para.of(alone),))
     return Section(
         "tldr",
         "TLDR",
