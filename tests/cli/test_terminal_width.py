@@ -271,3 +271,29 @@ def test_show_runs_never_hides_a_value_at_80_columns(tmp_path, monkeypatch):
         assert name in out.replace("\n", "").replace("│", "").replace(" ", ""), name
     runs = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
     assert {str(i) for i in range(1, 41)} <= set(runs)
+
+
+def test_show_runs_gives_a_failed_runs_reason_whole_under_the_table(tmp_path, monkeypatch):
+    """A reason is a sentence: in a column beside the metrics it folded a character a
+    line (and was cropped); it is a line of its own under the table, whole."""
+    spec = tmp_path / "fails.toml"
+    spec.write_text(
+        'name = "fails"\nbaseline = "a"\nrepetitions = 2\n'
+        '[[variant]]\nname = "a"\nparams = { code = 0 }\n'
+        '[[variant]]\nname = "b"\nparams = { code = 3 }\n'
+        '[[phase]]\nname = "work"\n'
+        'command = "echo 1.5; echo the server at 127.0.0.1:11312 refused the connection '
+        'of the load generator >&2; exit {code}"\n'
+        '[[metric]]\nname = "t"\nregex = "([0-9.]+)"\nunit = "ms"\nbetter = "lower"\n'
+    )
+    db = tmp_path / "p.db"
+    assert perflab("run", str(spec), "--store", str(db), "--no-compare").code in (0, 1)
+    monkeypatch.setenv("COLUMNS", "80")
+    out = perflab("show", "1", "--runs", "--store", str(db)).out
+    assert all(_width_of(line) <= 80 for line in out.splitlines()), out
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert rows and all("││" not in line for line in rows)
+    tail = " ".join(out.split("└")[-1].split())
+    for run in (line.split("│")[1].strip() for line in rows if "failed" in line):
+        assert f"run {run}: phase:work: exited with status 3" in tail, tail
+    assert "refused the connection of the load generator" in tail, tail

@@ -299,7 +299,9 @@ def _show_runs(
 ) -> None:
     """The runs as tables that fit the terminal and never hide a value: every value keeps
     its whole width (headers fold onto more lines), and metrics that do not fit beside
-    the run's columns go to another table below, with the run's columns again."""
+    the run's columns go to another table below, with the run's columns again. Why a run
+    failed is a line of its own under the tables (a reason is a sentence: squeezed into a
+    column it folded a character a line)."""
     from perflab.report.format import fmt_number
 
     head = ("run", "block", "cell", "variant", "rep", "status")
@@ -335,8 +337,7 @@ def _show_runs(
             used = 0
         chunks[-1].append(i)
         used += w + 3
-    for k, chunk in enumerate(chunks):
-        last = k == len(chunks) - 1
+    for chunk in chunks:
         t = Table(header_style="bold")
         for i, col in enumerate(head):
             right = col in ("run", "block", "rep")
@@ -345,16 +346,17 @@ def _show_runs(
             )
         for i in chunk:
             t.add_column(names[i], justify="right", overflow="fold", min_width=metric_w[i])
-        if last:
-            t.add_column("reason", overflow="fold")
-        for run_cells, values, reason in rows:
+        for run_cells, values, _ in rows:
             t.add_row(
-                *(safe_text(v, one_line=True) for v in run_cells),
-                *(values[i] for i in chunk),
-                *([safe_text(reason, one_line=True)] if last else []),
+                *(safe_text(v, one_line=True) for v in run_cells), *(values[i] for i in chunk)
             )
         io.console.print()
         io.console.print(t)
+    reasons = [(cells[0], reason) for cells, _, reason in rows if reason]
+    if reasons:
+        io.console.print()
+        for run, reason in reasons:
+            io.console.print(safe_text(f"run {run}: {reason}", one_line=True))
 
 
 def _show_run(
