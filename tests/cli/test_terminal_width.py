@@ -250,6 +250,9 @@ def test_ls_never_elides_an_id_at_80_columns(tmp_path, monkeypatch):
     assert all(_width_of(line) <= 80 for line in out.splitlines()), out
     ids = {line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")}
     assert {str(i) for i in range(1, 13)} <= ids, ids
+    # the name keeps room to be read (it was cut into 4-character pieces)
+    pieces = [line.split("│")[2] for line in out.splitlines() if line.startswith("│")]
+    assert min(len(p.strip()) for p in pieces if "kernel" in p) >= 12, out
 
 
 def test_show_runs_never_hides_a_value_at_80_columns(tmp_path, monkeypatch):
@@ -297,3 +300,18 @@ def test_show_runs_gives_a_failed_runs_reason_whole_under_the_table(tmp_path, mo
     for run in (line.split("│")[1].strip() for line in rows if "failed" in line):
         assert f"run {run}: phase:work: exited with status 3" in tail, tail
     assert "refused the connection of the load generator" in tail, tail
+
+
+def test_ls_dates_are_as_ls_l_gives_them():
+    """12 characters: the time within half a year of now, the year beyond (the room it
+    leaves goes to the experiment's name)."""
+    import datetime as dt
+
+    from perflab.cli.ls import _created
+
+    now = dt.datetime(2026, 11, 28, 22, 0).timestamp()
+    recent = dt.datetime(2026, 11, 28, 21, 1).timestamp()
+    old = dt.datetime(2025, 3, 2, 9, 5).timestamp()
+    assert _created(recent, now) == "Nov 28 21:01"
+    assert _created(old, now) == "Mar  2  2025"
+    assert len(_created(old, now)) == len(_created(recent, now)) == 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from perflab.cli.common import add_store_option, open_store
@@ -83,7 +84,7 @@ def _table(rows: list[tuple[ExperimentRow, dict[str, int]]], *, by: bool) -> Any
         *([("version", "left")] if versions else []),
         ("created", "left"),
         ("status", "left"),
-        ("runs ok/total", "right"),
+        ("ok/total", "right"),
         ("failed", "right"),
         ("source", "left"),
         *([("by", "left")] if by else []),
@@ -96,7 +97,7 @@ def _table(rows: list[tuple[ExperimentRow, dict[str, int]]], *, by: bool) -> Any
     for e, counts in rows:
         total = sum(counts.values())
         failed = counts.get("failed", 0) + counts.get("timeout", 0)
-        created = dt.datetime.fromtimestamp(e.created_at).strftime("%Y-%m-%d %H:%M")
+        created = _created(e.created_at)
         t.add_row(
             str(e.id),
             e.name,
@@ -116,12 +117,24 @@ def _cell(e: ExperimentRow, counts: dict[str, int], col: str) -> str:
     failed = counts.get("failed", 0) + counts.get("timeout", 0)
     return {
         "id": str(e.id),
-        "created": "YYYY-MM-DD HH:MM",
+        "created": _created(e.created_at),
         "status": e.status,
-        "runs ok/total": f"{counts.get('ok', 0)}/{sum(counts.values())}",
+        "ok/total": f"{counts.get('ok', 0)}/{sum(counts.values())}",
         "failed": str(failed) if failed else "",
         "source": e.source,
     }.get(col, "")
+
+
+#: How far back (and ahead: a clock set wrong) a date shows its time rather than its year.
+_RECENT_S = 182 * 24 * 3600
+
+
+def _created(when: float, now: float | None = None) -> str:
+    """A date as `ls -l` gives one, 12 characters: "Nov 28 21:01" within half a year of
+    now, else "Nov 28  2025" (the full date and time: `perflab show ID`, `ls --json`)."""
+    t = dt.datetime.fromtimestamp(when)
+    recent = abs((time.time() if now is None else now) - when) < _RECENT_S
+    return f"{t:%b} {t.day:2d} " + (f"{t:%H:%M}" if recent else f" {t.year}")
 
 
 def _who(e: ExperimentRow) -> str:
