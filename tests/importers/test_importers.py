@@ -192,6 +192,69 @@ def test_gobench_unit_lines_say_which_direction_is_better(tmp_path):
     assert got.metrics["allocs/op"] == ("", "higher") and got.metrics["ns/op"] == ("ns", "lower")
 
 
+def test_gobench_custom_time_units_are_times(tmp_path):
+    """A custom ``b.ReportMetric`` unit ending in a time unit (``build-real-ns``, as Go's
+    own compilebench reports) is a time, in that unit, as benchstat scales it; ``sec/op``
+    is seconds."""
+    lines = ["BenchmarkBuild-8  1  {} ns/op  {} build-real-ns  {} user-sec/op  12 objects"]
+    for name, k in (("a.txt", 1.0), ("b.txt", 1.1)):
+        (tmp_path / name).write_text(
+            "\n".join(lines[0].format(100 * k * (1 + i / 100), 2e9 * k, 1.5 * k) for i in range(5))
+        )
+    got = import_files(tmp_path, "gobench", tmp_path / "a.txt", tmp_path / "b.txt")
+    assert got.metrics["build-real-ns"] == ("ns", "lower")
+    assert got.metrics["user-sec/op"] == ("s", "lower")
+    assert got.metrics["objects"] == ("objects", "lower")
+
+
+def test_gobench_exact_units_are_said_when_their_values_vary(tmp_path):
+    exact = "Unit allocs/op assume=exact\n"
+    steady = tmp_path / "steady.txt"
+    steady.write_text(exact + GO_OLD.read_text())  # allocs/op the same in every run
+    noisy = tmp_path / "noisy.txt"
+    noisy.write_text(
+        exact
+        + "BenchmarkSum-8  100  10 ns/op  3 allocs/op\nBenchmarkSum-8  100  11 ns/op  4 allocs/op\n"
+    )
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", "gobench", str(steady), str(GO_NEW), "--store", str(db))
+    assert r.code == 0 and "assume=exact" not in r.err, r.err
+    r = perflab("import", "--format", "gobench", str(noisy), str(GO_NEW), "--store", str(db))
+    assert r.code == 0, r.err
+    note = " ".join(r.err.split())
+    assert f"perflab: note: {noisy}: allocs/op is declared exact (Unit … assume=exact)" in note
+    assert "but its values vary between runs of one benchmark" in note
+    bad = tmp_path / "bad" / "bad.txt"
+    bad.parent.mkdir()
+    bad.write_text("Unit ns/op assume=sometimes\n" + GO_NEW.read_text())
+    assert one_error(bad.parent, "gobench", bad, GO_OLD) == (
+        f"{bad}:1: assume='sometimes': expected exact or nothing"
+    )
+
+
+def test_files_measured_on_unlike_setups_are_warned_about(tmp_path):
+    """Two nights on different CPUs compare more than the code: said at import and by
+    every compare; a differing ``commit:`` (what a CI run prints to name its version) is
+    what should differ, and is not."""
+    for name, cpu, commit, ns in (("a.txt", "Xeon", "abc", 120), ("b.txt", "EPYC", "def", 110)):
+        (tmp_path / name).write_text(
+            f"goos: linux\ncpu: {cpu}\ncommit: {commit}\n"
+            + "".join(f"BenchmarkSum-8  1000  {ns + i} ns/op\n" for i in range(5))
+        )
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", "gobench", str(tmp_path / "a.txt"),
+                str(tmp_path / "b.txt"), "--store", str(db))  # fmt: skip
+    assert r.code == 0, r.err
+    said = "the files were not measured alike (cpu: a.txt 'Xeon', b.txt 'EPYC')"
+    assert f"perflab: warning: {said}" in r.err and "commit" not in r.err, r.err
+    shown = perflab("compare", "1", "--store", str(db))
+    assert said in " ".join(shown.out.split()), shown.out
+    (tmp_path / "c.txt").write_text((tmp_path / "b.txt").read_text().replace("EPYC", "Xeon"))
+    again = perflab("import", "--format", "gobench", str(tmp_path / "a.txt"),
+                    str(tmp_path / "c.txt"), "--store", str(db))  # fmt: skip
+    assert again.code == 0 and "warning" not in again.err, again.err
+
+
 # ----------------------------------------------------------------------------- Google Benchmark
 
 

@@ -336,6 +336,9 @@ def _experiment_notes(data: Dataset, skipped_samples: int) -> list[Note]:
             )
         )
     notes += [Note(w) for w in system_warnings(data.system)]
+    imported = data.experiment.settings.get("import") or {}
+    for said in imported.get("warnings") or ():  # what the import found, said again
+        notes.append(Note(StatWarning("import_setup", str(said), {})))
     return notes
 
 

@@ -24,6 +24,7 @@ class Imported:
     store: str
     #: what the import fell back to (a tool's summaries instead of its runs), to be said
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def import_csv(
@@ -103,7 +104,7 @@ def import_results(
         extra_settings=tool.settings,
         position=at,
     )
-    return dataclasses.replace(done, notes=tool.notes)
+    return dataclasses.replace(done, notes=tool.notes, warnings=tool.warnings)
 
 
 def _stored(store: str | None, runs: CsvRuns, **options: Any) -> Imported:

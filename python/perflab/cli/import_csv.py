@@ -146,6 +146,8 @@ def _run_tool(args: argparse.Namespace, io: CliIO) -> int:
     )
     for note in done.notes:
         io.err.write(f"perflab: note: {note}\n")
+    for warning in done.warnings:
+        io.err.write(f"perflab: warning: {warning}\n")
     _imported(io, done.runs, done.store, done.experiment_id)
     return 0
 

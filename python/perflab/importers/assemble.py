@@ -50,6 +50,8 @@ class ToolRuns:
     description: str
     settings: dict[str, Any]
     notes: tuple[str, ...] = ()  # what a reader fell back to, said to the user
+    #: what makes the comparison less than it seems (files measured on unlike setups)
+    warnings: tuple[str, ...] = ()
 
 
 def assemble(
@@ -73,6 +75,7 @@ def assemble(
     if baseline is not None and baseline not in variants:
         raise InputError(f"--baseline {baseline!r} is not a variant (variants: {_list(variants)})")
     base = [f.path.name for f in files]  # the paths as given where two names are one
+    unlike = _differing_setup(files, base, varying, variant_from)  # said now, and kept
     shown = ", ".join(base if len(set(base)) == len(base) else [str(f.path) for f in files])
     return ToolRuns(
         path=files[0].path,
@@ -85,9 +88,11 @@ def assemble(
         name=names[0],
         description=f"imported from {shown} ({fmt})",
         notes=tuple(f"{f.path}: {f.note}" for f in files if f.note),
+        warnings=unlike,
         settings={
             "import": {
                 "format": fmt,
+                "warnings": list(unlike),
                 "variant_from": variant_from,
                 "files": [
                     _file_settings(f, None if variant_from else v, vary)
@@ -261,6 +266,52 @@ def _values(s: Sample, metrics: dict[str, Metric]) -> dict[str, float]:
             v = convert_time(v, unit, target)
         out[name] = v
     return out
+
+
+#: Keys that name the version a file measured (they differ between two nights by design).
+_VERSION_KEYS = ("commit", "branch", "revision", "sha", "version", "tag", "date", "time",
+                 "executable", "load_avg")  # fmt: skip
+
+
+def _differing_setup(
+    files: list[ToolFile], names: list[str], varying: list[set[str]], variant_from: str | None
+) -> tuple[str, ...]:
+    """A note when the files say they were measured differently — a configuration line
+    (Go's ``cpu:``, ``pkg:``, ``note:``) or a tool's context value (Google Benchmark's
+    ``num_cpus``, ``library_build_type``) with one value throughout each file but not
+    the same in all: then their variants differ in more than the code."""
+    if len(files) < 2:
+        return ()
+    per_file: list[dict[str, str]] = []
+    for f, vary in zip(files, varying, strict=True):
+        mine: dict[str, str] = {}
+        for smp in f.samples:
+            for k, v in smp.config.items():
+                if k not in vary and k != variant_from:
+                    mine.setdefault(k, v)
+        for k, v in f.context.items():
+            if isinstance(v, (str, int, float, bool)):
+                mine.setdefault(k, str(v))
+        per_file.append(mine)
+    keys = dict.fromkeys(k for mine in per_file for k in mine)
+    seen = {k: [mine.get(k, "(none)") for mine in per_file] for k in keys}
+    differ = [
+        k
+        for k, values in seen.items()
+        if len(set(values)) > 1 and not any(w in k.lower() for w in _VERSION_KEYS)
+    ]
+    if not differ:
+        return ()
+    said = "; ".join(
+        f"{k}: " + ", ".join(f"{n} {v!r}" for n, v in zip(names, seen[k], strict=True))
+        for k in differ[:3]
+    )
+    more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+    said = (
+        f"the files were not measured alike ({said}{more}): their variants differ in more "
+        "than the code; compare files of one setup, or read the change with that in mind"
+    )
+    return (said,)
 
 
 def _file_settings(f: ToolFile, variant: str | None, varying: set[str]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ A result line is ``BenchmarkName[/key=value...][-GOMAXPROCS]  ITERATIONS  VALUE 
 ``key: value`` (the key a lower-case word without spaces) sets a configuration value for
 the results that follow it (``goos``, ``cpu``, ``pkg``, or one a CI job prints, such as
 ``commit``); ``key:`` alone removes it. ``Unit UNIT better=higher`` says which direction
-is better for a unit. Other lines (PASS, ok, logs, a bare ``BenchmarkName`` printed by
+is better for a unit, ``Unit UNIT assume=exact`` that its values carry no noise. Other lines (PASS, ok, logs, a bare ``BenchmarkName`` printed by
 ``go test -v``) are skipped.
 
 Mapping:
@@ -17,7 +17,8 @@ Mapping:
   and the configuration keys are parameters only where they vary within a file.
 * Metrics are the units as written (``ns/op``, ``B/op``, ``allocs/op``, ``MB/s``, a custom
   ``b.ReportMetric`` unit), their unit the part before ``/op`` (``ns``, ``B``; none for
-  ``allocs/op``) or the unit itself. A unit ending in ``/s`` is better higher, others
+  ``allocs/op``; ``sec/op`` is ``s``), a time unit that ends a custom unit after a dash
+  (``build-real-ns``: ``ns``, as benchstat reads it), or the unit itself. A unit ending in ``/s`` is better higher, others
   lower, unless a ``Unit`` line says otherwise. The iteration count is not a metric.
 """
 
@@ -39,6 +40,7 @@ def read(path: Path) -> ToolFile:
     config: dict[str, str] = {}
     better: dict[str, str] = {}
     declared: dict[str, str] = {}  # unit → better, from Unit lines
+    exact: set[str] = set()  # units whose values are exact (Unit … assume=exact)
     samples: list[Sample] = []
     for number, raw in enumerate(text.split("\n"), 1):  # lines as Go reads them: \n, \r\n
         line, where = raw.removesuffix("\r"), f"{path}:{number}"
@@ -51,7 +53,7 @@ def read(path: Path) -> ToolFile:
                 better.setdefault(unit, declared.get(unit) or _better(unit))
             samples.append(s)
         elif line.startswith("Unit") and line.split(maxsplit=1)[0] == "Unit":
-            _unit_line(where, line.split()[1:], declared)
+            _unit_line(where, line.split()[1:], declared, exact)
         elif (kv := _config_line(line)) is not None:
             key, value = kv
             if value:
@@ -65,7 +67,30 @@ def read(path: Path) -> ToolFile:
             f"{path}: no benchmark results (lines like 'BenchmarkName-8  1000  123 ns/op'): "
             "is this `go test -bench` output?"
         )
-    return ToolFile(path, samples, better, stated=declared)
+    return ToolFile(path, samples, better, stated=declared, note=_inexact(samples, exact))
+
+
+def _inexact(samples: list[Sample], exact: set[str]) -> str | None:
+    """What to say when a unit declared exact varies within a benchmark: benchstat then
+    reports the values as they are; perflab compares them as noisy measurements (a unit
+    that is the same in every run of a benchmark is compared exactly either way)."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], set[float]] = {}
+    varied: list[str] = []
+    for s in samples:
+        for unit in exact & set(s.values):
+            key = (unit, tuple(sorted({**s.labels, **s.config}.items())))
+            seen = groups.setdefault(key, set())
+            seen.add(s.values[unit])
+            if len(seen) == 2 and unit not in varied:
+                varied.append(unit)
+    if not varied:
+        return None
+    one = len(varied) == 1
+    return (
+        f"{', '.join(varied)} {'is' if one else 'are'} declared exact (Unit … assume=exact), "
+        f"but {'its' if one else 'their'} values vary between runs of one benchmark: "
+        "compared as measurements with noise"
+    )
 
 
 def _result(where: str, fields: list[str], config: dict[str, str]) -> Sample:
@@ -121,20 +146,32 @@ def _number(text: str) -> float | None:
         return None
 
 
+#: Time units as Go's benchunit writes them (a dash- or slash-separated part of the unit:
+#: ``ns/op``, ``sec/op``, a custom ``build-real-ns``), as perflab names them.
+_GO_TIME = {"ns": "ns", "us": "us", "µs": "µs", "ms": "ms", "sec": "s", "s": "s"}
+
+
 def _unit_of(unit: str) -> str:
-    """The unit of a value reported in ``unit``: ``ns/op`` → ``ns``, ``allocs/op`` → none."""
-    if unit.endswith("/op"):
-        base = unit.removesuffix("/op")
-        return "" if base in ("allocs", "ops") else base
-    return unit
+    """The unit of a value reported in ``unit``: ``ns/op`` → ``ns``, ``allocs/op`` → none,
+    ``sec/op`` → ``s``; a custom metric whose last dash-separated part is a time unit is
+    a time (``build-real-ns`` → ``ns``, as benchstat scales it)."""
+    base = unit.removesuffix("/op")
+    if base in ("allocs", "ops"):
+        return ""
+    last = base.rsplit("-", 1)[-1]
+    if last in _GO_TIME and "/" not in base:
+        return _GO_TIME[last]
+    return base if unit.endswith("/op") else unit
 
 
 def _better(unit: str) -> str:
     return better_of(unit)
 
 
-def _unit_line(where: str, fields: list[str], declared: dict[str, str]) -> None:
-    """``Unit UNIT key=value...``: the ``better`` of a unit (other metadata is ignored)."""
+def _unit_line(where: str, fields: list[str], declared: dict[str, str], exact: set[str]) -> None:
+    """``Unit UNIT key=value...``: the ``better`` of a unit, and ``assume=exact`` (its
+    values carry no noise; ``assume=nothing``, the default, that they do); other metadata
+    is benchfmt's to define and is left alone."""
     if not fields:
         raise InputError(f"{where}: a Unit line without a unit")
     unit = fields[0]
@@ -146,6 +183,10 @@ def _unit_line(where: str, fields: list[str], declared: dict[str, str]) -> None:
             if value not in ("higher", "lower"):
                 raise InputError(f"{where}: better={value!r}: expected higher or lower")
             declared[unit] = value
+        elif key == "assume":
+            if value not in ("exact", "nothing"):
+                raise InputError(f"{where}: assume={value!r}: expected exact or nothing")
+            (exact.add if value == "exact" else exact.discard)(unit)
 
 
 def _config_line(line: str) -> tuple[str, str] | None:
