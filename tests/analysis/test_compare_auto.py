@@ -47,8 +47,12 @@ def test_auto_takes_ranks_for_the_throttled_metric_and_says_why(tmp_path):
     r = perflab("compare", "1", "--store", str(db))
     assert r.code == 0, r.err
     assert "auto: Welch in 1, Mann–Whitney in 1 (outlying runs)" in _text(r)  # wrapped at 80
-    assert "-[0.5, 4.5]% better" in r.out  # the 3% latency gain, seen through the throttled runs
-    assert "the comparison is Mann–Whitney's (chosen for them)" in _text(r)
+    assert "-[0.5, 4.5]%° better" in r.out  # the 3% latency gain, seen through the throttled runs
+    # the outlying runs were dealt with: a mark on the cell, the warning with --verbose
+    assert "° caveats perflab dealt with here: outlying runs" in _text(r)
+    assert "the comparison is Mann–Whitney's (chosen for them)" not in _text(r)
+    verbose = perflab("compare", "1", "--store", str(db), "--verbose")
+    assert "the comparison is Mann–Whitney's (chosen for them)" in _text(verbose)
     doc = json.loads(perflab("compare", "1", "--store", str(db), "--format", "json").out)
     assert doc["method"] == "auto"
     by_metric = {c["metric"]: c for c in doc["comparisons"]}

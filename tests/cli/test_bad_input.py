@@ -642,7 +642,8 @@ def test_sweep_suggests_scaling_only_with_four_values(tmp_path, sizes, suggested
         str(db),
     )
     assert r.code == 0, r.err
-    out = perflab("compare", "1", "--store", str(db))
+    # cells going one way by different amounts: a warning that explains (--verbose)
+    out = perflab("compare", "1", "--store", str(db), "--verbose")
     text = out.out + out.err
     assert "hides a trend" in text
     assert ("--scaling n" in text) == suggested

@@ -147,18 +147,23 @@ def test_every_warning_in_full_with_verbose_and_show(monkeypatch, messy):
 
 
 def test_grouped_warnings_count_each_kind(monkeypatch, messy):
+    """The warnings that change the reading, one line per kind with its count; those
+    that explain what perflab did (outlying runs, here) are left to --verbose."""
+    from perflab.report.warning_groups import reading
+
     notes = _notes(messy)
     out = _compare(monkeypatch, 100, "1", "--store", messy)
     text = " ".join(out.split())
     warnings = text.split("warning: ")[1:]
-    groups = group_notes(notes)
+    groups = group_notes(reading(notes))
     big = [g for g in groups if len({n.warning.message for n in g.notes}) > 2]
     assert big, "the messy store has kinds with many warnings"
     for g in big:
         counts = [int(m) for w in warnings for m in re.findall(r" × (\d+)", w.split(":")[0])]
         assert g.count in counts
         assert sum(1 for w in warnings if f" × {g.count}" in w.split(":")[0]) >= 1
-    assert "outlying runs × 24" in text and "too few runs × 30" in text
+    assert "too few runs × 30" in text and "outlying runs ×" not in text
+    assert "° caveats perflab dealt with here: outlying runs" in text
     # fewer lines than warnings, and one line says how to see them all
     assert len(warnings) < len(full_lines(notes))
     assert f"{len(full_lines(notes))} warnings in all, each in full: add --verbose" in text
@@ -166,10 +171,16 @@ def test_grouped_warnings_count_each_kind(monkeypatch, messy):
 
 
 def test_a_few_warnings_are_said_in_full(monkeypatch, mglru):
+    """Those that change the reading; the others are marks and a line (--verbose)."""
+    from perflab.report.warning_groups import reading
+
     text = " ".join(_compare(monkeypatch, 80, "1", "--store", mglru).split())
-    for line in full_lines(_notes(mglru)):
+    for line in full_lines(reading(_notes(mglru))):
         assert " ".join(line.split()) in text
     assert "warnings in all" not in text
+    verbose = " ".join(_compare(monkeypatch, 80, "1", "--store", mglru, "--verbose").split())
+    for line in full_lines(_notes(mglru)):
+        assert " ".join(line.split()) in verbose
 
 
 def test_each_na_has_its_footnote(monkeypatch, messy):

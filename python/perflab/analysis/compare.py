@@ -31,6 +31,7 @@ from perflab.stats import (
 )
 from perflab.stats.auto import Choice
 from perflab.stats.records import made
+from perflab.stats.warnings import EXPLAINS
 from perflab.store import MetricDef
 
 
@@ -349,11 +350,13 @@ def _fit_advice(
     w = note.warning
     message = w.message
     choice = (choices or {}).get((note.cell_key, note.metric))
+    handled = None
     if w.code == "outliers" and choice is not None and choice.method == "mannwhitney":
         message = message.replace(
             ", and prefer --method mannwhitney if they are real",
             "; the comparison is Mann–Whitney's (chosen for them), which they barely move",
         )
+        handled = EXPLAINS
     warmup = int(settings.get("warmup", 0) or 0)
     if w.code == "slow_first_run" and warmup > 0:
         message = message.replace(
@@ -364,10 +367,13 @@ def _fit_advice(
             'interleave variants (order = "interleaved") and use --method paired',
             "the runs are interleaved already: use --method paired",
         )
-    if message == w.message:
+    if message == w.message and handled is None:
         return note
     return Note(
-        StatWarning(w.code, message, dict(w.details)), note.cell_key, note.variant, note.metric
+        StatWarning(w.code, message, dict(w.details), handled),
+        note.cell_key,
+        note.variant,
+        note.metric,
     )
 
 

@@ -19,6 +19,7 @@ from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import Comparison, StatWarning, Summary, SweepSummary, Verdict, classify, special
 from perflab.stats.sweep import sweep_summary_of_moments
+from perflab.stats.warnings import EXPLAINS
 from perflab.store import MetricDef
 
 #: I² above this (and Cochran's Q significant at HETEROGENEITY_ALPHA) says the average hides a trend.
@@ -242,12 +243,16 @@ def heterogeneity_warning(data: Dataset, row: SweepRow, keys: list[str]) -> Stat
         if fittable
         else ""
     )
+    # cells that go opposite ways change how the average reads; cells that go one way by
+    # different amounts are what an average of them is (each cell is in the table)
+    opposite = s.cell_ratios[lo] < 1 < s.cell_ratios[hi]
     return StatWarning(
         "sweep_heterogeneous",
         f"the geometric mean over {s.cells} cells hides a trend across {across}: the change goes from "
         f"{_pct(s.cell_ratios[lo])} at {keys[lo]} to {_pct(s.cell_ratios[hi])} at {keys[hi]} "
         f"(I² = {s.i_squared:.2f}: the cells differ far beyond run noise); read the cells{fit}",
         {"i_squared": s.i_squared, "q_statistic": s.q_statistic, "p_value": p},
+        None if opposite else EXPLAINS,
     )
 
 

@@ -1,7 +1,8 @@
 """What one bisect step's experiment says about its candidate.
 
-The step's runs are compared as `perflab compare` compares them (`compare_dataset`, its
-defaults, the bisected metric only): the candidate and the bad end against the good end,
+The step's runs are compared as `perflab compare ID --method paired` compares them (its
+blocks are interleaved by construction; the bisected metric only): the candidate and
+the bad end against the good end,
 the baseline; and the candidate against the bad end. With a matrix of several cells, the
 geometric mean across the cells decides (the TLDR's sweep row). Then:
 
@@ -291,9 +292,11 @@ def _unmeasured(runs: dict[str, int], failures: dict[str, str]) -> tuple[str, st
 
 
 def _compare(data: Dataset, metric: str) -> CompareResult:
+    """The step's comparisons, paired by block (``perflab compare ID --method paired``): a
+    step's runs are interleaved blocks by construction, and its decision is paired too."""
     from perflab.analysis.compare import compare_dataset
 
-    return compare_dataset(data, metrics=(metric,))
+    return compare_dataset(data, metrics=(metric,), method="paired")
 
 
 def _rebased(data: Dataset, baseline: str, candidate: str) -> Dataset:

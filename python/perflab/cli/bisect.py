@@ -165,7 +165,7 @@ class StepPrinter:
                 self.line(
                     f"  {plan.metric} {_change(result.change)} against its parent "
                     f"{result.parent.short} (experiment {result.change_experiment}: "
-                    f"perflab compare {result.change_experiment})"
+                    f"perflab compare {result.change_experiment} --method paired)"
                 )
         else:
             self.line(f"no first bad commit: {result.message}")

@@ -51,15 +51,18 @@ def no_comparison_line(result: CompareResult) -> str | None:
     )
 
 
-def tldr_table(result: CompareResult) -> Table:
+def tldr_table(result: CompareResult, *, marked: bool = False) -> Table:
     """Rows = cells (× candidate variant when there are several), columns = metrics; the
-    footer: the geometric mean across the cells (the sweep), per candidate variant."""
+    footer: the geometric mean across the cells (the sweep), per candidate variant.
+    ``marked``: the cells perflab adjusted for something carry `EXPLAINED_MARK`, with a
+    line saying what (for a terminal, where such warnings are not shown)."""
     data = result.dataset
     many = len(result.candidates) > 1
     columns = _param_headers(result) + (["variant"] if many else [])
     columns += [metric_header(m.name, m.unit, m.better) for m in data.metrics]
     by_key = {(c.cell_key, c.variant, c.metric.name): c for c in result.comparisons}
     marks = Footnotes()
+    adjusted = explained_cells(result) if marked else {}
     rows = []
     for cell_key, labels in data.cells:
         for variant in result.candidates:
@@ -71,6 +74,8 @@ def tldr_table(result: CompareResult) -> Table:
                 text = tldr_text(c.comparison, c.verdict, c.metric.unit) if c else "n/a"
                 if text == "n/a":
                     text += marks.mark(_na_reason(result, c, cell_key, variant, m.name))
+                elif (cell_key, variant, m.name) in adjusted:
+                    text += EXPLAINED_MARK
                 row.append(Cell(text, c.verdict if c else None))
             rows.append(tuple(row))
     nparams = len(columns) - len(data.metrics)
@@ -89,6 +94,8 @@ def tldr_table(result: CompareResult) -> Table:
                 row.append(Cell("n/a" + marks.mark(_na_sweep_reason(result, variant, m.name))))
                 continue
             text = tldr_text(s.comparison, s.verdict, s.metric.unit)
+            if ("", variant, s.metric.name) in adjusted:
+                text += EXPLAINED_MARK
             if s.summary.cells != first.summary.cells:
                 text += f" ({s.summary.cells} cells)"
             row.append(Cell(text, s.verdict))
@@ -111,18 +118,61 @@ def tldr_table(result: CompareResult) -> Table:
         title += (
             "; geometric mean = the average change across the cells, each cell weighted equally"
         )
+    adjusted_line = explained_line(result, adjusted)
     return Table(
         title,
         tuple(columns),
         tuple(rows),
         (False,) * nparams + (True,) * len(data.metrics),
         css_class="tldr",
-        note="\n".join(marks.lines()),
+        note="\n".join(marks.lines() + ([adjusted_line] if adjusted_line else [])),
         footer=tuple(footer),
     )
 
 
 _MARKS = "¹²³⁴⁵⁶⁷⁸⁹"
+#: The mark of a TLDR cell whose runs perflab adjusted for something it found (an
+#: `EXPLAINS` warning: outlying runs, ties, a slow first run…).
+EXPLAINED_MARK = "°"
+
+
+def explained_cells(result: CompareResult) -> dict[tuple[str, str, str], list[str]]:
+    """The TLDR cells (cell, candidate, metric) that an explaining warning concerns, with
+    its kinds' names: a warning about the baseline's runs concerns every candidate's cell
+    of that cell and metric; one about a metric across the cells (the geometric mean's),
+    its footer row, keyed by cell ""."""
+    from perflab.report.warning_groups import KIND_NAMES
+    from perflab.stats.warnings import EXPLAINS
+
+    out: dict[tuple[str, str, str], list[str]] = {}
+    base = result.dataset.baseline
+    for n in result.notes:
+        if n.warning.kind != EXPLAINS or not n.metric:
+            continue
+        cell = "" if n.cell_key in ("", "-") and len(result.dataset.cells) > 1 else n.cell_key
+        variants = result.candidates if n.variant in ("", base) else [n.variant]
+        name = KIND_NAMES.get(n.warning.code, n.warning.code.replace("_", " "))
+        for v in variants:
+            kinds = out.setdefault((cell, v, n.metric), [])
+            if name not in kinds:
+                kinds.append(name)
+    return out
+
+
+def explained_line(
+    result: CompareResult, cells: dict[tuple[str, str, str], list[str]] | None = None
+) -> str | None:
+    """The line under the TLDR for its `EXPLAINED_MARK`: what perflab adjusted for, and
+    where every such warning is (None when no cell is marked)."""
+    found = explained_cells(result) if cells is None else cells
+    if not found:
+        return None
+    kinds = list(dict.fromkeys(k for ks in found.values() for k in ks))
+    e = result.dataset.experiment
+    return (
+        f"{EXPLAINED_MARK} caveats perflab dealt with here: {', '.join(kinds)} "
+        f"(each in full: perflab compare {e.id} --verbose)"
+    )
 
 
 class Footnotes:

@@ -19,7 +19,7 @@ from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text
 from perflab.report.tables import na_footnotes, no_comparison_line, summary_tables, tldr_table
 from perflab.report.terminal_layout import OPTIONAL_SUMMARY_COLUMNS, dropped_line, lay_out
-from perflab.report.warning_groups import full_lines, grouped_lines
+from perflab.report.warning_groups import full_lines, grouped_lines, reading
 
 if TYPE_CHECKING:  # (the scaling view's modules: imported when it is drawn)
     from perflab.analysis.scaling import ScalingResult
@@ -58,9 +58,11 @@ def render_terminal(
     more: str = "",
 ) -> None:
     """The comparison for a terminal, every line within ``console.width``: the TLDR (its
-    `n/a` cells footnoted), the correction, the summaries (``summaries``), and the warnings
-    — one line per kind, or with ``verbose`` every one in full. ``more``: how to see every
-    warning in full (said when the grouped lines leave one out)."""
+    `n/a` cells footnoted, the cells perflab adjusted for something marked), the
+    correction, the summaries (``summaries``), and the warnings that change how to read
+    it — one line per kind, worst first; with ``verbose`` every warning in full, those
+    that explain what perflab did too. ``more``: how to see every warning in full (said
+    when the grouped lines leave one out)."""
     e = result.dataset.experiment
     console.print(
         safe_text(f"{e.name} (experiment {e.id})", "bold", one_line=True)
@@ -70,7 +72,7 @@ def render_terminal(
     if alone:  # one variant: its summaries are what there is to show
         console.print(safe_text(alone))
     else:
-        tldr = tldr_table(result)
+        tldr = tldr_table(result, marked=not verbose)
         lead = len(result.dataset.params or ["cell"]) + (len(result.candidates) > 1)
         _print(console, tldr, words=True, lead=lead)
         for line in na_footnotes(tldr):
@@ -85,7 +87,10 @@ def render_terminal(
         if dropped:
             console.print(safe_text(dropped_line(dropped, console.width), "dim"))
     more = more or f"perflab compare {e.id} --verbose"
-    lines = full_lines(result.notes) if verbose else grouped_lines(result.notes, more)
+    every = len(full_lines(result.notes))
+    lines = (
+        full_lines(result.notes) if verbose else grouped_lines(reading(result.notes), more, every)
+    )
     for line in lines:
         _warn(console, line)
 

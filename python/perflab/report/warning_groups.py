@@ -30,7 +30,7 @@ KIND_NAMES = {
     "ratio_unbounded": "an unbounded ratio interval",
     "interval_replaced": "another interval shown",
     "baseline_uncertainty": "an uncertain baseline",
-    "sweep_heterogeneous": "a geometric mean hiding a trend",
+    "sweep_heterogeneous": "cells that differ under a geometric mean",
     "sweep_cells_left_out": "cells left out of the geometric mean",
     "sweep_not_computed": "no geometric mean",
 }
@@ -51,6 +51,15 @@ class WarningGroup:
     @property
     def count(self) -> int:
         return len(self.notes)
+
+
+def reading(notes: list[Note]) -> list[Note]:
+    """The warnings that change how a table must be read (`stats.warnings.READING`), worst
+    first (`stats.warnings.reading_rank`; the comparison's order within a rank)."""
+    from perflab.stats.warnings import READING, reading_rank
+
+    mine = [n for n in notes if n.warning.kind == READING]
+    return sorted(mine, key=lambda n: reading_rank(n.warning.code))
 
 
 def where(note: Note) -> str:
@@ -113,9 +122,10 @@ def group_line(group: WarningGroup) -> str:
     return f"{head}: {advice}" if advice else head
 
 
-def grouped_lines(notes: list[Note], more: str) -> list[str]:
+def grouped_lines(notes: list[Note], more: str, total: int | None = None) -> list[str]:
     """One line per kind of warning (`group_line`); when any line leaves a warning out,
-    a last line: ``more`` (how to see every one in full), with the total."""
+    a last line: ``more`` (how to see every one in full), with the ``total`` (default:
+    of ``notes``; more when ``notes`` are a part of them)."""
     groups = group_notes(notes)
     lines: list[str] = []
     for g in groups:
@@ -125,7 +135,8 @@ def grouped_lines(notes: list[Note], more: str) -> list[str]:
         len({full_line(n) for n in g.notes}) <= FULL_UP_TO or _says_all(g) for g in groups
     )
     if not complete:
-        lines.append(f"{len(full_lines(notes))} warnings in all, each in full: {more}")
+        count = len(full_lines(notes)) if total is None else total
+        lines.append(f"{count} warnings in all, each in full: {more}")
     return lines
 
 
