@@ -13,11 +13,15 @@ import contextlib
 import gc
 import importlib
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
+from perflab.cli.exit_codes import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+)
 from perflab.cli.io import CliIO
 from perflab.errors import PerflabError
 
@@ -39,14 +43,6 @@ COMMANDS = [
     "load",
     "store_copy",
 ]
-
-EXIT_OK = 0
-EXIT_FAILED_CHECK = 1  # e.g. --fail-if-worse found a regression
-EXIT_USAGE = 2  # bad input: spec, arguments, files
-EXIT_INTERRUPTED = 130
-#: The reader of stdout went away (`perflab compare 1 | head -1`): the status of a program
-#: SIGPIPE ended, as a shell reports it (128 + 13), so `set -o pipefail` still sees the cut.
-EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 class UsageError(Exception):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from perflab.cli.common import add_store_option
+from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_NOT_FOUND
 
 if TYPE_CHECKING:
     from perflab.api.bisect_git import Commit
@@ -18,9 +19,6 @@ if TYPE_CHECKING:
     from perflab.api.running import Observer
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
-
-EXIT_NOT_FOUND = 1  # no first bad commit: undecided, no regression, an end failed, …
-EXIT_INTERRUPTED = 130
 
 
 def _steps(text: str) -> int:

@@ -15,6 +15,7 @@ from perflab.cli.common import (
     pct,
     without_cycle_collection,
 )
+from perflab.cli.exit_codes import EXIT_FAILED_CHECK, EXIT_OK
 from perflab.report.formats import View, comparison_format, comparison_names
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
             f"regression: {c.metric.name} at {c.cell_key} for {c.variant}: "
             f"{fmt_pct(c.comparison.estimate)} (worse than the {args.fail_if_worse:g}% allowed)"
         )
-    return 1 if bad else 0
+    return EXIT_FAILED_CHECK if bad else EXIT_OK
 
 
 def _scaling_regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
@@ -114,7 +115,7 @@ def _scaling_regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> 
             f"regression: per-unit {g.metric.name}{where} for {f.variant}: "
             f"{f.versus.estimate * 100:+.1f}% (worse than the {args.fail_if_worse:g}% allowed)"
         )
-    return 1 if bad else 0
+    return EXIT_FAILED_CHECK if bad else EXIT_OK
 
 
 def _more(args: argparse.Namespace) -> str:

@@ -12,6 +12,7 @@ import math
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNS_FAILED
 from perflab.errors import InputError
 from perflab.report.safe_text import terminal_safe
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # the engine and numpy load on use: building the parser stays
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
 
-EXIT_OK, EXIT_RUN_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
 #: KvConfig field → the flag that sets it (for error messages).
 FLAGS = {
@@ -329,8 +329,8 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
         return EXIT_INTERRUPTED
     if result.status == "failed":
         io.error(terminal_safe(f"the run failed: {result.error}", one_line=True))
-        return EXIT_RUN_FAILED
+        return EXIT_RUNS_FAILED
     if errors.total:
         io.error(terminal_safe(errors.reason(), one_line=True))
-        return EXIT_RUN_FAILED
+        return EXIT_RUNS_FAILED
     return EXIT_OK

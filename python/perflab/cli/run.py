@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from perflab.cli.common import add_store_option
+from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_RUNS_FAILED
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
@@ -13,9 +14,6 @@ if TYPE_CHECKING:
     from perflab.api.running import OpenedExperiment
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
-
-EXIT_RUNS_FAILED = 1  # the experiment ended with failed runs, or the failure policy stopped it
-EXIT_INTERRUPTED = 130
 
 
 def _count(text: str) -> int:
