@@ -10,8 +10,9 @@ import socket
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.analysis.system_conditions import SNAPSHOT_PREFIX, system_warnings
+from perflab.analysis.system_conditions import system_warnings
 from perflab.store import Store
+from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server

@@ -243,7 +243,8 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
 
 def _system_snapshots(store: Store, eid: int) -> list[dict[str, Any]]:
     """The system snapshots recorded with the experiment (`analysis.system_conditions`)."""
-    from perflab.analysis.system_conditions import SNAPSHOT_PREFIX, parse_snapshots
+    from perflab.analysis.system_conditions import parse_snapshots
+    from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 
     names = [n for n, _ in store.artifact_names(eid) if n.startswith(SNAPSHOT_PREFIX)]
     return parse_snapshots([b for n in names if (b := store.artifact(eid, n)) is not None])

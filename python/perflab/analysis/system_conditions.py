@@ -28,9 +28,6 @@ from typing import Any
 
 from perflab.stats import StatWarning
 
-#: Names of the snapshots' artifacts start with this.
-SNAPSHOT_PREFIX = "system/"
-
 #: Swap use growing by more than this (bytes) during an experiment is warned about.
 SWAP_GROWTH = 64 * 2**20
 

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from perflab.analysis.system_conditions import SNAPSHOT_PREFIX
 from perflab.hosts.local import LocalHost
 from perflab.platform.system_state import read_system_state
+from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 
 if TYPE_CHECKING:
     from perflab.hosts.base import Host, Reader

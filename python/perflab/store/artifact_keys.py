@@ -32,6 +32,8 @@ COMMANDS = "commands"
 KERNEL = "kernel"
 LEFTOVERS = "leftovers"
 HOSTS = "hosts"
+#: Names of an experiment's system snapshots start with this (``system/000``, …).
+SNAPSHOT_PREFIX = "system/"
 
 
 @dataclass(frozen=True)
