@@ -90,6 +90,7 @@ from typing import Any
 
 from perflab import _version
 from perflab.hosts.base import TOOL_TIMEOUT, Reader, command_output, read_line, read_text
+from perflab.hosts.proc_text import meminfo_bytes
 from perflab.run import host_facts
 from perflab.run.host_text import (
     bracketed,
@@ -143,7 +144,7 @@ def capture(
 
     cpuinfo = parse_cpuinfo(artifact("/proc/cpuinfo"))
     lscpu = parse_key_values(artifact("lscpu"))
-    meminfo = parse_key_values(artifact("/proc/meminfo"))
+    meminfo = meminfo_bytes(artifact("/proc/meminfo"))
     release = next(
         (parse_os_release(artifact(name)) for name in _OS_RELEASE_FILES if name in artifacts), {}
     )

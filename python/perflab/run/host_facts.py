@@ -13,7 +13,6 @@ from perflab.hosts.base import TOOL_TIMEOUT, Reader, read_line, read_text
 from perflab.run.host_text import (
     format_cpu_list,
     human_cache_size,
-    meminfo_bytes,
     parse_cpu_list,
     to_int,
 )
@@ -148,13 +147,14 @@ def numa_nodes(host: Reader, lscpu: dict[str, str]) -> int | None:
     return len(nodes) if nodes else to_int(lscpu.get("NUMA node(s)"))
 
 
-def memory(meminfo: dict[str, str]) -> dict[str, Any]:
+def memory(meminfo: dict[str, int]) -> dict[str, Any]:
+    """The memory facts from /proc/meminfo in bytes (`hosts.proc_text.meminfo_bytes`)."""
     return {
-        "memory_total_bytes": meminfo_bytes(meminfo, "MemTotal"),
-        "memory_available_bytes": meminfo_bytes(meminfo, "MemAvailable"),
-        "swap_total_bytes": meminfo_bytes(meminfo, "SwapTotal"),
-        "hugepages_total": to_int(meminfo.get("HugePages_Total")),
-        "hugepage_size_bytes": meminfo_bytes(meminfo, "Hugepagesize"),
+        "memory_total_bytes": meminfo.get("MemTotal"),
+        "memory_available_bytes": meminfo.get("MemAvailable"),
+        "swap_total_bytes": meminfo.get("SwapTotal"),
+        "hugepages_total": meminfo.get("HugePages_Total"),
+        "hugepage_size_bytes": meminfo.get("Hugepagesize"),
     }
 
 

@@ -88,17 +88,6 @@ def parse_os_release(text: str) -> dict[str, str]:
     return out
 
 
-def meminfo_bytes(meminfo: dict[str, str], key: str) -> int | None:
-    """A /proc/meminfo value (``"16318412 kB"``) in bytes."""
-    value = meminfo.get(key)
-    if value is None:
-        return None
-    number, _, unit = value.partition(" ")
-    scale = {"": 1, "kB": 1024, "KB": 1024, "mB": 1024**2, "MB": 1024**2}.get(unit.strip())
-    n = to_int(number)
-    return n * scale if n is not None and scale is not None else None
-
-
 def parse_swaps(text: str) -> list[dict[str, Any]]:
     """/proc/swaps rows (sizes in KiB there) as dicts with sizes in bytes."""
     rows = []
