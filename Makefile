@@ -29,9 +29,10 @@ test-fast: setup
 	.venv/bin/python -m pytest -q -m "not slow and not server and not browser"
 
 # The linters CI enforces (part of `make test`): ruff (lint + format), mypy --strict over
-# the package, cargo fmt and clippy.
+# the package, cargo fmt and clippy, and the commit messages since the rule came in.
 lint: setup
-	.venv/bin/ruff check python tests benchmarks build_backend
+	scripts/check-commits
+	.venv/bin/ruff check python tests benchmarks build_backend scripts/check-commits
 	.venv/bin/ruff format --check python tests build_backend
 	.venv/bin/mypy
 	cargo fmt --all --check
