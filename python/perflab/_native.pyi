@@ -108,7 +108,7 @@ def experiment_values(
 # end store
 
 # text
-# Numbers as the reports print them (crates/text): fmt_number of perflab.report.format for
+# Numbers as the reports print them (crates/text): fmt_number of perflab.report.numbers for
 # each value (4 significant digits, Python's digits), a column at once.
 
 def fmt_numbers(values: list[float]) -> list[str]: ...

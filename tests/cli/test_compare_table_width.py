@@ -126,7 +126,7 @@ def test_a_plain_table_drawn_column_by_column_is_richs():
 def test_numbers_formatted_in_one_loop_are_fmt_numbers():
     import math
 
-    from perflab.report.format import fmt_number, fmt_numbers
+    from perflab.report.numbers import fmt_number, fmt_numbers
 
     rng = random.Random(4)
     xs = [0.0, -0.0, math.nan, 1e-4, 9.9999e-5, 1e4, 9999.99, 9999.5, -1e4, 1e300, -1e-300, 5e-324]

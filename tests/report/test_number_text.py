@@ -10,7 +10,7 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from perflab.report.format import fmt_number, fmt_numbers
+from perflab.report.numbers import fmt_number, fmt_numbers
 
 
 def test_edges_are_pythons_digits():

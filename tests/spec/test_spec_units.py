@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from perflab.durations import parse_duration
 from perflab.plan import expand_matrix, make_plan
-from perflab.report.format import fmt_number, fmt_pct_interval
+from perflab.report.numbers import fmt_number, fmt_pct_interval
 from perflab.spec import parse_spec
 from perflab.spec.locate import key_lines
 from perflab.spec.template import placeholders, render_shell, render_value

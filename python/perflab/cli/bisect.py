@@ -180,7 +180,7 @@ class StepPrinter:
 
 def _change(change: Change) -> str:
     """``+8.1% +[7.0, 9.2]% worse``, ``NS (-0.3% [-1.2, +0.6]%)``, or ``n/a``."""
-    from perflab.report.format import fmt_pct, fmt_pct_interval
+    from perflab.report.numbers import fmt_pct, fmt_pct_interval
 
     c = change.comparison
     if c is None or not c.defined:

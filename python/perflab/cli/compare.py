@@ -90,7 +90,7 @@ def _regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
     if args.fail_if_worse is None:
         return 0
     from perflab.api.comparing import regressions
-    from perflab.report.format import fmt_pct
+    from perflab.report.numbers import fmt_pct
 
     bad = regressions(found, args.fail_if_worse)
     for c in bad:

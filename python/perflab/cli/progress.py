@@ -18,7 +18,7 @@ from rich.progress import (
 )
 
 from perflab.durations import format_duration
-from perflab.report.format import fmt_number
+from perflab.report.numbers import fmt_number
 from perflab.report.safe_text import safe_text
 
 if TYPE_CHECKING:

@@ -226,7 +226,7 @@ def _experiment_rows(
     e: ExperimentRow, runs: list[RunRow], defs: list[MetricDef]
 ) -> list[tuple[str, str]]:
     """(label, value) of the experiment's status, design and metrics."""
-    from perflab.report.format import describe_overhead, describe_repetitions
+    from perflab.report.numbers import describe_overhead, describe_repetitions
 
     counts: dict[str, int] = {}
     for r in runs:
@@ -302,7 +302,7 @@ def _show_runs(
     the run's columns go to another table below, with the run's columns again. Why a run
     failed is a line of its own under the tables (a reason is a sentence: squeezed into a
     column it folded a character a line)."""
-    from perflab.report.format import fmt_number
+    from perflab.report.numbers import fmt_number
 
     head = ("run", "block", "cell", "variant", "rep", "status")
     rows = [
@@ -366,7 +366,7 @@ def _show_run(
     defs: list[MetricDef],
     arts: dict[str, bytes],
 ) -> None:
-    from perflab.report.format import fmt_number
+    from perflab.report.numbers import fmt_number
 
     c = io.console
     c.print(

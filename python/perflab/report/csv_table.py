@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.analysis.sweep import SweepRow
-from perflab.report.format import fmt_cost_change, tldr_text
+from perflab.report.numbers import fmt_cost_change, tldr_text
 
 if TYPE_CHECKING:
     from perflab.analysis.scaling import ScalingResult

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from perflab.analysis.history import Change, History, Series
 from perflab.report.blocks import Cell, Table
-from perflab.report.format import fmt_estimate, fmt_sig, readable_unit
+from perflab.report.numbers import fmt_estimate, fmt_sig, readable_unit
 from perflab.stats import Verdict
 
 MINUS = "\u2212"

@@ -80,7 +80,7 @@ from perflab import _version  # read on use: importlib.metadata costs ~15 ms
 from perflab.analysis.across import across_fields
 from perflab.analysis.compare import CompareResult
 from perflab.report.blocks import Block, Details, Para, Plot, Section
-from perflab.report.format import fmt_cost_change, tldr_text
+from perflab.report.numbers import fmt_cost_change, tldr_text
 
 if TYPE_CHECKING:  # the report model loads the plots (matplotlib): not for a comparison
     from perflab.analysis.scaling import ScalingResult

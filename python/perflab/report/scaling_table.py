@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from perflab.analysis.scaling import ScalingGroup, ScalingResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
-from perflab.report.format import fmt_cost_change, fmt_estimate, fmt_sig, readable_unit
+from perflab.report.numbers import fmt_cost_change, fmt_estimate, fmt_sig, readable_unit
 from perflab.report.tables import BASELINE_MARK, variant_cell, warning_blocks
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
-from perflab.report.format import (
+from perflab.report.numbers import (
     fmt_numbers,
     method_words,
     metric_header,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.analysis.sweep import SweepRow
 from perflab.report.blocks import Para, Span
-from perflab.report.format import method_words, tldr_text
+from perflab.report.numbers import method_words, tldr_text
 from perflab.stats import Verdict
 
 #: Most places named per verdict and metric before "and N more".

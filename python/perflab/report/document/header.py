@@ -8,7 +8,7 @@ from typing import Any
 
 from perflab.analysis.compare import CompareResult
 from perflab.records import ExperimentRow
-from perflab.report.format import describe_overhead, method_words
+from perflab.report.numbers import describe_overhead, method_words
 from perflab.report.rundata import RunData
 
 

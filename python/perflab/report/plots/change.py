@@ -9,7 +9,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator
 
 from perflab.analysis.compare import ComparedCell, CompareResult
 from perflab.records import MetricDef
-from perflab.report.format import tldr_text
+from perflab.report.numbers import tldr_text
 from perflab.report.palette import VERDICT_COLORS
 from perflab.report.plots.axes import WIDTH, cell_title, pct_tick
 from perflab.stats import Verdict

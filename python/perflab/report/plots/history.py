@@ -11,8 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from perflab.analysis.history import History, Series
-from perflab.report.format import readable_unit
 from perflab.report.history_text import change_size
+from perflab.report.numbers import readable_unit
 from perflab.report.palette import VERDICT_COLORS
 from perflab.report.plots.axes import WIDTH, tick
 

@@ -1,4 +1,4 @@
-"""Text for numbers and intervals, shared by every reporter."""
+"""Numbers, percentages and intervals as text, shared by every reporter."""
 
 from __future__ import annotations
 
