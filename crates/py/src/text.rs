@@ -1,7 +1,7 @@
 //! perflab-text: the numbers of a report's column, formatted at once.
 use pyo3::prelude::*;
 
-/// `fmt_number` (perflab.report.format) of each value, 4 significant digits.
+/// `fmt_number` (perflab.report.numbers) of each value, 4 significant digits.
 #[pyfunction]
 fn fmt_numbers(values: Vec<f64>) -> Vec<String> {
     perflab_text::numbers(&values)

@@ -1,4 +1,4 @@
-//! Numbers as perflab's reports print them: `fmt_number` of `perflab.report.format`,
+//! Numbers as perflab's reports print them: `fmt_number` of `perflab.report.numbers`,
 //! "readable at a glance" (48,551 · 812.3 · 8.435 · 0.00469 · 1.235e-05), for a whole
 //! column at once. A summary table of a large comparison formats ~50,000 numbers, and
 //! Python's `format()` costs ~0.16 µs each; by hand because no crate writes Python's
@@ -13,7 +13,7 @@ use std::fmt::Write;
 /// Significant digits shown (at least), as `fmt_number`'s default `digits = 4`.
 const DIGITS: i32 = 4;
 
-/// `fmt_number(x)` of perflab.report.format, appended to `out`.
+/// `fmt_number(x)` of perflab.report.numbers, appended to `out`.
 pub fn push_number(out: &mut String, x: f64) {
     if x.is_nan() {
         out.push('–');
