@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,7 @@ class StepEvidence:
         }
 
 
-def read_step(store: str | None, experiment_id: int, metric: str) -> StepEvidence:
+def read_step(store: str | None, experiment_id: int, metric: str, better: str) -> StepEvidence:
     """Step ``experiment_id``'s evidence from the store, and its decision."""
     from perflab.analysis.dataset import load_dataset
     from perflab.store import Store
@@ -156,7 +157,7 @@ def read_step(store: str | None, experiment_id: int, metric: str) -> StepEvidenc
     from_good = _compare(data, metric)
     vs_good, ends = _change(from_good, CANDIDATE, metric), _change(from_good, BAD, metric)
     vs_bad = _change(_compare(_rebased(data, BAD, CANDIDATE), metric), CANDIDATE, metric)
-    position = position_of(data, metric, _better(data, metric))
+    position = position_of(data, metric, better)
     decision, why = decide(vs_good, vs_bad, ends, position)
     return StepEvidence(
         experiment_id, runs, failures, vs_good, vs_bad, ends, blocks, stop, decision, why, position
@@ -169,22 +170,20 @@ def position_of(data: Dataset, metric: str, better: str) -> Position | None:
     over the cells), or None with fewer than 2 whole blocks or values that are not all
     positive."""
     from perflab.stats.bisection import nearer_end
+    from perflab.stats.paired import block_means
 
-    per_block: dict[int, list[list[float]]] = {}
+    per_block: dict[Hashable, list[list[float]]] = {}
     for cell, _ in data.cells:
-        means = []
-        for v in (GOOD, CANDIDATE, BAD):
-            values = data.sample(cell, v, metric)
-            blocks = data.blocks.get((cell, v, metric), [])
-            sums: dict[int, list[float]] = {}
-            for value, block in zip(values, blocks, strict=False):
-                sums.setdefault(block, []).append(value)
-            means.append({b: math.fsum(xs) / len(xs) for b, xs in sums.items()})
+        means = [
+            block_means(data.sample(cell, v, metric), data.blocks.get((cell, v, metric), []))
+            for v in (GOOD, CANDIDATE, BAD)
+        ]
         for block in set(means[0]) & set(means[1]) & set(means[2]):
             per_block.setdefault(block, [[], [], []])
             for i in range(3):
                 per_block[block][i].append(means[i][block])
-    whole = [v for _, v in sorted(per_block.items()) if len(v[0]) == len(data.cells)]
+    # a block's three values stay together; the order of the blocks does not matter
+    whole = [v for v in per_block.values() if len(v[0]) == len(data.cells)]
     if len(whole) < 2 or any(x <= 0 for blk in whole for side in blk for x in side):
         return None
     g, c, b = (
@@ -213,11 +212,6 @@ def _position_words(p: Position) -> str:
         f"on {p.side}'s side of the ends' mean: {pos.estimate:+.1%} "
         f"[{pos.low:+.1%}, {pos.high:+.1%}], block by block"
     )
-
-
-def _better(data: Dataset, metric: str) -> str:
-    found = next((m for m in data.metrics if m.name == metric), None)
-    return "lower" if found is None else str(found.better)
 
 
 def pair_change(

@@ -302,7 +302,7 @@ def _step(
                     "far are stored: the same bisect with --resume goes on from here"
                 )
         experiments.append(done)
-        evidence = read_step(request.store, done, plan.metric)
+        evidence = read_step(request.store, done, plan.metric, plan.better)
         finer = target_for(evidence.ends.estimate, target)
         if (
             evidence.decision == "undecided"

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,15 +269,16 @@ def _values(s: Sample, metrics: dict[str, Metric]) -> dict[str, float]:
     return out
 
 
-#: Keys that name the version a file measured (they differ between two nights by design).
-_VERSION_KEYS = ("commit", "branch", "revision", "sha", "version", "tag", "date", "time",
-                 "executable", "load_avg")  # fmt: skip
+#: Words of keys that name the version a file measured or when and by which program it
+#: ran (they differ between two nights by design): ``commit``, ``library_version``, ``date``.
+_VERSION_WORDS = frozenset({"commit", "branch", "revision", "sha", "version", "tag", "date",
+                            "time", "executable", "load", "avg"})  # fmt: skip
 
 
 def _differing_setup(
     files: list[ToolFile], names: list[str], varying: list[set[str]], variant_from: str | None
 ) -> tuple[str, ...]:
-    """A note when the files say they were measured differently — a configuration line
+    """A warning when the files say they were measured differently — a configuration line
     (Go's ``cpu:``, ``pkg:``, ``note:``) or a tool's context value (Google Benchmark's
     ``num_cpus``, ``library_build_type``) with one value throughout each file but not
     the same in all: then their variants differ in more than the code."""
@@ -298,7 +300,7 @@ def _differing_setup(
     differ = [
         k
         for k, values in seen.items()
-        if len(set(values)) > 1 and not any(w in k.lower() for w in _VERSION_KEYS)
+        if len(set(values)) > 1 and not _VERSION_WORDS & set(re.split(r"[^a-z0-9]+", k.lower()))
     ]
     if not differ:
         return ()

@@ -5,8 +5,8 @@ A result line is ``BenchmarkName[/key=value...][-GOMAXPROCS]  ITERATIONS  VALUE 
 ``key: value`` (the key a lower-case word without spaces) sets a configuration value for
 the results that follow it (``goos``, ``cpu``, ``pkg``, or one a CI job prints, such as
 ``commit``); ``key:`` alone removes it. ``Unit UNIT better=higher`` says which direction
-is better for a unit, ``Unit UNIT assume=exact`` that its values carry no noise. Other lines (PASS, ok, logs, a bare ``BenchmarkName`` printed by
-``go test -v``) are skipped.
+is better for a unit, ``Unit UNIT assume=exact`` that its values carry no noise. Other
+lines (PASS, ok, logs, a bare ``BenchmarkName`` printed by ``go test -v``) are skipped.
 
 Mapping:
 
@@ -18,8 +18,8 @@ Mapping:
 * Metrics are the units as written (``ns/op``, ``B/op``, ``allocs/op``, ``MB/s``, a custom
   ``b.ReportMetric`` unit), their unit the part before ``/op`` (``ns``, ``B``; none for
   ``allocs/op``; ``sec/op`` is ``s``), a time unit that ends a custom unit after a dash
-  (``build-real-ns``: ``ns``, as benchstat reads it), or the unit itself. A unit ending in ``/s`` is better higher, others
-  lower, unless a ``Unit`` line says otherwise. The iteration count is not a metric.
+  (``build-real-ns``: ``ns``, as benchstat reads it), or the unit itself. A unit ending in
+  ``/s`` is better higher, others lower, unless a ``Unit`` line says otherwise. The iteration count is not a metric.
 """
 
 from __future__ import annotations

@@ -160,14 +160,13 @@ def explained_cells(result: CompareResult) -> dict[tuple[str, str, str], list[st
 
 
 def explained_line(
-    result: CompareResult, cells: dict[tuple[str, str, str], list[str]] | None = None
+    result: CompareResult, cells: dict[tuple[str, str, str], list[str]]
 ) -> str | None:
-    """The line under the TLDR for its `EXPLAINED_MARK`: what perflab adjusted for, and
-    where every such warning is (None when no cell is marked)."""
-    found = explained_cells(result) if cells is None else cells
-    if not found:
+    """The line under the TLDR for its `EXPLAINED_MARK` on ``cells`` (`explained_cells`):
+    what perflab adjusted for, and where every such warning is (None: no cell marked)."""
+    if not cells:
         return None
-    kinds = list(dict.fromkeys(k for ks in found.values() for k in ks))
+    kinds = list(dict.fromkeys(k for ks in cells.values() for k in ks))
     e = result.dataset.experiment
     return (
         f"{EXPLAINED_MARK} caveats perflab dealt with here: {', '.join(kinds)} "

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from perflab.stats import special
-from perflab.stats.arrays import FloatArray
+from perflab.stats.arrays import FloatArray, Values
 from perflab.stats.fieller import (
     component_p_value,
     fieller_positive,
@@ -128,7 +128,8 @@ def paired_batch(
     return reconcile(finite_or_reason(iv), confidence)
 
 
-def block_means(values: FloatArray, blocks: Sequence[Hashable]) -> dict[Hashable, float]:
+def block_means(values: Values, blocks: Sequence[Hashable]) -> dict[Hashable, float]:
+    """The mean of each block's values (several runs of a variant in one block: one value)."""
     out: dict[Hashable, list[float]] = {}
     for v, blk in zip(values, blocks, strict=True):
         out.setdefault(blk, []).append(float(v))
