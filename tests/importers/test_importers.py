@@ -656,3 +656,25 @@ def test_the_cli_lists_every_format():
     from perflab.importers import FORMATS
 
     assert list(CLI_FORMATS) == ["csv", *FORMATS]
+
+
+def test_a_tools_context_that_differs_is_warned_about_by_key_words(tmp_path):
+    """Google Benchmark's context: another CPU count is a setup that differs; another date,
+    executable path or library version names the run, and is not warned about (keys are
+    matched by their words: 'date', not a 'date' inside another word)."""
+    doc = json.loads((DATA / "gbench" / "bench.json").read_text())
+    paths = []
+    for k, cpus in enumerate((2, 8)):
+        d = json.loads(json.dumps(doc))
+        d["context"].update(
+            num_cpus=cpus, date=f"2026-11-2{k}", executable=f"./b{k}", library_version=f"v1.{k}"
+        )
+        paths.append(tmp_path / f"night{k}.json")
+        paths[-1].write_text(json.dumps(d))
+    db = tmp_path / "p.db"
+    r = perflab("import", "--format", "gbench", *map(str, paths), "--store", str(db))
+    assert r.code == 0, r.err
+    said = " ".join(r.err.split())
+    assert "num_cpus: night0.json '2', night1.json '8'" in said, said
+    for key in ("date", "executable", "library_version"):
+        assert f"{key}:" not in said, said
