@@ -113,6 +113,7 @@ def vm_argv(
     console_log: str | Path | None = None,
     mem: int | None = None,
     reboot: str = "exit",
+    count: bool = False,
 ) -> list[str]:
     """The ``scripts/lab/vm`` command line. Values may be placeholders, e.g.
     ``vm_argv("router", "{kernel}", cmdline="{cmdline}", ssh_port=2222)`` for a spec's
@@ -132,6 +133,8 @@ def vm_argv(
     if mem is not None:
         argv += ["--mem", str(mem)]
     argv += ["--reboot", reboot]
+    if count:  # its instructions counted, for `vm --counters`
+        argv += ["--count"]
     return argv
 
 

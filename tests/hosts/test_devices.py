@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import perflab
-from lab import lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401  (fixture `lab`)
+from lab import VM, lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401  (fixture `lab`)
 from perflab.store import Store
 from servers import free_port
 
@@ -26,15 +26,24 @@ K47, K50 = "6.1.0-47-4kc-malta", "6.1.0-50-4kc-malta"
 POLL_S = 60.0
 
 
-def _host(lab, machine: str, port: int, extra: str = "", forwards=(), boot_timeout="90s") -> str:
+def _host(
+    lab, machine: str, port: int, extra: str = "", forwards=(), boot_timeout="90s", count=False
+) -> str:
+    """The ``[hosts.MACHINE]`` tables of a lab machine booted from here; ``count``: its
+    instructions counted (the control's ``counters``)."""
     boot = " ".join(
-        vm_argv(machine, "{kernel}", cmdline="{cmdline}", ssh_port=port, forwards=forwards)
+        vm_argv(
+            machine, "{kernel}", cmdline="{cmdline}", ssh_port=port, forwards=forwards, count=count
+        )
     )
     opts = ", ".join(f'"{o}"' for o in ssh_options(lab, machine))
+    counters = (
+        f"counters = '{VM} --machine {machine} --ssh-port {port} --counters'\n" if count else ""
+    )
     return (
         f'[hosts.{machine}]\nssh = "root@127.0.0.1:{port}"\nidentity = "{lab.identity}"\n'
         f'options = [{opts}]\nboot_timeout = "{boot_timeout}"\n{extra}'
-        f"[hosts.{machine}.control]\nboot = '{boot}'\n"
+        f"[hosts.{machine}.control]\nboot = '{boot}'\n{counters}"
     )
 
 
@@ -102,7 +111,7 @@ repetitions = 2
 timeout = "3m"
 tools = ["memcached"]
 
-{_host(lab, "router", port, forwards=[(mc, 11211)])}
+{_host(lab, "router", port, forwards=[(mc, 11211)], count=True)}
 [[variant]]
 name = "k47"
 on = "router"
@@ -126,10 +135,12 @@ command = "grep MemFree /proc/meminfo"
 
 [[phase]]
 name = "load"
+counters = ["instructions"]
+counters_on = "router"
 [phase.kv]
 server = "127.0.0.1:{mc}"
 protocol = "memcache_text"
-test_time = "1s"
+requests = 500
 clients = 2
 threads = 1
 ratio = "1:1"
@@ -144,6 +155,11 @@ regex = 'MemFree: *(?P<value>[0-9]+)'
 [[metric]]
 name = "ops_per_sec"
 better = "higher"
+[[metric]]
+name = "instructions_per_op"
+better = "lower"
+counter = "instructions"
+scale = 0.001
 """
     )
     db = tmp_path / "p.db"
@@ -172,6 +188,11 @@ better = "higher"
         values = {(run_id, m): v for run_id, m, v in s.metrics(1)}
     assert sum(1 for (_, m), v in values.items() if m == "ops_per_sec" and v > 0) == 4
     assert sum(1 for (_, m), v in values.items() if m == "mem_free_kb" and v > 1000) == 4
+    # QEMU counted the router's instructions over each run's 1,000 requests: the kernel's
+    # and memcached's work per request, thousands of instructions (never 0: a count that
+    # did not move, nor a count of the whole boot, billions)
+    per_op = [v for (_, m), v in values.items() if m == "instructions_per_op"]
+    assert len(per_op) == 4 and all(2_000 < v < 1_000_000 for v in per_op), per_op
     assert not _vms(port)  # the experiment's end powered the router off
 
 

@@ -32,8 +32,9 @@ from perflab.hosts.step import TERM_GRACE_S, StepRequest, output_files
 #: Seconds between attempts to reach a booting device, and the longest one attempt takes.
 POLL_S = 0.5
 ATTEMPT_S = 15.0
-#: Seconds a power_off command may take.
+#: Seconds a power_off command may take; a counters command.
 POWER_OFF_TIMEOUT_S = 120.0
+COUNTERS_TIMEOUT_S = 30.0
 
 #: A control command's template and the values for it → the shell command (values quoted).
 Render = Callable[[str, Mapping[str, object]], str]
@@ -49,6 +50,7 @@ class Control:
     console: str | None = None
     boot_timeout: float = 600.0
     kernel: str | None = None
+    counters: str | None = None
 
 
 class _Held:
@@ -230,24 +232,53 @@ class PoweredHost(RemoteHost):
 
     def _power_off(self, folder: Path) -> None:
         assert self.control.power_off is not None
-        out, err = output_files(folder, f"power_off-{self.name}")
-        command = self.render(self.control.power_off, self._values(None, None))
+        self._control_step("power_off", self.control.power_off, folder, POWER_OFF_TIMEOUT_S)
+
+    def read_counters(self, folder: Path) -> tuple[dict[str, float], bytes]:
+        """The device's counts now, from its control's ``counters`` command (``EVENT COUNT``
+        lines), and what the command printed; HostError when it fails or prints another
+        line."""
+        assert self.control.counters is not None
+        out = self._control_step("counters", self.control.counters, folder, COUNTERS_TIMEOUT_S)
+        text = out.read_bytes()
+        counts: dict[str, float] = {}
+        for n, line in enumerate(text.decode("utf-8", "replace").splitlines(), 1):
+            parts = line.split()
+            if not parts:
+                continue
+            try:
+                if len(parts) != 2:
+                    raise ValueError
+                counts[parts[0]] = float(parts[1])
+            except ValueError:
+                raise HostError(
+                    f"host '{self.name}': counters printed '{line.strip()[:80]}' on its line "
+                    f"{n}, not 'EVENT COUNT'"
+                ) from None
+        return counts, text
+
+    def _control_step(self, what: str, template: str, folder: Path, timeout: float) -> Path:
+        """One of the control's commands run here to its end (HostError when it fails,
+        with its last line); the file of what it printed."""
+        out, err = output_files(folder, f"{what}-{self.name}")
+        command = self.render(template, self._values(None, None))
         env = dict(os.environ)
         request = StepRequest(
-            command, self.here, out, err, env, timeout=POWER_OFF_TIMEOUT_S, kill_grace=self.grace
+            command, self.here, out, err, env, timeout=timeout, kill_grace=self.grace
         )
         try:
             result = self.local.run(request)
         except (OSError, ValueError) as e:
-            raise HostError(f"host '{self.name}': power_off could not start: {e}") from None
+            raise HostError(f"host '{self.name}': {what} could not start: {e}") from None
         if result.lingering is not None:
             result.lingering.stop()
         if not result.ok:
             tail = _last_line(err) or _last_line(out)
             raise HostError(
-                f"host '{self.name}': power_off {result.describe_failure()}"
+                f"host '{self.name}': {what} {result.describe_failure()}"
                 + (f": {tail}" if tail else "")
             )
+        return out
 
     def close(self) -> None:
         """Powers it off for good and ends the console's capture."""

@@ -77,7 +77,7 @@ class Hosts:
             control = (
                 None
                 if c is None
-                else Control(c.boot, c.power_off, c.console, h.boot_timeout, h.kernel)
+                else Control(c.boot, c.power_off, c.console, h.boot_timeout, h.kernel, c.counters)
             )
             self._add(name, target, control)
 

@@ -7,7 +7,9 @@ and stops after it (the series kept as the artifact ``monitor:PHASE``, its summa
 to the phase's output); `command` puts ``perf stat`` around a command phase's command,
 after checking once per host and event list that every event can be counted (a one-line
 failure naming the event otherwise); at the end the counts are read (artifact
-``counters:PHASE``) and added to the phase's output.
+``counters:PHASE``) and added to the phase's output. A phase with ``counters_on`` is
+counted by that device's control instead (`PoweredHost.read_counters`, before and after
+the phase: the difference is its count).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from perflab.hosts.powered import PoweredHost
 from perflab.hosts.ssh import HostError
 from perflab.hosts.step import StepRequest
 from perflab.observe.counters import (
@@ -68,10 +71,15 @@ class PhaseWatch:
         self.local: LocalSampler | None = None
         self.remote: RemoteSampler | None = None
         self.counts_path: str | None = None
+        self.device_before: tuple[dict[str, float], bytes] | None = None
 
     def __enter__(self) -> PhaseWatch:
         self.ex.watch = self
         mon, phase = self.monitor, self.phase
+        if phase is not None and phase.counters_on is not None:
+            self.device_before = self._read_device(phase.counters_on)
+            if self.device_before is None:
+                return self
         if mon is not None and phase is not None:
             host = mon.on or phase.host
             executor = self.ex.runner.hosts[host]
@@ -85,7 +93,7 @@ class PhaseWatch:
         """The phase's command with ``perf stat`` around it when it counts events; None
         when they cannot be counted (the run's failure is set, naming the event)."""
         phase = self.phase
-        if phase is None or not phase.counters:
+        if phase is None or not phase.counters or phase.counters_on is not None:
             return text
         executor = self.ex.runner.hosts[phase.host]
         events = list(phase.counters)
@@ -153,6 +161,8 @@ class PhaseWatch:
             monitor = summarize(series)
         if self.counts_path is not None and self.ex.failure is None:
             counters = self._read_counts(phase) or {}
+        if self.device_before is not None and self.ex.failure is None:
+            counters = self._device_counts(phase, self.device_before) or {}
         out = self.ex.outputs.get(phase.name)
         if out is not None and (monitor or counters):
             self.ex.outputs[phase.name] = dataclasses.replace(
@@ -176,6 +186,41 @@ class PhaseWatch:
         except CounterError as e:
             self._fail(str(e))
             return None
+
+    def _read_device(self, host: str) -> tuple[dict[str, float], bytes] | None:
+        """The counts of device ``host``'s control now (None: the run fails, saying why)."""
+        device = self.ex.runner.hosts[host]
+        if not isinstance(device, PoweredHost):  # a labgrid place's power has no counters
+            self._fail(f"host '{host}' is not booted from here: it has no counters command")
+            return None
+        try:
+            return device.read_counters(self.ex.run_dir)
+        except HostError as e:
+            self._fail(e.one_line())
+            return None
+
+    def _device_counts(
+        self, phase: PhaseSpec, before: tuple[dict[str, float], bytes]
+    ) -> dict[str, float] | None:
+        """Each of the phase's events counted by its device over the phase: after − before
+        (artifact ``counters:PHASE``, both readings); None when one is missing."""
+        assert phase.counters_on is not None
+        after = self._read_device(phase.counters_on)
+        if after is None:
+            return None
+        self.ex.artifacts[keys.counters(phase.name)] = (
+            b"# before\n" + before[1] + b"# after\n" + after[1]
+        )
+        counts: dict[str, float] = {}
+        for event in phase.counters:
+            if event not in before[0] or event not in after[0]:
+                printed = ", ".join(sorted(after[0])) or "nothing"
+                self._fail(
+                    f"host '{phase.counters_on}' counters printed no '{event}' (printed: {printed})"
+                )
+                return None
+            counts[event] = after[0][event] - before[0][event]
+        return counts
 
     def _discard_counts(self, phase: PhaseSpec) -> None:
         """Removes the counts file perf stat wrote on a remote host (a local one goes with

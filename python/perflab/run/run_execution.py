@@ -123,7 +123,9 @@ class RunExecution:
                 if self.failure is not None:
                     break
             with PhaseWatch(self, phase):  # perf counters, /proc monitors (phase_watch.py)
-                if phase is not None:
+                if self.failure is not None:
+                    pass  # the watch could not start (a device's counters unread)
+                elif phase is not None:
                     runner_of(phase).execute(self, name, phase)  # by its kind (phase_kinds/)
                 else:
                     assert command is not None  # a hook or setup step has its command

@@ -25,6 +25,9 @@ def check_observe(spec: Spec) -> None:
     for i, phase in enumerate(m.phase):
         if phase.monitor is not None:
             _check_monitor(spec, ("phase", i, "monitor"), phase.monitor)
+        if phase.counters_on is not None:
+            _check_device_counters(spec, i)
+            continue
         if not phase.counters:
             continue
         loc = ("phase", i, "counters")
@@ -46,6 +49,42 @@ def check_observe(spec: Spec) -> None:
     for i, x in enumerate(m.metric):
         if x.counter is not None or x.monitor is not None:
             _check_metric(spec, i)
+
+
+def _check_device_counters(spec: Spec, i: int) -> None:
+    """A phase counted by a device's control: the host has a ``counters`` command, and the
+    phase names what it counts (events of that command's output, any name without spaces)."""
+    phase = spec.model.phase[i]
+    host = phase.counters_on
+    hosts = spec.model.hosts
+    loc = ("phase", i, "counters_on")
+    if host not in hosts:
+        raise spec.error(
+            loc,
+            f"phase '{phase.name}': counters on unknown host '{host}'",
+            hint=choices_hint(str(host), list(hosts)),
+        )
+    control = hosts[str(host)].control
+    if control is None or control.counters is None:
+        raise spec.error(
+            loc,
+            f"phase '{phase.name}': host '{host}' has no counters command",
+            hint=f'add counters = "…" to [hosts.{host}.control]: a command printing '
+            "'EVENT COUNT' lines",
+        )
+    if not phase.counters:
+        raise spec.error(
+            loc,
+            f"phase '{phase.name}' names no counters for host '{host}'",
+            hint='add counters = ["instructions"] (what the command prints)',
+        )
+    if len(set(phase.counters)) != len(phase.counters):
+        raise spec.error(("phase", i, "counters"), f"phase '{phase.name}' counts an event twice")
+    for event in phase.counters:
+        if not event or any(c.isspace() for c in event):
+            raise spec.error(
+                ("phase", i, "counters"), f"phase '{phase.name}': counter '{event}' has a space"
+            )
 
 
 def _check_monitor(spec: Spec, loc: KeyPath, monitor: MonitorSpec) -> None:

@@ -111,11 +111,16 @@ class ControlSpec(_Strict):
     ``power_off`` runs before every boot and at the end (default: the boot command's
     processes are stopped). ``console``: ``tcp://HOST:PORT`` (connected to from here), a
     file or serial device path, or ``cmd:COMMAND`` whose output is the console; default:
-    the boot command's own output. Every boot's console is kept with the run."""
+    the boot command's own output. Every boot's console is kept with the run.
+    ``counters``: a command that prints ``EVENT COUNT`` lines, the device's counts that
+    its own software cannot take (an emulator's count of the guest's instructions); run
+    before and after each phase whose ``counters_on`` names this host, the difference is
+    the phase's count."""
 
     boot: Command
     power_off: Command | None = None
     console: Short | None = None
+    counters: Command | None = None
 
 
 class HostSpec(_Strict):
@@ -254,7 +259,10 @@ class PhaseSpec(_Strict):
     # host (-a); false: never (overrides the experiment's `profile` and `perflab run --profile`)
     profile: Profile | None = None
     # perf stat events counted around a command phase's command: "page-faults", "cycles", …
+    # or, with counters_on, events its control's `counters` command prints
     counters: Annotated[list[Short], Field(max_length=64)] = []
+    # a device host whose `[hosts.NAME.control] counters` counts this phase (any kind)
+    counters_on: Name | None = None
     monitor: MonitorSpec | None = None  # /proc sampled while this phase runs (see MonitorSpec)
     _kinds: dict[str, Any] = PrivateAttr(default_factory=dict)  # kind key → its value
 
