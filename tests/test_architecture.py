@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -411,6 +412,42 @@ def test_the_graph_is_read():
 def test_every_module_is_in_a_layer():
     placed = {n for e in LAYERS for n in (e if isinstance(e, tuple) else (e,))}
     assert {layer_of(m) for m in GRAPH.modules} == placed
+
+
+def doc_layers(text: str) -> list[tuple[str, ...]]:
+    """The numbered layer list of docs/architecture.md (after "The same order, lowest
+    first"): each item's layers, the backticked names that open it and follow a " · ",
+    as `LAYERS` names them (``errors.py`` → ``errors``, ``__init__.py`` → ``perflab``)."""
+    section = text.split("The same order, lowest first", 1)[1].split("\n\n", 2)[1]
+    items = re.split(r"^\d+\. ", section, flags=re.M)[1:]
+    names = {"__init__.py": "perflab"}
+    out = []
+    for item in items:
+        heads = [item, *item.split(" · ")[1:]]
+        found = [re.match(r"\s*`([^`]+)`", h) for h in heads]
+        out.append(
+            tuple(
+                names.get(m[1], m[1].removesuffix(".py").removesuffix("/"))
+                for m in found
+                if m is not None
+            )
+        )
+    return out
+
+
+def test_the_architecture_page_lists_the_layers_in_their_order():
+    """docs/architecture.md's list is `LAYERS`: a package added, moved or dropped changes
+    both, or this fails naming the first difference."""
+    doc = doc_layers((PACKAGE.parents[1] / "docs" / "architecture.md").read_text())
+    want = [e if isinstance(e, tuple) else (e,) for e in LAYERS]
+    for i, (d, w) in enumerate(itertools.zip_longest(doc, want), 1):
+        assert d == w, f"docs/architecture.md layer {i}: {d}, LAYERS: {w}"
+
+
+def test_the_page_check_sees_a_missing_layer():
+    text = "The same order, lowest first:\n\n1. `errors.py` · `durations.py`;\n2. `hosts/` — x\n"
+    assert doc_layers(text) == [("errors", "durations"), ("hosts",)]
+    assert doc_layers(text.replace(" · `durations.py`", "")) == [("errors",), ("hosts",)]
 
 
 def test_no_cycle_between_modules():

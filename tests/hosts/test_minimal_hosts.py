@@ -18,9 +18,9 @@ import pytest
 from cli_helpers import perflab, write_spec
 from perflab import _version
 from perflab.hosts.base import Reader
+from perflab.hosts.environment import capture
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import SshConnection, SshTarget
-from perflab.run.environment import capture
 from perflab.store import Store
 from sshd import Sshd, start_sshd
 

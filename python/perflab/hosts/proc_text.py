@@ -1,10 +1,15 @@
-"""Parsers of the texts a Linux host gives in ``/proc`` and ``/sys``, shared by
-environment capture (`perflab.run`), the system checks (`perflab.platform`) and the
-monitors (`perflab.observe`): one reading of each format."""
+"""Parsers of the texts a Linux host describes itself in — /proc files, sysfs values,
+os-release, lscpu — shared by environment capture (`perflab.hosts.environment`), the
+system checks (`perflab.platform`) and the monitors (`perflab.observe`): one reading of
+each format. Pure functions of text; where a reader says so, what does not parse is
+None (or left out), never an exception."""
 
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Iterable
+from typing import Any
 
 #: ``Name:   123 kB`` (or a count with no unit) of /proc/meminfo.
 _MEMINFO_LINE = re.compile(r"^([\w()]+):\s+(\d+)(?:\s+(kB))?\s*$")
@@ -37,3 +42,120 @@ def parse_meminfo(text: str) -> dict[str, tuple[int, bool]]:
 def meminfo_bytes(text: str) -> dict[str, int]:
     """/proc/meminfo in bytes (counts with no unit as they are)."""
     return {name: n * 1024 if kb else n for name, (n, kb) in parse_meminfo(text).items()}
+
+
+def to_int(text: str | None) -> int | None:
+    """``" 42\\n"`` → 42; None for None or what is not a whole number."""
+    try:
+        return int(text.strip()) if text is not None else None
+    except ValueError:
+        return None
+
+
+def cpu_list_or_none(text: str | None) -> list[int] | None:
+    """The kernel's CPU list format: ``"0-3,8,10-11"`` → [0, 1, 2, 3, 8, 10, 11]; None for
+    nothing, or for what is not one."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return sorted(parse_cpu_list(text))
+    except ValueError:
+        return None
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """[0, 1, 2, 3, 8] → ``"0-3,8"``."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def parse_cpuinfo(text: str) -> list[dict[str, str]]:
+    """/proc/cpuinfo as one dict per blank-line separated block (keys stripped)."""
+    blocks: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current = {}
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            current.setdefault(key.strip(), value.strip())
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def parse_key_values(text: str, sep: str = ":") -> dict[str, str]:
+    """``Key: value`` lines (lscpu, /proc/meminfo); the first occurrence of a key wins."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, found, value = line.partition(sep)
+        if found and key.strip():
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """os-release's shell-style ``KEY="value"`` lines."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, found, value = line.strip().partition("=")
+        if not found or key.startswith("#"):
+            continue
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            words = [value.strip("\"'")]
+        out[key] = " ".join(words)
+    return out
+
+
+def parse_swaps(text: str) -> list[dict[str, Any]]:
+    """/proc/swaps rows (sizes in KiB there) as dicts with sizes in bytes."""
+    rows = []
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        name, kind, size, used, priority = fields[:5]
+        size_kib, used_kib = to_int(size), to_int(used)
+        rows.append(
+            {
+                "name": name,
+                "type": kind,
+                "size_bytes": size_kib * 1024 if size_kib is not None else None,
+                "used_bytes": used_kib * 1024 if used_kib is not None else None,
+                "priority": to_int(priority),
+            }
+        )
+    return rows
+
+
+def bracketed(text: str | None) -> str | None:
+    """THP files mark the active choice: ``always [madvise] never`` → ``madvise``."""
+    if text is None:
+        return None
+    match = re.search(r"\[([^\]]+)\]", text)
+    return match.group(1) if match else (text.strip() or None)
+
+
+def human_cache_size(raw: str) -> str:
+    """sysfs ``32K`` / ``32768K`` → ``32 KiB`` / ``32 MiB``."""
+    match = re.fullmatch(r"(\d+)\s*([KMG]?)B?", raw.strip())
+    if not match:
+        return raw.strip()
+    size = int(match.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[match.group(2)]
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"

@@ -1,6 +1,6 @@
 """Environment for display: ordered label/value rows, and what differs between two hosts.
 
-Works on the ``info`` dict that `perflab.run.environment.capture` produced (as stored:
+Works on the ``info`` dict that `perflab.hosts.environment.capture` produced (as stored:
 plain JSON values), so an environment read back from the store displays the same.
 """
 

@@ -1,6 +1,6 @@
 """The environment of every host an experiment uses, captured once per experiment (stored
 by host name) with the versions of the tools named in the spec's ``tools`` and of the
-well-known programs its commands run there (`perflab.run.tool_versions.command_tools`:
+well-known programs its commands run there (`perflab.hosts.tool_versions.command_tools`:
 never a user's script). The Python and perflab running the experiment are recorded
 once, in this machine's (the controller's) description, never in a device's."""
 
@@ -27,8 +27,8 @@ def capture_environments(
     """Captures and stores the environment of each host not yet stored for the experiment
     and up (a device booted from here is described after its first boot); this machine's
     records the cores picked (``core_choices``)."""
-    from perflab.run.environment import capture
-    from perflab.run.tool_versions import command_tools
+    from perflab.hosts.environment import capture
+    from perflab.hosts.tool_versions import command_tools
 
     stored = store.environments(eid)
     places = hosts.places()  # hosts lent by a labgrid place: the place and its resources

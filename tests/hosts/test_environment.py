@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from perflab.hosts.base import Reader
+from perflab.hosts.environment import Environment, capture
 from perflab.hosts.local import LocalHost
+from perflab.hosts.proc_text import cpu_list_or_none, format_cpu_list
+from perflab.hosts.tool_versions import command_tools, tool_version
 from perflab.report.environment import VOLATILE_KEYS, diff_environments, environment_rows
-from perflab.run.environment import Environment, capture
-from perflab.run.host_text import format_cpu_list, parse_cpu_list
-from perflab.run.tool_versions import command_tools, tool_version
 
 
 class FakeHost:
@@ -569,7 +569,7 @@ def test_diff_environments():
     [("0-3,8,10-11", [0, 1, 2, 3, 8, 10, 11]), ("0", [0]), ("", None), ("a-b", None), (None, None)],
 )
 def test_cpu_lists(text, cpus):
-    assert parse_cpu_list(text) == cpus
+    assert cpu_list_or_none(text) == cpus
     if cpus:
         assert format_cpu_list(cpus) == text
 
@@ -592,16 +592,15 @@ def test_command_tools():
 def test_one_reading_of_meminfo_and_cpu_lists_serves_capture_checks_and_monitors():
     """The environment, the system checks and the monitors read /proc/meminfo and the
     kernel's CPU lists through one parser (`perflab.hosts.proc_text`)."""
-    from perflab.hosts.proc_text import meminfo_bytes, parse_cpu_list
+    from perflab.hosts.proc_text import cpu_list_or_none, meminfo_bytes, parse_cpu_list
     from perflab.observe.proc_sources import _meminfo
     from perflab.platform.system_reading import TreeReader, read_meminfo
-    from perflab.run.host_text import parse_cpu_list as tolerant_cpu_list
 
     text = "MemTotal:       16318412 kB\nHugePages_Total:       2\nbogus line\n"
     assert meminfo_bytes(text) == {"MemTotal": 16318412 * 1024, "HugePages_Total": 2}
     assert _meminfo(text) == {"MemTotal_kib": 16318412.0, "HugePages_Total": 2.0}
     assert parse_cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
-    assert tolerant_cpu_list("0-2,5") == [0, 1, 2, 5] and tolerant_cpu_list("x-y") is None
+    assert cpu_list_or_none("0-2,5") == [0, 1, 2, 5] and cpu_list_or_none("x-y") is None
     with pytest.raises(ValueError):
         parse_cpu_list("3-x")
     import tempfile

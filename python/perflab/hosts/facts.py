@@ -1,7 +1,7 @@
 """The sections of a host's description read from its files and tools: CPU identity and
 topology, caches, NUMA, memory, frequency scaling, virtualization.
 
-Each returns its keys of `perflab.run.environment.Environment.info` (documented there),
+Each returns its keys of `perflab.hosts.environment.Environment.info` (documented there),
 ``None`` for what cannot be read.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.hosts.base import TOOL_TIMEOUT, Reader, read_line, read_text
-from perflab.run.host_text import (
+from perflab.hosts.proc_text import (
+    cpu_list_or_none,
     format_cpu_list,
     human_cache_size,
-    parse_cpu_list,
     to_int,
 )
 
@@ -37,7 +37,7 @@ def topology(host: Reader, cpuinfo: list[dict[str, str]], lscpu: dict[str, str])
     """Sockets, cores, threads: /proc/cpuinfo ids, else sysfs topology, else lscpu."""
     online_text = read_line(host, f"{_CPU}/online")
     processors = [b for b in cpuinfo if "processor" in b and to_int(b["processor"]) is not None]
-    online = parse_cpu_list(online_text) or [int(b["processor"]) for b in processors] or None
+    online = cpu_list_or_none(online_text) or [int(b["processor"]) for b in processors] or None
     placement = _placement(host, processors, online)
 
     logical = len(online) if online else to_int(lscpu.get("CPU(s)"))
@@ -94,7 +94,7 @@ def _cores_of(placement: dict[int, tuple[str, str]]) -> tuple[int, int, list[str
     for cpu, key in sorted(placement.items()):
         cores.setdefault(key, []).append(cpu)
     siblings = sorted(
-        (format_cpu_list(c) for c in cores.values()), key=lambda s: parse_cpu_list(s) or []
+        (format_cpu_list(c) for c in cores.values()), key=lambda s: cpu_list_or_none(s) or []
     )
     return sockets, len(cores), siblings
 
@@ -143,7 +143,7 @@ def caches(
 
 
 def numa_nodes(host: Reader, lscpu: dict[str, str]) -> int | None:
-    nodes = parse_cpu_list(read_line(host, "/sys/devices/system/node/online"))
+    nodes = cpu_list_or_none(read_line(host, "/sys/devices/system/node/online"))
     return len(nodes) if nodes else to_int(lscpu.get("NUMA node(s)"))
 
 

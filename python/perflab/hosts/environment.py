@@ -8,8 +8,8 @@ the capture goes on. A host is described by what it says itself, never by this
 machine's facts: the Python and perflab that run the experiment are the controller's,
 recorded only in the controller's own description (``controller=True``). A Linux host
 is read from /proc and /sys (a busybox device: no lscpu, no Python); another (NetBSD,
-FreeBSD, macOS) from ``uname -a`` and ``sysctl``. The texts are parsed in host_text.py,
-the hardware and kernel sections read in host_facts.py, tool versions asked in
+FreeBSD, macOS) from ``uname -a`` and ``sysctl``. The texts are parsed in proc_text.py,
+the hardware and kernel sections read in facts.py, tool versions asked in
 tool_versions.py; this module puts them together.
 
 `Environment.info` is a flat, JSON-serialisable dict; its keys (``None`` = unknown):
@@ -89,19 +89,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from perflab import _version
+from perflab.hosts import facts
 from perflab.hosts.base import TOOL_TIMEOUT, Reader, command_output, read_line, read_text
-from perflab.hosts.proc_text import meminfo_bytes
-from perflab.run import host_facts
-from perflab.run.host_text import (
+from perflab.hosts.proc_text import (
     bracketed,
-    parse_cpu_list,
+    cpu_list_or_none,
+    meminfo_bytes,
     parse_cpuinfo,
     parse_key_values,
     parse_os_release,
     parse_swaps,
     to_int,
 )
-from perflab.run.tool_versions import tool_version
+from perflab.hosts.tool_versions import tool_version
 
 SCHEMA = 1
 
@@ -156,18 +156,18 @@ def capture(
         "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     info.update(_identity(host, lscpu, sysctl, timeout))
-    info.update(host_facts.cpu_identity(cpuinfo, lscpu))
+    info.update(facts.cpu_identity(cpuinfo, lscpu))
     if info["cpu_model"] is None:
         info["cpu_model"] = _first(
             sysctl, "machdep.cpu_brand", "machdep.cpu.brand_string", "hw.model"
         )
-    topology = host_facts.topology(host, cpuinfo, lscpu)
+    topology = facts.topology(host, cpuinfo, lscpu)
     if topology["logical_cpus"] is None:
         topology["logical_cpus"] = to_int(_first(sysctl, "hw.ncpuonline", "hw.ncpu"))
     info.update(topology)
-    info["caches"] = host_facts.caches(host, cpuinfo, lscpu)
-    info["numa_nodes"] = host_facts.numa_nodes(host, lscpu)
-    info.update(host_facts.memory(meminfo))
+    info["caches"] = facts.caches(host, cpuinfo, lscpu)
+    info["numa_nodes"] = facts.numa_nodes(host, lscpu)
+    info.update(facts.memory(meminfo))
     if info["memory_total_bytes"] is None:
         info["memory_total_bytes"] = to_int(
             _first(sysctl, "hw.physmem64", "hw.memsize", "hw.physmem")
@@ -193,9 +193,9 @@ def capture(
         or _other_os(uname, sysctl, info["kernel_release"])
     )
     info["boot_cmdline"] = artifact("/proc/cmdline").strip() or None
-    info.update(host_facts.frequency(host, parse_cpu_list(topology["cpus_online"])))
+    info.update(facts.frequency(host, cpu_list_or_none(topology["cpus_online"])))
     info.update(_kernel_settings(host))
-    info.update(host_facts.virtualization(host, cpuinfo, lscpu))
+    info.update(facts.virtualization(host, cpuinfo, lscpu))
     info["loadavg"] = _loadavg(host)
     if controller:
         info["python_version"] = platform.python_version()
