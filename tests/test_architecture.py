@@ -37,8 +37,9 @@ LAYERS: list[str | tuple[str, ...]] = [
     # user errors; durations ("30s"); the version (perflab._version); the Rust bindings
     # and the values of stored results (perflab.records: experiments, metrics, runs)
     ("errors", "durations", "_version", "_native", "records"),
-    # the machines perflab drives: this one, hosts over SSH, devices booted from here
-    "hosts",
+    # the machines perflab drives: this one, hosts over SSH, devices booted from here |
+    # the commits a bisect walks: a git range and the search's place in it
+    ("hosts", "commits"),
     "stats",  # pure statistics: no I/O, no other perflab code
     ("store", "model"),  # the SQLite store | the cross-platform model (pure)
     "workloads",  # load generator config/engine/results, probes, output parsers

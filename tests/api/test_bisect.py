@@ -17,7 +17,7 @@ import tomllib
 import pytest
 from bisect_repo import git, make_repo, write_spec
 from cli_helpers import REPO, perflab
-from perflab.api.bisect_search import Search, expected_steps
+from perflab.commits.search import Search, expected_steps
 from tomli_w import dumps
 
 # -- end to end (real builds, real timing)

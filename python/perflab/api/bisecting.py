@@ -7,10 +7,10 @@ experiment (`perflab.api.running.run_experiment`) made from the user's file
 still in question) and ``bad``, each building and measuring its own commit, run in
 interleaved blocks with adaptive repetitions until the intervals are narrow enough to tell
 the candidate from the end it differs from (`bisect_spec.target_for`). The step's verdict
-(`bisect_verdict`) moves one end to the candidate (`bisect_search`), until the ends are
+(`bisect_verdict`) moves one end to the candidate (`perflab.commits.search`), until the ends are
 neighbours. Each step is stored as experiment ``NAME-bisect-step-K``: `perflab compare`
 works on it. The only commands run besides the file's own are git's, on ``--repo``
-(`bisect_git`).
+(`perflab.commits.git`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.api.bisect_git import Commit
-from perflab.api.bisect_search import Search, expected_steps
 from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 from perflab.api.bisect_verdict import Change, StepEvidence
+from perflab.commits.git import Commit as Commit  # re-exported: the CLI prints commits
+from perflab.commits.search import Search, expected_steps
 from perflab.errors import InputError, StoreError
 
 if TYPE_CHECKING:
@@ -186,14 +186,14 @@ class SilentBisect:
 
 def prepare(request: BisectRequest) -> tuple[BisectPlan, BisectSpec]:
     """The range and the file, checked — before anything runs (one-line errors)."""
-    from perflab.api.bisect_git import (
+    from perflab.api.bisect_spec import read_spec
+    from perflab.commits.git import (
         check_clean,
         first_parent_range,
         repository,
         resolve,
         subject,
     )
-    from perflab.api.bisect_spec import read_spec
 
     repo = repository(request.repo)
     good = resolve(repo, request.good, "good")

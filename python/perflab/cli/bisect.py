@@ -13,9 +13,8 @@ from perflab.cli.common import add_store_option
 from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_NOT_FOUND
 
 if TYPE_CHECKING:
-    from perflab.api.bisect_git import Commit
     from perflab.api.bisect_verdict import Change
-    from perflab.api.bisecting import BisectPlan, BisectResult, BisectStep
+    from perflab.api.bisecting import BisectPlan, BisectResult, BisectStep, Commit
     from perflab.api.running import Observer
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
