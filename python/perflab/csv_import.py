@@ -17,7 +17,7 @@ from typing import Any
 
 from perflab.errors import InputError
 from perflab.records import Position
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import Database, MetricDef, NewRun
 
 #: Largest CSV accepted (a published result set is far smaller; this keeps memory bounded).
 #: Longest field, and longest variant or parameter label.
@@ -74,7 +74,7 @@ class CsvRuns:
 
 
 def import_csv(
-    store: Store,
+    store: Database,
     path: str | Path,
     *,
     variant_col: str,
@@ -168,7 +168,7 @@ def read_runs_csv(
 
 
 def store_runs(
-    store: Store,
+    store: Database,
     parsed: CsvRuns,
     *,
     param_cols: list[str],
@@ -179,7 +179,7 @@ def store_runs(
     extra_settings: dict[str, Any] | None = None,
     position: Position | None = None,
 ) -> int:
-    """Store checked runs as a complete experiment (``extra_settings``: more to keep in
+    """Database checked runs as a complete experiment (``extra_settings``: more to keep in
     its settings, such as what a tool recorded about the machine; ``position``: its
     version and source, its place in a series)."""
     p = parsed.path

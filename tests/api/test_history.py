@@ -375,10 +375,10 @@ def test_an_unfinished_experiment_of_another_version_is_not_continued(tmp_path):
     from perflab.records import Position
     from perflab.run.experiment import open_experiment
     from perflab.spec import load_spec
-    from perflab.store import Store
+    from perflab.store import Database
 
     spec = load_spec(write_spec(tmp_path, SMALL.format(extra="")))
-    with Store(tmp_path / "p.db") as store:
+    with Database(tmp_path / "p.db") as store:
         first = open_experiment(store, spec, position=Position("v1"))
         again = open_experiment(store, spec, position=Position("v1"))
         other = open_experiment(store, spec, position=Position("v2"))

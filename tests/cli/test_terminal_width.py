@@ -15,7 +15,7 @@ from cli_helpers import perflab
 from perflab.analysis.compare import compare_dataset
 from perflab.analysis.dataset import load_dataset
 from perflab.report.warning_groups import full_lines, group_notes
-from perflab.store import Store
+from perflab.store import Database
 from rich.cells import cell_len
 from testdata import MGLRU_RUNS, mglru_import
 
@@ -127,7 +127,7 @@ def test_nothing_is_cut_and_what_is_left_out_is_said(monkeypatch, mglru, messy):
 
 
 def _notes(db: str):
-    with Store(db) as store:
+    with Database(db) as store:
         return compare_dataset(load_dataset(store, 1)).notes
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab
 from lab import VM, lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401  (fixture `lab`)
-from perflab.store import Store
+from perflab.store import Database
 from servers import free_port
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ def _until(predicate, what: str, timeout: float = POLL_S) -> None:
 
 
 def _runs(db: Path) -> list[tuple[object, dict[str, bytes]]]:
-    with Store(db) as s:
+    with Database(db) as s:
         out = []
         for run in s.runs(1):
             names = [n for n, _ in s.artifact_names(1, run.id)]
@@ -184,7 +184,7 @@ scale = 0.001
     consoles = b"".join(art["console:router"] for _, art in runs)
     assert f"Linux version {K47}".encode() in consoles
     assert f"Linux version {K50}".encode() in consoles
-    with Store(db) as s:
+    with Database(db) as s:
         values = {(run_id, m): v for run_id, m, v in s.metrics(1)}
     assert sum(1 for (_, m), v in values.items() if m == "ops_per_sec" and v > 0) == 4
     assert sum(1 for (_, m), v in values.items() if m == "mem_free_kb" and v > 1000) == 4
@@ -245,7 +245,7 @@ better = "lower"
         # the static shim runs on a userland without libgcc_s: max RSS is measured there
         assert step["measured_by"] == "perflab-exec"
     assert len(set(boot_ids)) == len(runs) == 4  # a fresh boot before every run
-    with Store(db) as s:
+    with Database(db) as s:
         rss = [v for _, m, v in s.metrics(1) if m == "max_rss"]
     assert len(rss) == 4 and all(v > 0 for v in rss)
     assert not _vms(port)
@@ -280,7 +280,7 @@ def test_a_kernel_that_panics_or_hangs_fails_its_runs_with_the_consoles_line(lab
     assert "host 'router' did not answer within 30 s" in hang_run.reason, hang_run.reason
     assert "perflab.hang=1: hanging before networking" in hang_run.reason
     assert b"perflab.hang=1" in hang_art["console:router"]
-    with Store(db) as s:  # nothing measured on a kernel that never came up
+    with Database(db) as s:  # nothing measured on a kernel that never came up
         assert {run_id for run_id, _, _ in s.metrics(1)} == {by_variant["good"][0].id}
     assert not _vms(port)
 
@@ -300,7 +300,7 @@ def test_perflab_stopped_mid_boot_leaves_no_vm_and_resume_finishes(lab, tmp_path
     finally:
         stop_perflab(proc, sig)  # mid-boot
     _until(lambda: not _vms(port), "the stopped perflab's VM is gone")
-    with Store(db) as s:  # nothing ran: the run in flight is pending again
+    with Database(db) as s:  # nothing ran: the run in flight is pending again
         assert {run.status for run in s.runs(1)} <= {"pending", "running"}
     r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
     assert r.code == 0, r.err

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab
 from lab import CACHE, ROOT, lab_fixture, ssh_options, stop_perflab, vm_argv  # noqa: F401
-from perflab.store import Store
+from perflab.store import Database
 from servers import free_port
 
 pytestmark = pytest.mark.slow
@@ -111,7 +111,7 @@ def test_a_commit_is_built_booted_and_verified_and_broken_ones_fail_with_reasons
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 1, r.err  # the broken and panicking variants' runs failed
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         art = {
             run.id: {n: s.artifact(1, n, run.id) for n, _ in s.artifact_names(1, run.id)}
@@ -170,7 +170,7 @@ def test_perflab_stopped_mid_build_leaves_no_compiler_and_resume_builds_once(
         stop_perflab(proc, sig)
     _until(lambda: not _builders(), "no make or compiler is left", 60)
     assert not kept.exists()  # an interrupted build keeps nothing
-    with Store(db) as s:  # the run whose build was cut short is pending again, none failed
+    with Database(db) as s:  # the run whose build was cut short is pending again, none failed
         statuses = [run.status for run in s.runs(1)]
         assert set(statuses) <= {"pending", "running", "ok"} and "ok" not in [
             run.status for run in s.runs(1) if run.variant == "new"
@@ -178,7 +178,7 @@ def test_perflab_stopped_mid_build_leaves_no_compiler_and_resume_builds_once(
     r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
     assert (kept / "vmlinux").is_file()
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert [run.status for run in runs] == ["ok"] * 4
         first = min((run for run in runs if run.variant == "new"), key=lambda r: r.order_index)
@@ -187,7 +187,7 @@ def test_perflab_stopped_mid_build_leaves_no_compiler_and_resume_builds_once(
     # once kept, a build is not run again: the next experiment's build says so
     r = perflab("run", str(spec), "--store", str(db), "--new", "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = [run for run in s.runs(2) if run.variant == "new"]
         first = min(runs, key=lambda run: run.order_index)
         assert b"built before, kept in" in s.artifact(2, "stderr:build", first.id)

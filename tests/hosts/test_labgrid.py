@@ -27,7 +27,7 @@ import pytest
 from cli_helpers import perflab, perflab_process, write_spec
 from lab import lab_fixture, ssh_options, vm_argv  # noqa: F401 (lab_fixture: the fixture lab)
 from labgrid_helpers import Pdu, identity_env, ssh_service, start_lab
-from perflab.store import Store
+from perflab.store import Database
 from proc_helpers import gone, live, marker_sleep, wait_until
 from servers import LOOPBACK, free_port
 from sshd import start_sshd
@@ -189,7 +189,7 @@ def test_an_experiment_on_a_place_acquires_it_records_it_and_releases_it(
     assert me and me.group(1) != "None", shown
     assert f"/perflab-pid-{run.proc.pid}-" in shown, shown
     assert grid.holder(place) is None  # released at its end
-    with Store(tmp_path / "p.db") as s:
+    with Database(tmp_path / "p.db") as s:
         record = s.environments(1)["dut"]["labgrid"]
         assert record["place"] == place and record["coordinator"] == grid.address
         assert record["acquired_by"] == me.group(1)
@@ -227,7 +227,7 @@ def test_a_place_held_by_someone_else_is_waited_for_then_fails_naming_the_holder
         errors[0],
     ), errors[0]
     assert grid.holder(place) == "alice-laptop/alice"  # never taken from her
-    with Store(tmp_path / "p.db") as s:
+    with Database(tmp_path / "p.db") as s:
         assert {r.status for r in s.runs(1)} == {"pending"}  # resumable
     # She is done: the next perflab waits for her, then runs.
     (tmp_path / "again").mkdir()
@@ -314,7 +314,7 @@ def test_two_team_members_share_the_place_and_one_postgresql_store(
         for run in runs.values():
             run.kill()
     assert grid.holder(place) is None
-    with Store(pg_url) as s:
+    with Database(pg_url) as s:
         experiments = {e.name: e for e, _ in s.experiments()}
         assert sorted(experiments) == ["alice-exp", "bob-exp"]
         spans = {}
@@ -450,7 +450,7 @@ def test_a_place_with_power_and_a_console_is_a_device_booted_from_here(lab, tmp_
             assert run.finish(240) == 0, run.stderr
             assert pdu.events == ["off", "on", "off"] and not pdu.on, pdu.events
             assert grid.holder("router") is None
-    with Store(tmp_path / "p.db") as s:
+    with Database(tmp_path / "p.db") as s:
         record = s.environments(1)["router"]["labgrid"]
         assert record["power"] == "NetworkPowerPort"
         assert record["console"] == f"tcp://{LOOPBACK}:{console_port}"

@@ -21,7 +21,7 @@ from perflab.hosts.base import Reader
 from perflab.hosts.environment import capture
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import SshConnection, SshTarget
-from perflab.store import Store
+from perflab.store import Database
 from sshd import Sshd, start_sshd
 
 pytestmark = pytest.mark.server
@@ -198,7 +198,7 @@ def test_the_controllers_python_and_perflab_are_in_its_record_only(tmp_path):
         db = tmp_path / "p.db"
         r = perflab("run", str(spec), "--store", str(db), "--no-compare")
         assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         records = s.environments(1)
     device = records.pop("dut")
     [controller] = records.values()

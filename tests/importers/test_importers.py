@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import REPO, perflab
-from perflab.store import Store
+from perflab.store import Database
 
 DATA = REPO / "tests" / "data" / "importers"
 GO_OLD, GO_NEW = DATA / "gobench" / "old.txt", DATA / "gobench" / "new.txt"
@@ -56,7 +56,7 @@ def import_files(tmp_path: Path, fmt: str, *args: str | Path) -> Imported:
     r = perflab("import", "--format", fmt, *map(str, args), "--store", str(db))
     assert r.code == 0, r.err
     eid = int(r.out.split()[-1])
-    with Store(db, write=False) as store:
+    with Database(db, write=False) as store:
         exp = store.experiment(eid)
         values: dict[int, dict[str, float]] = {}
         for run_id, name, value in store.metrics(eid):
@@ -533,7 +533,7 @@ def test_two_folders_of_one_name_are_described_by_their_paths(tmp_path):
     shutil.copytree(DATA / "criterion" / "after", b)
     db = tmp_path / "p.db"
     assert perflab("import", "--format", "criterion", str(a), str(b), "--store", str(db)).code == 0
-    with Store(db, write=False) as store:
+    with Database(db, write=False) as store:
         said = store.experiment(1).description
     assert str(a) in said and str(b) in said and "criterion, criterion" not in said, said
 

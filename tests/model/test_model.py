@@ -423,11 +423,11 @@ def test_plot_rejects_unknown_format(tmp_path):
 def _store_platform(path: Path, o: Observation, rng: np.random.Generator) -> None:
     """A machine's store: a cpu probe, a memmove probe and a benchmark experiment."""
     from perflab.platform.stored import record_probe
-    from perflab.store import MetricDef, NewRun, Store
+    from perflab.store import Database, MetricDef, NewRun
     from perflab.workloads.probes import ProbeResult
 
     host = {"hostname": o.platform, "cpu_model": "synthetic"}
-    with Store(path) as st:
+    with Database(path) as st:
         cpu = [o.cpu * math.exp(rng.normal(0, 0.002)) for _ in range(5)]
         record_probe(
             st,
@@ -570,7 +570,7 @@ def test_probe_recorded_in_store_reads_back(tmp_path):
 def test_one_store_several_configurations(tmp_path):
     """Like examples/router/router.toml: probes and workload in one experiment, one variant
     per memory configuration; each variant/cell is a platform of its own."""
-    from perflab.store import MetricDef, NewRun, Store
+    from perflab.store import Database, MetricDef, NewRun
 
     db = tmp_path / "vm.db"
     truth = {"4k": (60_000.0, 8_000.0), "huge": (60_000.0, 15_000.0)}
@@ -596,7 +596,7 @@ def test_one_store_several_configurations(tmp_path):
                     )
                 )
                 i += 1
-    with Store(db) as st:
+    with Database(db) as st:
         st.create_experiment(
             name="router-index",
             description="",

@@ -24,7 +24,7 @@ from cli_helpers import perflab, write_spec
 from perflab.observe.folded import parse_folded, shares
 from perflab.observe.profile import ProfileError, phase_mode, read_host_perf
 from perflab.report.browser import Browser
-from perflab.store import Store
+from perflab.store import Database
 
 PROGRAM = r"""
 #include <string.h>
@@ -96,7 +96,7 @@ def experiment(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _runs(store: Path) -> list[tuple[str, dict[str, int], dict[str, object]]]:
-    with Store(store) as s:
+    with Database(store) as s:
         out = []
         for run in s.runs(1):
             blob = s.artifact(1, "profile:work", run.id)
@@ -273,7 +273,7 @@ def test_a_kv_phase_is_profiled_system_wide_with_the_server_in_it(tmp_path):
     store = tmp_path / "kv.db"
     r = perflab("run", str(write_spec(tmp_path, KV_SPEC)), "--store", str(store), "--no-compare")
     assert r.code == 0, r.err
-    with Store(store) as s:
+    with Database(store) as s:
         runs = s.runs(1)
         assert [x.status for x in runs] == ["ok", "ok"]
         for run in runs:

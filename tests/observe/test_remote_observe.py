@@ -27,7 +27,7 @@ import pytest
 from cli_helpers import perflab, write_spec
 from perflab.observe.counters import perf_failure, pmu_reason
 from perflab.observe.folded import parse_folded, shares
-from perflab.store import Store
+from perflab.store import Database
 from sshd import Sshd, start_sshd
 
 pytestmark = pytest.mark.server
@@ -181,7 +181,7 @@ def _run(tmp: Path, spec: Path) -> tuple[int, str, Path]:
 
 
 def _profiles(db: Path) -> list[tuple[str, dict[str, int], dict[str, object]]]:
-    with Store(db) as s:
+    with Database(db) as s:
         out = []
         for run in s.runs(1):
             assert run.status == "ok", run.reason
@@ -274,7 +274,7 @@ def test_counters_of_a_remote_phase_are_counted_on_its_host(sshd, spin, tmp_path
     # every page touched once: a fault each (and the program's own start, a few dozen more)
     assert all(PAGES <= f < PAGES + 2000 for f in values["faults"]), values["faults"]
     assert all(0 < ms < 5000 for ms in values["cpu_ms"]), values["cpu_ms"]
-    with Store(db) as s:
+    with Database(db) as s:
         for run in s.runs(1):
             csv = s.artifact(1, "counters:work", run.id)
             assert csv is not None and b"page-faults" in csv  # perf's CSV, fetched back
@@ -311,7 +311,7 @@ def test_a_failed_remote_phase_leaves_nothing_of_its_profile_or_counts_on_the_ho
     before = _host_files()
     code, said, db = _run(tmp_path, spec)
     assert code == 1, said
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert [x.status for x in runs] == ["failed", "failed"], said
         for run in runs:

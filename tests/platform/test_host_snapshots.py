@@ -11,7 +11,7 @@ import socket
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.analysis.system_conditions import system_warnings
-from perflab.store import Store
+from perflab.store import Database
 from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 from sshd import start_sshd
 
@@ -49,7 +49,7 @@ def test_every_host_is_snapshotted_at_the_same_moments(tmp_path):
         db = tmp_path / "p.db"
         r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db, write=False) as s:
+    with Database(db, write=False) as s:
         names = [n for n, _ in s.artifact_names(1) if n.startswith(SNAPSHOT_PREFIX)]
         docs = [json.loads(s.artifact(1, n) or b"") for n in names]
     by_host: dict[str, list[dict]] = {}

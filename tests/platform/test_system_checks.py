@@ -25,7 +25,7 @@ from perflab.platform.system_state import (
 )
 from perflab.records import RunRow
 from perflab.run.system_snapshots import SystemSnapshots
-from perflab.store import Store
+from perflab.store import Database
 
 CPU = "sys/devices/system/cpu"
 
@@ -429,7 +429,7 @@ better = "lower"
 
 
 def snapshots_of(db: Path) -> list[tuple[str, dict]]:
-    with Store(db, write=False) as store:
+    with Database(db, write=False) as store:
         names = [n for n, _ in store.artifact_names(1) if n.startswith("system/")]
         return [(n, json.loads(store.artifact(1, n) or b"")) for n in names]
 
@@ -485,7 +485,7 @@ def test_compare_prints_a_warning_when_conditions_changed(tmp_path):
     changed = make_tree(tmp_path / "t", smt="1")
     doc = {**state_of(changed).to_json(), "label": "after block 3", "variants": ["b"]}
     quiet = {**state_of(make_tree(tmp_path / "q")).to_json(), "label": "start", "variants": []}
-    with Store(db) as store:  # two made-up snapshots, after the machine's own
+    with Database(db) as store:  # two made-up snapshots, after the machine's own
         store.put_artifact(1, "system/003", json.dumps(quiet).encode())
         store.put_artifact(1, "system/004", json.dumps(doc).encode())
     r = perflab("compare", "1", "--store", str(db))
@@ -499,7 +499,7 @@ def test_a_snapshot_is_due_at_a_block_end_once_the_spacing_has_passed(tmp_path):
     """`snapshot_every`: a block's end, then the spacing from the last snapshot taken; the
     runs in between are counted by the next one; a sequential plan's segments likewise."""
     now = [0.0]
-    with Store(tmp_path / "s.db") as store:
+    with Database(tmp_path / "s.db") as store:
         snaps = SystemSnapshots(
             store, 1, LocalHost(), "interleaved", every=10.0, clock=lambda: now[0]
         )

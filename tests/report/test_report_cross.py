@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import perflab, write_spec
 from perflab.analysis.dataset import load_dataset
 from perflab.stats import get_method
-from perflab.store import Store
+from perflab.store import Database
 
 SPEC = """\
 name = "{name}"
@@ -76,7 +76,7 @@ def test_compare_two_experiments_matches_welch_on_the_stored_samples(store):
         "size=100,variant=new",
         "size=100,variant=old",
     ]
-    with Store(db) as s:
+    with Database(db) as s:
         a, b = load_dataset(s, 1), load_dataset(s, 2)
     welch = get_method("welch")
     for size in ("10", "100"):
@@ -142,7 +142,7 @@ def test_report_of_two_experiments(store):
 
 def test_environment_differences_are_highlighted(store, tmp_path):
     db, _ = store
-    with Store(db) as s:
+    with Database(db) as s:
         envs = s.environments(2)
         host, info = next(iter(envs.items()))
         s.put_environment(

@@ -14,7 +14,7 @@ from perflab.api.reporting import build_report
 from perflab.report import plots
 from perflab.report.html import render_html
 from perflab.report.markdown import _guard_start, md_escape
-from perflab.store import Store
+from perflab.store import Database
 from testdata import MGLRU_RUNS, mglru_import
 
 IMPORT = mglru_import("ops_per_sec:higher:ops/s", "p99_latency_ms:lower:ms")
@@ -29,7 +29,7 @@ def mglru(tmp_path_factory):
 
 
 def test_mglru_report_says_what_the_experiment_says(mglru):
-    with Store(mglru) as s:
+    with Database(mglru) as s:
         rep = build_report(s, ComparisonRequest(1))
     verdict = "".join(sp.text for sp in rep.verdict[0].spans)
     assert verdict.startswith(
@@ -143,7 +143,7 @@ regex = 'v=(?P<value>[0-9]+)'
     c = doc["comparison"]["comparisons"][0]
     assert c["estimate"] == pytest.approx(50 / 103)
     # The plots of a matrix-less experiment draw (one panel, no cell title).
-    with Store(db) as s:
+    with Database(db) as s:
         rep = build_report(s, ComparisonRequest(1))
     for p in rep.plots():
         svg = plots.render(p.make, "svg")
@@ -250,5 +250,5 @@ regex = 'v=(?P<value>[0-9]+)'
     assert r.code == 0, r.err
     doc = json.loads(perflab("report", "1", "--store", str(db), "--json").out)
     assert doc["numeric_params"] == {"keys": {"1K": 1000.0, "4K": 4000.0}}
-    with Store(db) as s:
+    with Database(db) as s:
         assert s.experiment(1).settings["unmeasured_phases"] == ["populate"]

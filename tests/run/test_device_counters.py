@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server
@@ -51,7 +51,7 @@ better = "lower"
 
 
 def _runs(db):
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         values = {(r, m): v for r, m, v in s.metrics(1)}
         arts = {r.id: s.artifact(1, "counters:work", r.id) for r in runs if r.status == "ok"}
@@ -97,7 +97,7 @@ def test_a_device_counter_that_cannot_be_read_fails_the_run_saying_why(
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
     assert r.code == 1, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         failed = [x for x in s.runs(1) if x.status == "failed"]
     assert failed and all("host 'dut'" in (x.reason or "") for x in failed), failed
     assert why in (failed[0].reason or ""), failed[0].reason

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import perflab
-from perflab.store import Store
+from perflab.store import Database
 from perflab.workloads.kv_result import KvResult
 from sshd import start_sshd
 
@@ -80,7 +80,7 @@ def test_mglru_two_machines_boots_each_kernel_and_loads_from_the_ate(tmp_path):
         assert r.code == 0, r.err
         assert "host 'dut' booted" in r.err  # the DUT started on the baseline's kernel
         kernels = {"baseline": "6.0.0-rc3", "mglru": "6.0.0-rc3-mglru"}
-        with Store(db) as s:
+        with Database(db) as s:
             runs = s.runs(1)
             assert len(runs) == 8 and {x.status for x in runs} == {"ok"}
             boot_ids = set()
@@ -126,7 +126,7 @@ def test_instance_sweep_spreads_two_clients_over_every_instance(tmp_path):
         db = tmp_path / "p.db"
         r = perflab("run", str(spec), "--store", str(db), "--no-compare")
         assert r.code == 0, r.err
-        with Store(db) as s:
+        with Database(db) as s:
             runs = s.runs(1)
             assert len(runs) == 8 and {x.status for x in runs} == {"ok"}
             for run in runs:

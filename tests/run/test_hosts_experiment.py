@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 from cli_helpers import perflab, perflab_process, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from proc_helpers import gone, live, marker_sleep, wait_until
 from sshd import start_sshd
 
@@ -61,7 +61,7 @@ def test_steps_run_where_on_says_and_the_record_says_where(sshd, tmp_path):
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert [x.status for x in runs] == ["ok"] * 4
         hosts = s.environments(1)
@@ -104,7 +104,7 @@ def test_unreachable_host_stops_before_any_run(sshd, tmp_path):
     r = perflab("run", str(spec), "--store", str(db))
     assert r.code == 1, r.err
     assert "host 'dut'" in r.err and "cannot connect" in r.err and "Traceback" not in r.err
-    with Store(db) as s:
+    with Database(db) as s:
         assert {x.status for x in s.runs(1)} == {"pending"}  # resumable once the host is back
 
 
@@ -153,7 +153,7 @@ def test_runs_on_the_variants_kernel_are_recorded_with_it(sshd, tmp_path):
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
     assert "booted" not in r.err  # it runs the right kernel already: no boot
-    with Store(db) as s:
+    with Database(db) as s:
         for run in s.runs(1):
             host, kernel, boot_id, cmdline = s.artifact(1, "kernel", run.id).decode().split("\t")
             assert (host, kernel) == ("dut", running) and len(boot_id) >= 32 and word in cmdline
@@ -169,7 +169,7 @@ def test_a_host_that_does_not_boot_into_the_kernel_records_no_run(sshd, tmp_path
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
     assert r.code == 1, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         ok = [x for x in runs if x.variant == "a"]
         bad = [x for x in runs if x.variant == "b"]
@@ -222,7 +222,7 @@ def test_a_connection_lost_mid_run_fails_that_run_and_the_experiment_goes_on(ssh
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 1, r.err  # a failed run: exit 1
     assert "Traceback" not in r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = sorted(s.runs(1), key=lambda x: x.order_index)
         assert [x.status for x in runs] == ["failed", "ok", "ok", "ok"]
         assert "phase:p" in runs[0].reason and "lost" in runs[0].reason, runs[0].reason
@@ -267,7 +267,7 @@ def test_files_are_staged_to_a_host_and_a_phase_s_files_fetched_back(sshd, tmp_p
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
     assert (tmp_path / "dut-home" / "emit.sh").read_text().startswith("printf")  # staged there
-    with Store(db) as s:
+    with Database(db) as s:
         for run in s.runs(1):
             name = f"file:p:result-{run.variant}.json"
             assert s.artifact(1, name, run.id) == f'{{"variant": "{run.variant}"}}\n'.encode()
@@ -281,7 +281,7 @@ def test_a_file_to_fetch_that_is_missing_fails_the_run(sshd, tmp_path):
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 1
-    with Store(db) as s:
+    with Database(db) as s:
         for run in s.runs(1):
             assert run.status == "failed"
             assert run.reason == "phase:p: fetch nowhere.json: no such file on host 'dut'"
@@ -421,7 +421,7 @@ def test_a_host_that_dies_mid_experiment_fails_its_runs_and_stalls_nothing(tmp_p
                 p.kill()
                 p.communicate()
     assert p.returncode == 1, err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = sorted(s.runs(1), key=lambda r: r.order_index)
         assert s.experiment(1).status == "complete"
     assert runs[0].status == "ok"

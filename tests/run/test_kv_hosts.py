@@ -10,7 +10,7 @@ import json
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from perflab.workloads.kv_result import KvResult, merge_histograms
 from servers import start_memcached
 from sshd import start_sshd
@@ -74,7 +74,7 @@ def test_load_from_two_hosts_is_merged_exactly(clients, memcached, tmp_path):
     before = _server_requests(memcached)
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert [x.status for x in runs] == ["ok", "ok"]
         total = 0
@@ -133,7 +133,7 @@ def test_several_processes_per_host(clients, memcached, tmp_path):
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         run = s.runs(1)[0]
         names = {n for n, _ in s.artifact_names(1, run.id) if n.startswith("kv:load@")}
         assert names == {"kv:load@c1#1", "kv:load@c1#2"}
@@ -152,7 +152,7 @@ def test_a_load_process_that_fails_fails_its_run_with_one_line(clients, tmp_path
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare", "--max-failures", "0")
     assert r.code == 1
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert [x.status for x in runs] == ["failed", "failed"]
         assert all("phase:load" in (x.reason or "") for x in runs)

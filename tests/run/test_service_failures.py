@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 from cli_helpers import perflab_process, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from proc_helpers import all_gone
 from test_services import HEAD, METRIC
 from test_services import _run as run_services
@@ -59,7 +59,7 @@ ready_timeout = "1h"
 """
     r, db = _run(tmp_path, body, "--max-failures", "0")
     assert r.code == 1, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
     assert len(runs) == 4 and {x.status for x in runs} == {"failed"}
     for run in runs:
@@ -82,7 +82,7 @@ ready_timeout = "1h"
     r, db = _run(tmp_path, body)
     assert r.code == 1, r.err  # runs failed
     assert "2 failed runs and 2 ok" in r.err and "Traceback" not in r.err
-    with Store(db) as s:
+    with Database(db) as s:
         experiment = s.experiment(1)
         runs = sorted(s.runs(1), key=lambda x: x.order_index)
         outputs = [s.artifact(1, "stderr:service:per_variant", x.id) for x in runs]
@@ -111,7 +111,7 @@ ready_timeout = "1s"
 """
     r, db = _run(tmp_path, body)
     assert r.code == 1, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
     assert Counter((x.variant, x.status) for x in runs) == {("a", "ok"): 2, ("b", "failed"): 2}
     assert all("not ready within 1 s" in x.reason for x in runs if x.variant == "b")
@@ -144,6 +144,6 @@ ready_timeout = "1h"
     assert p.returncode == 130, err
     assert "resume with: perflab run --resume 1" in err and "Traceback" not in err
     all_gone([int(x) for x in started.read_text().split()])  # the service was stopped
-    with Store(db) as s:
+    with Database(db) as s:
         assert s.experiment(1).status == "interrupted"
         assert {x.status for x in s.runs(1)} == {"pending"}  # the run in flight goes back

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from proc_helpers import all_gone
 
 pytestmark = pytest.mark.server
@@ -57,7 +57,7 @@ command = "printf 'stats\\\\r\\\\nquit\\\\r\\\\n' | timeout 5 bash -c 'cat > /de
     pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
     assert len(pids) == 4  # one memcached per run
     all_gone(pids)
-    with Store(db) as s:
+    with Database(db) as s:
         ports = {int(v) for _, _, v in s.metrics(1)}
         assert len(ports) >= 1 and all(1024 <= p < 65536 for p in ports)
         run = s.runs(1)[0]
@@ -101,7 +101,7 @@ command = "echo v=1"
     r, db = _run(tmp_path, body)
     assert r.code == 0, r.err
     assert (tmp_path / "once").read_text().split() == ["start"]
-    with Store(db) as s:
+    with Database(db) as s:
         order = [x.variant for x in sorted(s.runs(1), key=lambda x: x.order_index)]
     starts = (tmp_path / "per-variant").read_text().split()
     assert starts == [v for v, _ in itertools.groupby(order)]  # restarted when it changes
@@ -121,7 +121,7 @@ def test_a_service_that_does_not_get_ready_fails_the_run(tmp_path, service, reas
     body = f'[[service]]\nname = "x"\n{service}\n[[phase]]\nname = "p"\ncommand = "echo v=1"\n'
     r, db = _run(tmp_path, body, "--max-failures", "0")
     assert r.code == 1
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         assert {x.status for x in runs} == {"failed"}
         assert all(reason in x.reason for x in runs), runs[0].reason

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.store import Store
+from perflab.store import Database
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server
@@ -27,7 +27,7 @@ regex = 'v=(?P<value>[0-9]+)'
 
 def _stopped(db, why: str) -> None:
     """The experiment is `stopped` with ``why`` in its reason, everywhere it shows."""
-    with Store(db) as s:
+    with Database(db) as s:
         assert s.experiment(1).status == "stopped"
         assert {x.status for x in s.runs(1)} == {"pending"}
     [listed] = json.loads(perflab("ls", "--store", str(db), "--json").out)
@@ -58,7 +58,7 @@ def test_an_unreachable_host_stops_the_experiment_and_resume_finishes_it(tmp_pat
         srv._wait_ready()
         r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
         assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         assert s.experiment(1).status == "complete"
         assert {x.status for x in s.runs(1)} == {"ok"}
     assert json.loads(perflab("ls", "--store", str(db), "--json").out)[0]["status"] == "complete"
@@ -122,7 +122,7 @@ command = "echo v=1"
     ok.write_text("")  # the cause is gone
     r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         assert s.experiment(1).status == "complete"
         assert {x.status for x in s.runs(1)} == {"ok"}
 
@@ -146,7 +146,7 @@ def test_a_refused_second_runner_leaves_no_folder_behind(tmp_path):
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 if db.exists():
-                    with Store(db) as st:
+                    with Database(db) as st:
                         if any(r.status == "running" for r in st.runs(1)):
                             break
                 time.sleep(0.1)

@@ -9,7 +9,7 @@ import os
 from collections import Counter
 
 from cli_helpers import perflab, write_spec
-from perflab.store import Store
+from perflab.store import Database
 
 
 def _recording_script(path, log) -> None:
@@ -49,7 +49,7 @@ regex = 'v=(?P<value>[0-9]+)'
     db = tmp_path / "p.db"
     r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    with Store(db) as s:
+    with Database(db) as s:
         runs = s.runs(1)
         environments = s.environments(1)
     assert {x.status for x in runs} == {"ok"}

@@ -93,7 +93,7 @@ def test_load_dataset_groups_as_before(tmp_path):
     """Values and blocks per (cell, variant, metric), in run order, samples in order of first
     appearance — checked against a grouping of the store's rows read one by one."""
     from perflab.analysis.dataset import load_dataset
-    from perflab.store import Store
+    from perflab.store import Database
 
     path = tmp_path / "s.db"
     csv = tmp_path / "runs.csv"
@@ -130,7 +130,7 @@ def test_load_dataset_groups_as_before(tmp_path):
         check=True,
         capture_output=True,
     )
-    with Store(path, write=False) as store:
+    with Database(path, write=False) as store:
         data = load_dataset(store, 1)
         want: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
         sql = (

@@ -1,4 +1,4 @@
-"""Store faults: each is one line naming the store, exit 2, and nothing created or changed.
+"""Database faults: each is one line naming the store, exit 2, and nothing created or changed.
 
 Real files and real CLI calls throughout. Read-only cases run the CLI in a child process
 that file modes apply to (when the tests run as root: root without CAP_DAC_OVERRIDE, so
@@ -354,11 +354,11 @@ def test_reading_a_read_only_store_file_leaves_its_bytes(ro_tmp):
 FILL = """
 import hashlib, json, os, resource, signal, sys
 from perflab.errors import StoreError
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import MetricDef, NewRun, Database
 
 path, limit, ballast = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-store = Store(path)
+store = Database(path)
 eid = store.create_experiment(
     name="fill", description="", source="run", baseline="a", metrics=[MetricDef("ops", "", "higher")],
     settings={}, runs=[NewRun(order_index=i, block=i, cell_key="-", cell={}, variant="a", repetition=i + 1)

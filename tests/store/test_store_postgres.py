@@ -1,5 +1,5 @@
 """A PostgreSQL store (`--store postgresql://…`) against a real server on loopback (pg.py):
-the Store API does on it what it does on SQLite, with the same schema and migrations;
+the Database API does on it what it does on SQLite, with the same schema and migrations;
 store arguments that look like URLs are PostgreSQL stores or one-line errors;
 `perflab store copy` moves experiments both ways and loses nothing.
 
@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from cli_helpers import perflab
 from perflab.errors import StoreError
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import Database, MetricDef, NewRun
 from perflab.store.schema import SCHEMA_VERSION, expected_columns
 
 pytestmark = [pytest.mark.server]
@@ -51,8 +51,8 @@ def _new_runs(n: int, seed: int, *, planned: bool = False) -> list[NewRun]:
     return out
 
 
-def exercise(s: Store) -> dict[str, object]:
-    """Every writing method of the Store, then what the store reads back (times left out)."""
+def exercise(s: Database) -> dict[str, object]:
+    """Every writing method of the Database, then what the store reads back (times left out)."""
     eid = s.create_experiment(
         name="api", description="d", source="run", baseline="b", metrics=METRICS,
         settings={"seed": 1}, runs=_new_runs(30, 1, planned=True)[:20], spec_sha256="abc",
@@ -91,7 +91,7 @@ def exercise(s: Store) -> dict[str, object]:
     }
 
 
-def dump(s: Store) -> list[dict[str, object]]:
+def dump(s: Database) -> list[dict[str, object]]:
     """Everything a store holds, without ids (runs by their place in the plan) and times
     (whether each is set): equal for two stores that hold the same experiments."""
     out = []
@@ -129,7 +129,7 @@ def _plain(row: object, *left_out: str) -> dict[str, object]:
 
 
 def test_the_store_api_does_on_postgres_what_it_does_on_sqlite(pg_url, tmp_path):
-    with Store(pg_url) as pg, Store(tmp_path / "p.db") as lite:
+    with Database(pg_url) as pg, Database(tmp_path / "p.db") as lite:
         assert type(pg.backend).__name__ == "PostgresBackend"
         got, want = exercise(pg), exercise(lite)
     assert got == want
@@ -139,7 +139,7 @@ def test_the_store_api_does_on_postgres_what_it_does_on_sqlite(pg_url, tmp_path)
 
 
 def test_its_schema_is_sqlites_and_each_open_checks_it(pg_url):
-    with Store(pg_url):
+    with Database(pg_url):
         pass
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute(
@@ -154,7 +154,7 @@ def test_its_schema_is_sqlites_and_each_open_checks_it(pg_url):
     assert have == {t: set(c) for t, c in expected_columns().items()}
     assert version == [(str(SCHEMA_VERSION),)]
     with pytest.raises(StoreError, match=r"is damaged: table runs lacks column\(s\) pid_start$"):
-        Store(pg_url, write=False)
+        Database(pg_url, write=False)
 
 
 def _downgrade(execute) -> None:
@@ -165,7 +165,7 @@ def _downgrade(execute) -> None:
 
 
 def _one_experiment(where) -> int:
-    with Store(where) as s:
+    with Database(where) as s:
         return s.create_experiment(
             name="old", description="", source="import", baseline="b", metrics=METRICS,
             settings={}, runs=_new_runs(10, 3), status="complete",
@@ -190,7 +190,7 @@ def test_an_older_store_is_read_as_it_is_and_migrated_by_a_writer(pg_url, tmp_pa
         assert [(e["name"], e["user"]) for e in json.loads(ls.out)] == [("old", None)]
         assert lite.read_bytes() == before  # a reading command migrates nothing
         _one_experiment(where)  # a writer migrates: version 3, the old rows without a user
-        with Store(where, write=False) as s:
+        with Database(where, write=False) as s:
             users = [(e.name, e.user is not None) for e, _ in s.experiments()]
         assert users == [("old", True), ("old", False)]
 
@@ -244,9 +244,9 @@ def test_a_database_without_a_store_or_with_someone_elses(postgres, pg_url, tmp_
 def test_the_runner_lock_is_held_by_a_live_connection_on_any_host(pg_url, monkeypatch):
     monkeypatch.setattr("perflab.store.postgres_backend.LOCK_WAIT_S", 0.2)
     eid = _one_experiment(pg_url)
-    with Store(pg_url) as first:
+    with Database(pg_url) as first:
         assert first.claim(eid, 111, "host-a") is None
-        with Store(pg_url) as second:
+        with Database(pg_url) as second:
             assert second.claim(eid, 222, "host-b") == (111, "host-a")
             first.release(eid)
             assert second.claim(eid, 222, "host-b") is None
@@ -258,9 +258,9 @@ def test_the_runner_lock_is_held_by_a_live_connection_on_any_host(pg_url, monkey
 
 WRITER = """
 import sys
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import MetricDef, NewRun, Database
 url, who = sys.argv[1], int(sys.argv[2])
-with Store(url) as s:
+with Database(url) as s:
     for e in range(4):
         runs = [NewRun(i, 0, "c", {}, "v", i) for i in range(15)]
         eid = s.create_experiment(name=f"w{who}-{e}", description="", source="run", baseline="v",
@@ -281,7 +281,7 @@ def test_processes_writing_at_once_from_an_empty_database_lose_and_mix_nothing(p
     ]
     for p in procs:
         assert p.wait(timeout=120) == 0, p.stderr.read() if p.stderr else ""
-    with Store(pg_url, write=False) as s:
+    with Database(pg_url, write=False) as s:
         experiments = s.experiments()
         assert len(experiments) == 16 and len({e.id for e, _ in experiments}) == 16
         for e, counts in experiments:
@@ -297,7 +297,7 @@ def test_processes_writing_at_once_from_an_empty_database_lose_and_mix_nothing(p
 
 def test_store_copy_both_ways_keeps_everything(pg_url, tmp_path, postgres):
     first = tmp_path / "first.db"
-    with Store(first) as s:
+    with Database(first) as s:
         exercise(s)
     _one_experiment(first)
     r = perflab("store", "copy", str(first), pg_url)
@@ -307,12 +307,12 @@ def test_store_copy_both_ways_keeps_everything(pg_url, tmp_path, postgres):
     assert len(lines) == 3 and lines[0].startswith("perflab: [1/3] experiment 1 → 1: 30 runs, ")
     back = tmp_path / "back" / "again.db"
     assert perflab("store", "copy", pg_url, str(back)).code == 0
-    with Store(first, write=False) as a, Store(pg_url, write=False) as b, Store(back) as c:
+    with Database(first, write=False) as a, Database(pg_url, write=False) as b, Database(back) as c:
         assert dump(a) == dump(b) == dump(c)
     # chosen experiments (by name, by id; each once), new ids after the ones there
     r = perflab("store", "copy", pg_url, str(back), "old", "1", "old")
     assert r.code == 0 and r.out.endswith(": 3 as 4, 1 as 5\n"), r
-    with Store(back, write=False) as c:
+    with Database(back, write=False) as c:
         assert [e.name for e, _ in c.experiments()][:2] == ["api", "old"]
 
 
@@ -343,7 +343,7 @@ def test_store_copy_errors_are_one_line_and_leave_the_destination_as_it_was(pg_u
         f"perflab: error: store {pg_url}: cannot copy experiment 1 of {src}: new row for "
         'relation "runs" violates check constraint "few"\n'
     )
-    with Store(pg_url, write=False) as s:
+    with Database(pg_url, write=False) as s:
         assert [e.id for e, _ in s.experiments()] == [1]
 
 

@@ -1,4 +1,4 @@
-"""The store's hot read (`Store.measured_values`, in Rust through a second connection):
+"""The store's hot read (`Database.measured_values`, in Rust through a second connection):
 the same groups, values and order as SQL read and grouped here, on real stores; its errors
 are one StoreError line like every other read."""
 
@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from perflab.errors import StoreError
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import Database, MetricDef, NewRun
 
 METRICS = [MetricDef("t", "s", "lower"), MetricDef("u", "ops/s", "higher")]
 
@@ -59,7 +59,7 @@ def _expected(path, eid):
 
 def _store(path, seed: int, n: int) -> list[int]:
     rng = random.Random(seed)
-    with Store(path) as s:
+    with Database(path) as s:
         return [
             s.create_experiment(
                 name=f"e{k}",
@@ -79,7 +79,7 @@ def _store(path, seed: int, n: int) -> list[int]:
 def test_groups_match_sql_read_and_grouped_in_python(tmp_path, seed):
     path = tmp_path / "a b?c#d.db"  # quoted into the URI the second connection opens
     eids = _store(path, seed, 400)
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         for eid in eids:
             samples, blocks = s.measured_values(eid)
             want_samples, want_blocks = _expected(path, eid)
@@ -100,7 +100,7 @@ def test_arrays_from_the_read_buffer_are_the_samples_as_arrays(tmp_path, seed):
 
     path = tmp_path / "a.db"
     eids = _store(path, seed, 300)
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         data = load_dataset(s, eids[0])
     fast = data.arrays
     assert not data.samples._lists  # type: ignore[attr-defined]  # no list made
@@ -117,7 +117,7 @@ def test_runs_overview_has_the_cells_and_the_status_counts_sql_gives(tmp_path):
     appearance and the runs per status, as the store's SQL reads count them."""
     path = tmp_path / "o.db"
     eids = _store(path, 4, 300)
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         for eid in eids:
             cells, counts = s.runs_overview(eid)
             assert counts == s.status_counts(eid)
@@ -130,7 +130,7 @@ def test_runs_overview_has_the_cells_and_the_status_counts_sql_gives(tmp_path):
 
 def test_an_experiment_without_measured_runs_reads_empty(tmp_path):
     path = tmp_path / "p.db"
-    with Store(path) as s:
+    with Database(path) as s:
         eid = s.create_experiment(
             name="e", description="", source="import", baseline="base",
             metrics=METRICS, settings={}, runs=[],
@@ -142,7 +142,7 @@ def test_an_experiment_without_measured_runs_reads_empty(tmp_path):
 def test_a_store_damaged_after_it_was_opened_is_one_store_error(tmp_path):
     path = tmp_path / "p.db"
     (eid,) = _store(path, 4, 3000)[:1]
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         size = path.stat().st_size
         with open(path, "r+b") as f:  # pages of the runs and metrics, after the header page
             f.seek(4096)
@@ -169,11 +169,11 @@ def test_one_sqlite_library_serves_both_connections():
 
 
 def test_prefetched_reads_are_the_reads_and_their_errors_are_store_errors(tmp_path):
-    """`Store.prefetch` reads in threads while the caller goes on; the reads hand over what
+    """`Database.prefetch` reads in threads while the caller goes on; the reads hand over what
     the threads read (once: a second read reads again) or raise what they raised, worded."""
     path = tmp_path / "p.db"
     (eid,) = _store(path, 5, 500)[:1]
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         plain = s.measured_values(eid), s.cells_and_variants(eid)
         s.prefetch(eid)
         assert (s.measured_values(eid), s.cells_and_variants(eid)) == plain
@@ -199,7 +199,7 @@ def test_datasets_arrays_are_its_samples_as_float64(tmp_path):
 
     path = tmp_path / "d.db"
     eid = _store(path, 5, 400)[0]
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         data = load_dataset(s, eid)
     assert data.arrays.keys() == data.samples.keys()
     assert len({len(v) for v in data.samples.values()}) >= 3  # blocks of several sizes
@@ -234,7 +234,7 @@ def _one_size_store(path, cells: int, runs: int) -> int:
                         metrics={"t": t, "u": u},
                     )
                 )
-    with Store(path) as s:
+    with Database(path) as s:
         return s.create_experiment(
             name="one size",
             description="",
@@ -260,7 +260,7 @@ def test_samples_of_one_size_are_one_block_and_gathered_by_key(tmp_path):
 
     path = tmp_path / "one.db"
     eid = _one_size_store(path, 12, 7)
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         data = load_dataset(s, eid)
     block, row = data.value_block
     assert block.shape == (12 * 3 * 2, 7) and list(row) == list(data.arrays)
@@ -285,7 +285,7 @@ def test_a_comparison_from_one_block_is_the_one_from_the_samples(tmp_path, metho
 
     path = tmp_path / "one.db"
     eid = _one_size_store(path, 30, 6)
-    with Store(path, write=False) as s:
+    with Database(path, write=False) as s:
         data = load_dataset(s, eid)
     for correction in ("holm", "bh", "none"):
         fast = compare_dataset(data, method=method, correction=correction)

@@ -29,7 +29,7 @@ from perflab.analysis.compare import CompareResult, Note, compare_dataset
 from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.stats import DEFAULT_METHOD, StatWarning
-from perflab.store import ExperimentRow, MetricDef, Store
+from perflab.store import Database, ExperimentRow, MetricDef
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def parse_pairs(specs: list[str] | None) -> list[tuple[str, str]] | None:
 
 
 def cross_dataset(
-    store: Store, ref_a: str | int, ref_b: str | int, pairs: list[tuple[str, str]] | None = None
+    store: Database, ref_a: str | int, ref_b: str | int, pairs: list[tuple[str, str]] | None = None
 ) -> CrossDataset:
     """Experiment ``ref_b`` against ``ref_a`` as the baseline, matched by cell, variant and
     metric (see the module docstring). InputError (one line) when a side has nothing to match."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import InputError
-from perflab.store import ExperimentRow, MetricDef, Store
+from perflab.store import Database, ExperimentRow, MetricDef
 from perflab.store.grouped import Grouped
 
 #: Suffixes of numeric matrix labels ("1K", "10M", "2G"): powers of ten, as in
@@ -198,7 +198,7 @@ def _arrays_of(grouped: Grouped) -> dict[tuple[str, str, str], Any]:
     return out
 
 
-def load_dataset(store: Store, ref: str | int) -> Dataset:
+def load_dataset(store: Database, ref: str | int) -> Dataset:
     exp = store.experiment(ref)
     settings = exp.settings
     metrics = store.metric_defs(exp.id)
@@ -241,7 +241,7 @@ def load_dataset(store: Store, ref: str | int) -> Dataset:
     )
 
 
-def _system_snapshots(store: Store, eid: int) -> list[dict[str, Any]]:
+def _system_snapshots(store: Database, eid: int) -> list[dict[str, Any]]:
     """The system snapshots recorded with the experiment (`analysis.system_conditions`)."""
     from perflab.analysis.system_conditions import parse_snapshots
     from perflab.store.artifact_keys import SNAPSHOT_PREFIX

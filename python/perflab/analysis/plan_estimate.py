@@ -12,7 +12,7 @@ when there are none, those of the same experiment name. From their runs that end
   capture, ``before_all``, services of scope "experiment") and from its last run's end to
   its end (``after_all``).
 
-The store is only read (`Store(write=False)`): a missing store is no estimate, never a new
+The store is only read (`Database(write=False)`): a missing store is no estimate, never a new
 file.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from perflab.errors import StoreMissingError
 from perflab.plan import PlannedRun
 from perflab.spec import Spec
-from perflab.store import ExperimentRow, RunRow, Store
+from perflab.store import Database, ExperimentRow, RunRow
 from perflab.store.location import StoreURL, store_location
 
 
@@ -92,13 +92,13 @@ def estimate_from_path(
     if isinstance(where, Path) and not where.exists():
         return None  # reading must not create one
     try:
-        with Store(where, write=False) as store:
+        with Database(where, write=False) as store:
             return estimate_duration(store, spec, plan)
     except StoreMissingError:  # a team's new database: no earlier runs yet
         return None
 
 
-def earlier_experiments(store: Store, spec: Spec) -> tuple[str, list[ExperimentRow]]:
+def earlier_experiments(store: Database, spec: Spec) -> tuple[str, list[ExperimentRow]]:
     """(how they matched, the experiments run from this spec's text, else of its name), oldest first."""
     ran = [e for e, _ in store.experiments() if e.source == "run"]
     same_text = [e for e in ran if e.spec_sha256 == spec.sha256]
@@ -108,7 +108,7 @@ def earlier_experiments(store: Store, spec: Spec) -> tuple[str, list[ExperimentR
 
 
 def estimate_duration(
-    store: Store, spec: Spec, plan: Sequence[PlannedRun]
+    store: Database, spec: Spec, plan: Sequence[PlannedRun]
 ) -> DurationEstimate | None:
     """The plan's expected duration from earlier runs of this spec; None when the store
     holds no finished run of it."""

@@ -134,9 +134,9 @@ class StepEvidence:
 def read_step(store: str | None, experiment_id: int, metric: str, better: str) -> StepEvidence:
     """Step ``experiment_id``'s evidence from the store, and its decision."""
     from perflab.analysis.dataset import load_dataset
-    from perflab.store import Store
+    from perflab.store import Database
 
-    with Store(store, write=False, create=False) as db:
+    with Database(store, write=False, create=False) as db:
         data = load_dataset(db, experiment_id)
     runs = {
         v: sum(len(data.sample(cell, v, metric)) for cell, _ in data.cells)
@@ -219,9 +219,9 @@ def pair_change(
 ) -> Change:
     """``candidate`` against ``baseline`` in a stored step (e.g. bad against candidate)."""
     from perflab.analysis.dataset import load_dataset
-    from perflab.store import Store
+    from perflab.store import Database
 
-    with Store(store, write=False, create=False) as db:
+    with Database(store, write=False, create=False) as db:
         data = load_dataset(db, experiment_id)
     if data.baseline != baseline:
         data = _rebased(data, baseline, candidate)

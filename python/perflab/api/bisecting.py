@@ -327,10 +327,10 @@ def _step(
 def _finished_step(request: BisectRequest, step: Spec) -> int | None:
     """The experiment of ``step`` that an earlier run of this bisect finished (the same
     file: name, commits and precision alike), or None."""
-    from perflab.store import Store
+    from perflab.store import Database
 
     try:
-        with Store(request.store, write=False, create=False) as db:
+        with Database(request.store, write=False, create=False) as db:
             found = [
                 e.id
                 for e, _ in db.experiments()

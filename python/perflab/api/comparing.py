@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from perflab.analysis.scaling import ScalingResult
     from perflab.observe.movers import Mover
     from perflab.stats.warnings import StatWarning
-    from perflab.store import ExperimentRow, Store
+    from perflab.store import Database, ExperimentRow
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,10 @@ class Answer:
 
 
 def answer(
-    store: Store, request: ComparisonRequest, *, while_reading: Callable[[], object] | None = None
+    store: Database,
+    request: ComparisonRequest,
+    *,
+    while_reading: Callable[[], object] | None = None,
 ) -> Answer:
     """Compute ``request`` over ``store``'s experiments (see `ComparisonRequest`).
 
@@ -177,7 +180,7 @@ def answer(
     return Answer(request, result, fits, movers, origins, experiments)
 
 
-def _cross(store: Store, request: ComparisonRequest) -> CrossDataset:
+def _cross(store: Database, request: ComparisonRequest) -> CrossDataset:
     from perflab.analysis.cross import cross_dataset, parse_pairs
 
     assert request.other is not None
@@ -219,7 +222,7 @@ def _fits(
     return fits
 
 
-def _across(store: Store, request: ComparisonRequest) -> Answer:
+def _across(store: Database, request: ComparisonRequest) -> Answer:
     from perflab.analysis.across import across_dataset, compare_across, run_view
     from perflab.analysis.cross import single_origin
     from perflab.analysis.dataset import load_dataset

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from perflab.records import ExperimentRow as ExperimentRow
     from perflab.records import MetricDef as MetricDef
     from perflab.records import RunRow as RunRow
-    from perflab.store import Store
+    from perflab.store import Database
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Listing:
     reasons: dict[int, str]
 
 
-def list_experiments(store: Store) -> Listing:
+def list_experiments(store: Database) -> Listing:
     """Every experiment with its run counts, and why each that stopped stopped. One marked
     ``running`` whose runner is gone — perflab killed outright, or its store lost
     mid-run and the runner ended — is listed as stopped, saying so (the store is not
@@ -69,12 +69,12 @@ class Shown:
         return found
 
 
-def experiment(store: Store, ref: str | int) -> ExperimentRow:
+def experiment(store: Database, ref: str | int) -> ExperimentRow:
     """Experiment ``ref``: an id, a name (its latest) or ``last``."""
     return store.experiment(ref)
 
 
-def show_experiment(store: Store, ref: str | int) -> Shown:
+def show_experiment(store: Database, ref: str | int) -> Shown:
     e = store.experiment(ref)
     values: dict[int, dict[str, float]] = {}
     for rid, name, value in store.metrics(e.id):
@@ -82,7 +82,7 @@ def show_experiment(store: Store, ref: str | int) -> Shown:
     return Shown(e, store.runs(e.id), store.metric_defs(e.id), store.environments(e.id), values)
 
 
-def run_artifacts(store: Store, experiment_id: int, run: RunRow) -> dict[str, bytes]:
+def run_artifacts(store: Database, experiment_id: int, run: RunRow) -> dict[str, bytes]:
     """Every artifact a run kept, by name (`perflab.store.artifact_keys`)."""
     out: dict[str, bytes] = {}
     for name, _size in store.artifact_names(experiment_id, run.id):
@@ -92,7 +92,7 @@ def run_artifacts(store: Store, experiment_id: int, run: RunRow) -> dict[str, by
     return out
 
 
-def artifact(store: Store, experiment_id: int, name: str, run: RunRow | None) -> bytes:
+def artifact(store: Database, experiment_id: int, name: str, run: RunRow | None) -> bytes:
     """One artifact raw, of a run or (``run`` None) of the experiment; InputError naming
     the ones there are when it has no such artifact."""
     run_id = run.id if run is not None else None
@@ -105,7 +105,7 @@ def artifact(store: Store, experiment_id: int, name: str, run: RunRow | None) ->
     return data
 
 
-def comparison_warnings(store: Store, experiment_id: int) -> list[Note]:
+def comparison_warnings(store: Database, experiment_id: int) -> list[Note]:
     """What `perflab compare ID --verbose` lists under its tables (the default options)."""
     from perflab.api.comparing import ComparisonRequest, answer
 

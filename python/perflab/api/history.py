@@ -13,7 +13,7 @@ from perflab.errors import InputError
 if TYPE_CHECKING:
     from perflab.analysis.history import History as History
     from perflab.records import ExperimentRow
-    from perflab.store import Store
+    from perflab.store import Database
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def parse_experiments(text: str) -> tuple[str, ...]:
     return items
 
 
-def history(store: Store, request: HistoryRequest) -> History:
+def history(store: Database, request: HistoryRequest) -> History:
     """The history of ``request`` over ``store`` (see `HistoryRequest`)."""
     from perflab.analysis import history as series
     from perflab.analysis.dataset import load_dataset
@@ -77,7 +77,7 @@ def history(store: Store, request: HistoryRequest) -> History:
     )
 
 
-def _experiments(store: Store, request: HistoryRequest) -> list[ExperimentRow]:
+def _experiments(store: Database, request: HistoryRequest) -> list[ExperimentRow]:
     """The experiments of the series, oldest first; InputError (one line) for none."""
     if request.experiments:
         found = {e.id: e for e in (store.experiment(ref) for ref in request.experiments)}

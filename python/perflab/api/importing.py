@@ -111,8 +111,8 @@ def _stored(store: str | None, runs: CsvRuns, **options: Any) -> Imported:
     """``runs`` stored as one new experiment (`perflab.csv_import.store_runs`, the one
     writer of imported experiments), the store made if missing."""
     from perflab.csv_import import store_runs
-    from perflab.store import Store
+    from perflab.store import Database
 
-    with Store(store, write=True) as db:
+    with Database(store, write=True) as db:
         eid = store_runs(db, runs, **options)
         return Imported(eid, len(db.runs(eid)), str(db.path))

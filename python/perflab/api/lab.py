@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from perflab.analysis.history import History
     from perflab.analysis.scaling import ScalingResult
     from perflab.api.comparison import ComparisonResult
-    from perflab.store import ExperimentRow
-    from perflab.store import Store as DbStore
+    from perflab.store import Database, ExperimentRow
 
 #: An experiment: its id, its name (the latest of that name) or ``"last"``.
 Ref = str | int
@@ -61,11 +60,11 @@ class Store:
         with self._read():
             pass
 
-    def _read(self) -> DbStore:
+    def _read(self) -> Database:
         """A read-only connection (a context manager): creates and changes nothing."""
-        from perflab.store import Store as DbStore
+        from perflab.store import Database
 
-        return DbStore(self.path, write=False)
+        return Database(self.path, write=False)
 
     def __repr__(self) -> str:
         return f"perflab.open({str(self.path)!r})"

@@ -26,9 +26,9 @@ def run_probe(
     if store is None:
         return result, None
     from perflab.platform.stored import record_probe
-    from perflab.store import Store
+    from perflab.store import Database
 
-    with Store(store) as db:
+    with Database(store) as db:
         return result, record_probe(db, result, name=name)
 
 

@@ -11,10 +11,10 @@ from perflab.api.comparing import ComparisonRequest, answer
 
 if TYPE_CHECKING:
     from perflab.report.document import Report
-    from perflab.store import Store
+    from perflab.store import Database
 
 
-def build_report(store: Store, request: ComparisonRequest) -> Report:
+def build_report(store: Database, request: ComparisonRequest) -> Report:
     """The report of ``request`` (its comparison, scaling fits and, for one experiment,
     its profiles), with its runs' data from ``store``."""
     from perflab.api.run_reader import load_run_data

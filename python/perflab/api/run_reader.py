@@ -26,13 +26,13 @@ from perflab.report.rundata import (
     numeric_params,
     spectrum,
 )
-from perflab.store import RunRow, Store
+from perflab.store import Database, RunRow
 from perflab.store import artifact_keys as keys
 from perflab.workloads.kv_latency import LatencyDistribution
 from perflab.workloads.kv_result import KvResultError, merge_histograms
 
 
-def load_run_data(store: Store, origins: list[RunOrigin], data: Dataset) -> RunData:
+def load_run_data(store: Database, origins: list[RunOrigin], data: Dataset) -> RunData:
     """Everything per run for ``data``, the dataset made of ``origins`` (its metrics are
     kept; its matrix values give the numeric parameters)."""
     reader = _RunReader(store, {m.name for m in data.metrics})
@@ -62,7 +62,7 @@ class _RunReader:
     """Reads the stored runs of each origin in turn, mapped into the compared dataset;
     the origins' runs follow one another in execution order (``offset``)."""
 
-    def __init__(self, store: Store, metrics: set[str]) -> None:
+    def __init__(self, store: Database, metrics: set[str]) -> None:
         self.store = store
         self.metrics = metrics
         self.runs: list[RunPoint] = []
@@ -181,7 +181,7 @@ def _kv_distribution(blob: bytes | None) -> LatencyDistribution | None:
     return dist if dist.count else None
 
 
-def _outputs(store: Store, eid: int, r: RunRow, variant: str, cell: str) -> list[RunOutput]:
+def _outputs(store: Database, eid: int, r: RunRow, variant: str, cell: str) -> list[RunOutput]:
     out = []
     for name, _size in store.artifact_names(eid, r.id):
         if keys.parse(name).kind not in keys.STREAMS:
@@ -196,7 +196,7 @@ def _outputs(store: Store, eid: int, r: RunRow, variant: str, cell: str) -> list
     return out
 
 
-def load_monitor_runs(store: Store, origins: list[RunOrigin]) -> list[MonitorRuns]:
+def load_monitor_runs(store: Database, origins: list[RunOrigin]) -> list[MonitorRuns]:
     found: dict[tuple[str, str, str], list[MonitorSeries]] = {}
     for origin in origins:
         eid = origin.experiment_id

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from perflab.run.runner import ExperimentOutcome as ExperimentOutcome
     from perflab.run.runner import Observer as Observer
     from perflab.spec import Spec
+    from perflab.store import Database
     from perflab.store import RunRow as RunRow
-    from perflab.store import Store
     from perflab.store.location import StoreURL
 
 
@@ -86,7 +86,7 @@ def run_experiment(
     the stored runs at the end, with its default options (`Ran.comparison`)."""
     from perflab.run.experiment import open_experiment
     from perflab.run.runner import Runner, SilentObserver
-    from perflab.store import Store as DbStore
+    from perflab.store import Database
 
     if (request.spec is None) == (request.resume is None):
         raise InputError("give an experiment file, or --resume ID")
@@ -100,7 +100,7 @@ def run_experiment(
         raise InputError(
             "--version names the version of a new experiment; a resumed one keeps its own"
         )
-    with DbStore(request.store, write=True, create=request.resume is None) as db:
+    with Database(request.store, write=True, create=request.resume is None) as db:
         found = open_experiment(
             db, request.spec, resume=request.resume, new=request.new, position=position
         )
@@ -130,7 +130,9 @@ def run_experiment(
 class ExportingObserver:
     """Passes events on, and rewrites the export files after every finished run."""
 
-    def __init__(self, inner: Observer, exports: ExportManager, store: Store, experiment_id: int):
+    def __init__(
+        self, inner: Observer, exports: ExportManager, store: Database, experiment_id: int
+    ):
         self.inner, self.exports, self.store, self.eid = inner, exports, store, experiment_id
 
     def __getattr__(self, name: str) -> Any:

@@ -12,7 +12,7 @@ from perflab.store.location import DEFAULT_STORE as DEFAULT_STORE  # light: the 
 from perflab.store.location import default_store_path
 
 if TYPE_CHECKING:
-    from perflab.store import Store as Store
+    from perflab.store import Database as Database
     from perflab.store.copy import Copied as Copied
     from perflab.store.location import StoreURL
 
@@ -30,13 +30,13 @@ def store_named(text: str | None) -> Path | StoreURL:
     return store_location(text)
 
 
-def open_store(path: str | None, *, write: bool = False, create: bool = True) -> Store:
+def open_store(path: str | None, *, write: bool = False, create: bool = True) -> Database:
     """The store at ``path`` (None: the default). Reading (the default) creates and
     changes nothing: a missing store is an error; ``write`` creates it unless ``create``
     is False."""
-    from perflab.store import Store as Store
+    from perflab.store import Database as Database
 
-    return Store(path, write=write, create=create)
+    return Database(path, write=write, create=create)
 
 
 def copy_store(

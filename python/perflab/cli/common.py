@@ -14,7 +14,7 @@ from perflab.errors import InputError
 
 if TYPE_CHECKING:
     from perflab.api.comparing import ComparisonRequest, ScalingOptions
-    from perflab.api.stores import Store
+    from perflab.api.stores import Database
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -42,7 +42,7 @@ def store_argument(text: str) -> str:
     return text
 
 
-def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = True) -> Store:
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = True) -> Database:
     """The --store (or default) store: a SQLite file or a PostgreSQL URL. Reading commands
     (the default) create and change nothing: a missing store is an error. write=True
     creates it unless create=False."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab.store import Store
+from perflab.store import Database
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class Mover:
         }
 
 
-def read_profiles(store: Store, eid: int) -> dict[str, list[RunProfile]]:
+def read_profiles(store: Database, eid: int) -> dict[str, list[RunProfile]]:
     """phase → the profiles of the experiment's measured ok runs, in run order."""
     out: dict[str, list[RunProfile]] = {}
     profiled = store.runs_with_artifact(eid, keys.prefix("profile"))
@@ -189,7 +189,7 @@ def _ranked(movers: list[Mover]) -> list[Mover]:
     return list(best.values())
 
 
-def profile_movers(store: Store, eid: int, baseline: str, confidence: float) -> list[Mover]:
+def profile_movers(store: Database, eid: int, baseline: str, confidence: float) -> list[Mover]:
     """The experiment's top movers (`top_movers` of its stored profiles); [] without any."""
     profiles = read_profiles(store, eid)
     return top_movers(profiles, baseline, confidence) if profiles else []

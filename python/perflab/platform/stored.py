@@ -14,14 +14,14 @@ import numpy as np
 from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.model import Observation, bytes_per_second
-from perflab.store import MetricDef, NewRun, Store
+from perflab.store import Database, MetricDef, NewRun
 from perflab.store.location import StoreURL, store_location
 from perflab.workloads.probes import ProbeResult
 
 LOWER_IS_BETTER_UNITS = ("ns/access",)
 
 
-def record_probe(store: Store, result: ProbeResult, *, name: str | None = None) -> int:
+def record_probe(store: Database, result: ProbeResult, *, name: str | None = None) -> int:
     """Stores ``result`` as a complete experiment (one run per repeat); returns its id.
 
     The variant is the host name, so probes of several machines imported into one
@@ -94,7 +94,7 @@ def observation_from_store(
         raise InputError(f"no store at {p}")
     if not (math.isfinite(length_bytes) and length_bytes > 0):
         raise InputError(f"packet length must be positive, not {length_bytes}")
-    with Store(p, write=False, create=False) as store:
+    with Database(p, write=False, create=False) as store:
         experiments = [e for e, _ in store.experiments()]
         datasets = [load_dataset(store, e.id) for e in sorted(experiments, key=lambda e: -e.id)]
         hosts: list[str] = []

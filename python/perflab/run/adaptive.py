@@ -18,7 +18,7 @@ from perflab.durations import format_duration
 from perflab.plan import plan_block
 from perflab.spec import Spec
 from perflab.spec.matrix import expand_matrix
-from perflab.store import Store
+from perflab.store import Database
 
 if TYPE_CHECKING:
     from perflab.analysis.dataset import Dataset
@@ -61,7 +61,9 @@ def tracked_samples(data: Dataset, metrics: list[str]) -> Samples:
     return samples
 
 
-def next_block(store: Store, eid: int, spec: Spec, decided: Decided | None = None) -> AdaptiveStep:
+def next_block(
+    store: Database, eid: int, spec: Spec, decided: Decided | None = None
+) -> AdaptiveStep:
     """Decide after a completed block; plan the next one when the target is not reached
     (and ``decided`` did not answer)."""
     from perflab.analysis.dataset import load_dataset
@@ -167,7 +169,7 @@ def _verdict(
 
 
 def _stop(
-    store: Store,
+    store: Database,
     eid: int,
     spec: Spec,
     record: dict[str, Any],

@@ -11,7 +11,7 @@ from perflab.plan import PlannedRun, make_plan
 from perflab.records import Position
 from perflab.spec import Spec, parse_spec
 from perflab.spec.matrix import expand_matrix
-from perflab.store import ExperimentRow, MetricDef, NewRun, Store
+from perflab.store import Database, ExperimentRow, MetricDef, NewRun
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def planned_rows(plan: list[PlannedRun]) -> list[NewRun]:
     ]
 
 
-def create_experiment(store: Store, spec: Spec, position: Position | None = None) -> int:
+def create_experiment(store: Database, spec: Spec, position: Position | None = None) -> int:
     """A new experiment of ``spec`` in ``store``, its runs planned; ``position``: its
     version and source (`perflab.run.position.resolve_position`)."""
     m = spec.model
@@ -82,7 +82,7 @@ def create_experiment(store: Store, spec: Spec, position: Position | None = None
 
 
 def open_experiment(
-    store: Store,
+    store: Database,
     spec: Spec | None = None,
     *,
     resume: str | None = None,
@@ -104,7 +104,7 @@ def open_experiment(
     return OpenedExperiment(create_experiment(store, spec, position), spec, False)
 
 
-def _replace_unstarted(store: Store, spec: Spec) -> None:
+def _replace_unstarted(store: Database, spec: Spec) -> None:
     """Experiments of this spec's name, run from a spec file, stopped before any run
     started (a misspelt labgrid place, a wrong host address): the corrected spec's new
     experiment takes their place, so that a mistake leaves no empty experiment behind."""

@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from perflab.platform import CoreChoice
     from perflab.run.experiment_hosts import Hosts
     from perflab.spec.schema import ExperimentSpec
-    from perflab.store import Store
+    from perflab.store import Database
 
 
 def capture_environments(
-    store: Store,
+    store: Database,
     eid: int,
     model: ExperimentSpec,
     hosts: Hosts,

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from perflab.run.service_scopes import ServiceScopes
     from perflab.run.services import ServiceRun
     from perflab.spec.schema import ExperimentSpec, HookSpec, PhaseSpec, VariantSpec
-    from perflab.store import Store
+    from perflab.store import Database
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class RunContext(PhaseContext, Protocol):
     """What a run needs from the experiment around it (`perflab.run.runner.Runner`): what
     its phases need (`PhaseContext`: hosts, steps, profiles, the stop request), and more."""
 
-    store: Store
+    store: Database
     eid: int
     variants: dict[str, VariantSpec]
 

@@ -6,7 +6,7 @@ steps still run); the experiment then goes on or stops as ``on_failure`` says.
 SIGINT/SIGTERM stop the command in flight, put that run back to pending, and leave the
 experiment resumable (stop_signals.py). An error that stops the experiment outside a run
 (a host unreachable, before_all failing, an experiment-scope service not ready) leaves it
-``stopped``, the reason kept with it (`Store.stop_experiment`), resumable; never
+``stopped``, the reason kept with it (`Database.stop_experiment`), resumable; never
 ``running``. Around the runs: services (service_scopes.py: a variant-scope one that
 cannot start fails its variant's runs), pinned phases' cores (phase_cores.py), each
 host's environment (host_environments.py), variants' kernels (variant_kernel.py).
@@ -45,7 +45,7 @@ from perflab.run.variant_kernel import Readiness, ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
 from perflab.spec.template import render_shell
-from perflab.store import RunRow, Store
+from perflab.store import Database, RunRow
 
 if TYPE_CHECKING:
     from perflab.platform import CoreChoice
@@ -58,7 +58,7 @@ __all__ = ["ExperimentOutcome", "Observer", "Runner", "SilentObserver"]
 class Runner:
     def __init__(
         self,
-        store: Store,
+        store: Database,
         spec: Spec,
         experiment_id: int,
         *,

@@ -30,7 +30,7 @@ from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 
 if TYPE_CHECKING:
     from perflab.hosts.base import Host, Reader
-    from perflab.store import RunRow, Store
+    from perflab.store import Database, RunRow
 
 
 class _ProcessTable:
@@ -82,7 +82,7 @@ class SystemSnapshots:
 
     def __init__(
         self,
-        store: Store,
+        store: Database,
         eid: int,
         executor: Host,
         order: str,
@@ -169,7 +169,7 @@ class EverySnapshot:
 
     def __init__(
         self,
-        store: Store,
+        store: Database,
         eid: int,
         executors: list[Host],
         order: str,

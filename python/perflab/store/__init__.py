@@ -1,4 +1,5 @@
-"""Results store (SQLite by default): experiments, runs, metrics, environment, artifacts."""
+"""Results store (SQLite by default, or a team's PostgreSQL), opened as a `Database`:
+experiments, runs, metrics, environment, artifacts."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perflab.records import ExperimentRow, MetricDef, NewRun, RunRow
-    from perflab.store.db import Store
+    from perflab.store.db import Database
     from perflab.store.location import DEFAULT_STORE, default_store_path
 
 __all__ = [
     "DEFAULT_STORE",
+    "Database",
     "ExperimentRow",
     "MetricDef",
     "NewRun",
     "RunRow",
-    "Store",
     "default_store_path",
 ]
 
@@ -29,7 +30,7 @@ _HOMES = {
     "MetricDef": "perflab.records",
     "NewRun": "perflab.records",
     "RunRow": "perflab.records",
-    "Store": "perflab.store.db",
+    "Database": "perflab.store.db",
     "default_store_path": "perflab.store.location",
 }
 

@@ -23,7 +23,7 @@ from perflab.store.rows import Row, column_or_none
 from perflab.store.schema import expected_columns
 
 if TYPE_CHECKING:
-    from perflab.store.db import Store
+    from perflab.store.db import Database
 
 #: Artifacts read from the source at a time.
 ARTIFACT_BATCH = 200
@@ -56,16 +56,16 @@ def copy_store(
 
     The source is only read. The experiments are found before the destination is opened:
     one that is not there is an error that leaves the destination as it was."""
-    from perflab.store.db import Store
+    from perflab.store.db import Database
 
-    with Store(source, write=False) as src:
+    with Database(source, write=False) as src:
         if experiments:
             ids = list(dict.fromkeys(src.experiment(ref).id for ref in experiments))
         else:
             ids = sorted(e.id for e, _ in src.experiments())
         if not ids:
             return []
-        with Store(destination, write=True) as dst:
+        with Database(destination, write=True) as dst:
             if _same(src.path, dst.path):
                 raise StoreError(f"store {src.path}: cannot copy experiments into their own store")
             done = []
@@ -81,7 +81,7 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-def copy_experiment(src: Store, dst: Store, eid: int) -> Copied:
+def copy_experiment(src: Database, dst: Database, eid: int) -> Copied:
     """Experiment ``eid`` of ``src`` as a new experiment of ``dst`` (see the module's doc)."""
     with _reading(src):
         exp = src.db.execute("SELECT * FROM experiments WHERE id=?", (eid,)).fetchone()
@@ -148,7 +148,7 @@ def _insert(table: str, rows: list[Row], fixed: dict[str, Any]) -> tuple[str, li
     ]
 
 
-def _artifacts(src: Store, eid: int) -> Iterator[list[Row]]:
+def _artifacts(src: Database, eid: int) -> Iterator[list[Row]]:
     """The experiment's artifacts in the order they were stored, `ARTIFACT_BATCH` at a time."""
     after = 0
     while True:
@@ -165,7 +165,7 @@ def _artifacts(src: Store, eid: int) -> Iterator[list[Row]]:
 
 
 @contextlib.contextmanager
-def _reading(src: Store) -> Iterator[None]:
+def _reading(src: Database) -> Iterator[None]:
     """A database error of the source as one line naming it."""
     try:
         yield

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 STOP_REASON = "stop_reason"
 
 
-class Store(HotReads):
+class Database(HotReads):
     """The store at ``path``: a SQLite file, or a PostgreSQL database by its URL
     (``postgresql://USER@HOST:PORT/DB``); default $PERFLAB_STORE, else ./perflab.db.
 
@@ -58,7 +58,7 @@ class Store(HotReads):
     def close(self) -> None:
         self.backend.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc: object) -> None:

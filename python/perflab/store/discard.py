@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from perflab.errors import StoreError
 
 if TYPE_CHECKING:
-    from perflab.store.db import Store
+    from perflab.store.db import Database
 
 #: What holds an experiment, children first: ``DELETE FROM`` each, ``?`` its id (no
 #: cascade: SQLite's foreign keys are not enforced).
@@ -20,7 +20,7 @@ _TABLES = (
 )
 
 
-def discard_unstarted(store: Store, eid: int) -> bool:
+def discard_unstarted(store: Database, eid: int) -> bool:
     """Removes experiment ``eid`` with all it holds if none of its runs started; returns
     whether it did (False: a run started, it stays)."""
     try:
