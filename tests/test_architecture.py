@@ -49,7 +49,7 @@ LAYERS: list[str | tuple[str, ...]] = [
     "analysis",  # datasets read from the store, comparisons (calls stats)
     "platform",  # CPU topology, core picking, probe results read back from a store
     "importers",  # benchmark tools' result files read (the CSV import reads text with them)
-    ("run", "csv_import", "report"),  # execute a plan | import CSVs | render results
+    ("execution", "csv_import", "report"),  # execute a plan | import CSVs | render results
     "api",  # the Python API: a store as DataFrames, typed comparisons, run(), export
     # the two front doors: the command line | the package's facade (perflab.open, perflab.run)
     ("cli", "perflab"),
@@ -404,7 +404,7 @@ def test_the_graph_is_read():
     """The reader sees the package: lazy, TYPE_CHECKING and PEP 562 imports included."""
     edges = GRAPH.edges()
     assert len(GRAPH.modules) > 100 and "perflab._native" in GRAPH.modules
-    assert "perflab.run.runner" in edges["perflab.api.running"]  # inside a function
+    assert "perflab.execution.runner" in edges["perflab.api.running"]  # inside a function
     assert "perflab.spec.load" in edges["perflab.spec"]  # TYPE_CHECKING and import_module
     assert "perflab.store.db" in edges["perflab.store"]  # the loader's table
     assert "perflab.cli.run" in edges["perflab.cli"]  # import_module(f"perflab.cli.{name}")

@@ -87,17 +87,15 @@ def test_import_perflab_loads_nothing_heavy_until_used():
         perflab.nothing_here  # noqa: B018
 
 
-def test_perflab_run_is_the_function_and_the_subpackage():
-    """`perflab.run` names the subpackage that executes experiments too: it stays a module
-    (its modules reachable as attributes) and calling it calls `perflab.api.run`."""
-    import inspect
-
+def test_perflab_run_is_the_function_whatever_was_imported_first():
+    """`perflab.run` is the API's function, also after the package that executes
+    experiments (`perflab.execution`) was imported: no subpackage shares its name."""
     import perflab.api
-    import perflab.run.runner
+    import perflab.execution.runner
 
-    assert perflab.run.runner is sys.modules["perflab.run.runner"]
-    assert callable(perflab.run) and perflab.open is perflab.api.open
-    assert inspect.signature(perflab.run) == inspect.signature(perflab.api.run)
+    assert perflab.execution.runner is sys.modules["perflab.execution.runner"]
+    assert perflab.run is perflab.api.run and perflab.open is perflab.api.open
+    assert not hasattr(perflab.run, "__path__")  # a function, not a package
     with pytest.raises(InputError):
         perflab.run()  # neither a spec nor resume=: the API's own check
 

@@ -372,8 +372,8 @@ def test_unversioned_experiments_come_last_after_a_warning(tmp_path):
 
 
 def test_an_unfinished_experiment_of_another_version_is_not_continued(tmp_path):
+    from perflab.execution.experiment import open_experiment
     from perflab.records import Position
-    from perflab.run.experiment import open_experiment
     from perflab.spec import load_spec
     from perflab.store import Database
 

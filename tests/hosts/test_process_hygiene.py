@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from cli_helpers import perflab, perflab_process, write_spec
+from perflab.execution.scratch import PREFIX, remove_stale_scratch
 from perflab.hosts.process import process_start_time, run_process
 from perflab.hosts.step import StepRequest
-from perflab.run.scratch import PREFIX, remove_stale_scratch
 from proc_helpers import gone, live, marker_sleep, wait_until
 
 SPEC = """\

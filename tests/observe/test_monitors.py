@@ -12,11 +12,11 @@ import time
 
 import pytest
 from cli_helpers import perflab, write_spec
+from perflab.execution.phase_watch import RemoteSampler
 from perflab.hosts.local import LocalHost
 from perflab.observe import monitors
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries
-from perflab.run.phase_watch import RemoteSampler
 from perflab.spec.schema import MonitorSpec
 
 TOUCH = """\

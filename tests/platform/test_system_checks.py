@@ -1,5 +1,5 @@
 """System checks (`perflab check`, platform/system_state.py), the snapshots recorded with
-every experiment (run/system_snapshots.py) and the comparison's warnings from them
+every experiment (execution/system_snapshots.py) and the comparison's warnings from them
 (analysis/system_conditions.py): this machine's real /proc and /sys, made-up trees for the
 warnings, the command's exit codes and JSON, and a real tiny experiment."""
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab.analysis.system_conditions import system_warnings
+from perflab.execution.system_snapshots import SystemSnapshots
 from perflab.hosts.local import LocalHost
 from perflab.platform import system_state
 from perflab.platform.system_state import (
@@ -24,7 +25,6 @@ from perflab.platform.system_state import (
     sample_processes,
 )
 from perflab.records import RunRow
-from perflab.run.system_snapshots import SystemSnapshots
 from perflab.store import Database
 
 CPU = "sys/devices/system/cpu"

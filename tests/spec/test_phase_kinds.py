@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.run.failure_policy import Failure
-from perflab.run.metrics import PhaseOutput
-from perflab.run.phase_profile import start_profile
+from perflab.execution.failure_policy import Failure
+from perflab.execution.metrics import PhaseOutput
+from perflab.execution.phase_profile import start_profile
 from perflab.spec.metric_names import NameSet
 from perflab.spec.phase_kinds import PhaseKind, kinds, register, unregister
 from perflab.spec.template import render_value
@@ -58,7 +58,7 @@ class SleepKind(PhaseKind):
     def metric_names(self, phase: Any, modes: Set[Hashable]) -> NameSet | None:
         return NameSet(f"sleep phase '{phase.name}'", frozenset({"slept_s", "asked_s"}))
 
-    # -- the run layer: execution and profiling (`perflab.run.phase_kinds.PhaseRunner`)
+    # -- the run layer: execution and profiling (`perflab.execution.phase_kinds.PhaseRunner`)
     def execute(self, ex: Any, name: str, phase: Any) -> None:
         start_profile(ex, name, phase, self)  # as `profile_plan` says: a note, once
         seconds = float(render_value(phase.kind_value.seconds, ex.values))

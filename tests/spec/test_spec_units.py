@@ -170,7 +170,7 @@ def test_numbers_read_at_a_glance(x, text):
 
 
 def test_json_metric_found_after_log_lines_even_when_pretty_printed():
-    from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract
+    from perflab.execution.metrics import MetricExtractionError, PhaseOutput, extract
     from perflab.spec.schema import MetricSpec
 
     m = MetricSpec.model_validate({"name": "x", "better": "higher", "json": "result.items[1]"})

@@ -90,7 +90,7 @@ def saturated(doc: dict[str, object]) -> KvResult:
 
 
 def test_cpu_bound_client_is_warned_in_one_line_by_the_cli_and_the_kv_phase(memcached, monkeypatch):
-    from perflab.run.kv_phase import kv_phase_result
+    from perflab.execution.kv_phase import kv_phase_result
     from perflab.workloads import kv
 
     real = run_kv(

@@ -2,7 +2,7 @@
 
 The runner stores a snapshot of the system checks (`perflab.platform.system_state`, JSON
 ``perflab.system/1``) at the experiment's start and after each completed block, as
-experiment-level artifacts named ``system/NNN`` (`perflab.run.system_snapshots`). Each
+experiment-level artifacts named ``system/NNN`` (`perflab.execution.system_snapshots`). Each
 snapshot also says which variants ran since the one before. Here they become typed
 warnings on the comparison when the conditions were noisy or changed:
 

@@ -42,7 +42,7 @@ from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 if TYPE_CHECKING:
     from perflab.analysis.compare import CompareResult
     from perflab.analysis.dataset import Dataset
-    from perflab.run.adaptive import Decided
+    from perflab.execution.adaptive import Decided
     from perflab.stats import Comparison, Verdict
     from perflab.stats.bisection import Position
 
@@ -193,7 +193,7 @@ def position_of(data: Dataset, metric: str, better: str) -> Position | None:
 
 
 def early_answer(metric: str, better: str) -> Decided:
-    """A bisect step's `perflab.run.adaptive.Decided`: ends the step's repetitions as soon
+    """A bisect step's `perflab.execution.adaptive.Decided`: ends the step's repetitions as soon
     as its blocks tell which end the candidate is like."""
 
     def answer(data: Dataset) -> str | None:

@@ -28,7 +28,7 @@ from perflab.errors import InputError, StoreError
 
 if TYPE_CHECKING:
     from perflab.api.bisect_spec import BisectSpec
-    from perflab.run.runner import Observer
+    from perflab.execution.runner import Observer
     from perflab.spec import Spec
 
 #: The JSON document's schema (`BisectResult.to_dict`; `perflab bisect --json`).
@@ -213,7 +213,7 @@ def bisect(
     runs: Callable[[], Observer] | None = None,
 ) -> BisectResult:
     """Bisect ``request`` to its end; ``observer`` hears of each step, and ``runs()``, made
-    anew for each step's experiment, of its runs (a `perflab.run.runner.Observer`: the
+    anew for each step's experiment, of its runs (a `perflab.execution.runner.Observer`: the
     CLI's progress bar). An interrupted step raises KeyboardInterrupt; every step is a new
     experiment, so the same bisect again starts over. Bad input (a revision git does not
     know, a file bisect cannot use) is a one-line error before anything runs."""

@@ -67,7 +67,7 @@ def position(version: str | None, commit: str | None, repo: str | None) -> Posit
     """An import's place in a series: the version measured, the commit and repository it
     was built from; ``repo`` alone (a git work tree) gives its HEAD commit
     (``git -C REPO rev-parse HEAD``). Checked before any file is read."""
-    from perflab.run.position import import_position
+    from perflab.execution.position import import_position
 
     return import_position(version, commit, repo)
 

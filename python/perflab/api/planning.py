@@ -54,7 +54,7 @@ def preview(spec: Spec, store: str | None) -> PlanPreview:
 def host_lines(spec: Spec) -> list[str]:
     """How each host's steps will run: each is connected to, and one that cannot run a
     step is refused here as at the run's start (HostError)."""
-    from perflab.run.experiment_hosts import Hosts
+    from perflab.execution.experiment_hosts import Hosts
 
     if not spec.model.hosts:
         return []

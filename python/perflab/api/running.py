@@ -15,12 +15,12 @@ from perflab.errors import InputError
 if TYPE_CHECKING:
     from perflab.analysis.compare import CompareResult
     from perflab.api.lab import Experiment
+    from perflab.execution.adaptive import Decided
+    from perflab.execution.experiment import OpenedExperiment as OpenedExperiment
+    from perflab.execution.run_execution import RunOutcome as RunOutcome
+    from perflab.execution.runner import ExperimentOutcome as ExperimentOutcome
+    from perflab.execution.runner import Observer as Observer
     from perflab.report.output import ExportManager
-    from perflab.run.adaptive import Decided
-    from perflab.run.experiment import OpenedExperiment as OpenedExperiment
-    from perflab.run.run_execution import RunOutcome as RunOutcome
-    from perflab.run.runner import ExperimentOutcome as ExperimentOutcome
-    from perflab.run.runner import Observer as Observer
     from perflab.spec import Spec
     from perflab.store import Database
     from perflab.store import RunRow as RunRow
@@ -41,7 +41,7 @@ class RunRequest:
     profile: bool | str = False
     #: The version measured, over the spec's ``version`` (a new experiment's only).
     version: str | None = None
-    #: Ends adaptive repetitions once the runs answer a question (`perflab.run.adaptive`).
+    #: Ends adaptive repetitions once the runs answer a question (`perflab.execution.adaptive`).
     decided: Decided | None = None
 
 
@@ -84,8 +84,8 @@ def run_experiment(
     ``observer``: progress events (default: none); ``opened``: called once the experiment
     is created or found (the CLI says it continues one); ``compare``: the comparison of
     the stored runs at the end, with its default options (`Ran.comparison`)."""
-    from perflab.run.experiment import open_experiment
-    from perflab.run.runner import Runner, SilentObserver
+    from perflab.execution.experiment import open_experiment
+    from perflab.execution.runner import Runner, SilentObserver
     from perflab.store import Database
 
     if (request.spec is None) == (request.resume is None):
@@ -93,7 +93,7 @@ def run_experiment(
     exports = check_exports(request.export)
     position = None
     if request.spec is not None:  # the version command runs before the store is touched
-        from perflab.run.position import resolve_position
+        from perflab.execution.position import resolve_position
 
         position = resolve_position(request.spec, request.version)
     elif request.version is not None:
@@ -174,7 +174,7 @@ def run(
     - ``max_failures``: stop when N runs in a row, or the first N of a variant, fail the
       same way (default: the spec's; 0 never stops);
     - ``export``: comparison files (``.json``, ``.csv``, ``.md``) rewritten after every run;
-    - ``observer``: progress events (a `perflab.run.runner.Observer`; default: none);
+    - ``observer``: progress events (a `perflab.execution.runner.Observer`; default: none);
     - ``profile``: a perf profile of every measured phase, as `perflab run --profile`
       (True or "process": each phase's processes; "system": the whole host, also during
       kv phases);

@@ -5,7 +5,7 @@ are both counted).
 An event the machine cannot count is a one-line error naming it and saying why (no
 hardware PMU, `perf_event_paranoid`, an unknown event; and where: here or the host's
 name), found before the first run that counts it, never a silent zero. Nothing here knows the experiment
-file: `perflab.run.phase_watch` turns a phase's ``counters`` into these calls.
+file: `perflab.execution.phase_watch` turns a phase's ``counters`` into these calls.
 """
 
 from __future__ import annotations

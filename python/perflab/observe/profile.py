@@ -225,7 +225,7 @@ class PhaseProfile:
 
         self._thread = threading.Thread(target=record, name=f"perf-{self.phase}", daemon=True)
         self._thread.start()
-        # A local spawn switches this process's cwd for an instant (run/process.py): nothing
+        # A local spawn switches this process's cwd for an instant (execution/process.py): nothing
         # else is started until it is done (a remote executor does not say: 10 s at most).
         spawned.wait(10.0)
         self._run(

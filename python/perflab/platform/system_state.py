@@ -5,7 +5,7 @@ perf_event_paranoid (`perflab check`, and the snapshots recorded with every expe
 Everything is read from ``/proc`` and ``/sys`` through a `Reader` (read a file, list
 a folder), so the same code reads this machine (`perflab.hosts.local.LocalHost`), a copied or
 made-up tree (`TreeReader`, for tests) or another host (`perflab.hosts.remote.RemoteHost`, its
-process table fetched at once by `perflab.run.system_snapshots`). What cannot be read — a container without
+process table fetched at once by `perflab.execution.system_snapshots`). What cannot be read — a container without
 ``/sys/devices/system/cpu/cpu*/cpufreq``, a VM without thermal counters, a system that is
 not Linux — is a check of status ``unknown`` with the reason; nothing here raises.
 

@@ -7,7 +7,7 @@ with a timeout) when the experiment starts, and take its output as the version. 
 never runs a command the spec does not write: a version is never a template that runs
 something. ``source = { repo = ".", commit = "…" }`` records what was built; without
 ``commit`` it is read from the repository with ``git -C REPO rev-parse HEAD``. Resolving
-them (running the command, reading the commit) is `perflab.run.position`'s.
+them (running the command, reading the commit) is `perflab.execution.position`'s.
 """
 
 from __future__ import annotations

@@ -396,7 +396,7 @@ class ExperimentSpec(_Strict):
     build_timeout: Duration = 3600.0  # a variant's build (it is not part of any run)
     on_failure: Literal["continue", "abort"] = "continue"
     # stop early when this many runs in a row (or the first this many of a variant) fail the
-    # same way — same step, same exit status/signal/timeout; 0: never (run/failure_policy.py)
+    # same way — same step, same exit status/signal/timeout; 0: never (execution/failure_policy.py)
     max_failures: MaxFailures = 3
     # stop when more than this share of the finished runs failed (counted from 10 runs on)
     max_failure_share: SharePercent = 0.5

@@ -1,7 +1,7 @@
 """The names of stored artifacts, built and parsed in one place.
 
 An artifact is a blob kept with a run (or with its experiment) under a name. The names
-have a grammar — ``KIND:WHAT`` — that producers (`run/`) write and readers (the
+have a grammar — ``KIND:WHAT`` — that producers (`execution/`) write and readers (the
 use-case layer's report loader, `perflab show`, profile movers) take apart; both go
 through `ArtifactKey` here, so that the grammar is written once:
 

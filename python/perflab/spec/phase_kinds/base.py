@@ -1,7 +1,7 @@
 """What a kind of phase is at the spec layer (`PhaseKind`): its key and the type of its value
 (its part of the schema), its rules, what the phase's common keys mean for it, and the
 metric names it reports. Its execution and profiling are its runner's (``runner``, at the
-run layer: `perflab.run.phase_kinds`)."""
+run layer: `perflab.execution.phase_kinds`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class PhaseKind:
     key: str = ""
     #: the type of that key's value (pydantic validates it where the phase is written)
     schema: Any = None
-    #: its execution and profiling (`perflab.run.phase_kinds.PhaseRunner`): the dotted name
+    #: its execution and profiling (`perflab.execution.phase_kinds.PhaseRunner`): the dotted name
     #: of a module of the run layer that defines ``RUNNER`` (the spec layer imports nothing
     #: above it), or the runner itself
     runner: object = None

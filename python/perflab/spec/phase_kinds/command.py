@@ -1,7 +1,7 @@
 """A command phase: ``command = "..."``, a shell command run on the phase's host (``on``),
 measured by the harness (wall, CPU, max RSS), its output read by a named ``parser``, its
 perf ``counters`` counted around it, the files it leaves ``fetch``ed. Its execution:
-`perflab.run.phase_kinds.command`."""
+`perflab.execution.phase_kinds.command`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class CommandKind(PhaseKind):
     key = "command"
     schema = Command  # `{param}` substituted shell-quoted
-    runner = "perflab.run.phase_kinds.command"
+    runner = "perflab.execution.phase_kinds.command"
     runs_command = True
 
     def check(self, spec: Spec, i: int, phase: PhaseSpec) -> None:

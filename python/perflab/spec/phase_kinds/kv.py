@@ -2,7 +2,7 @@
 `perflab.workloads.kv_config`), in perflab's process or from one load process on each host
 of ``on`` (``processes`` each). Its table is checked as every cell and variant renders it;
 what it reports depends on it (an open-loop load, a load that sends GETs). Its execution:
-`perflab.run.phase_kinds.kv`."""
+`perflab.execution.phase_kinds.kv`."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class KvKind(PhaseKind):
     key = "kv"
     schema = dict[str, Any]  # memtier's options (docs/load.md)
-    runner = "perflab.run.phase_kinds.kv"
+    runner = "perflab.execution.phase_kinds.kv"
     spreads_over_hosts = True
     renders = True
 

@@ -1,7 +1,7 @@
 """A probe phase: ``[phase.probe]``, a platform microbenchmark (``name = "cpu"``,
 ``"memmove"`` or ``"latency"`` and its options, `perflab.workloads.probes`) run inside
 perflab on this machine, pinned to the phase's first picked core. Its execution:
-`perflab.run.phase_kinds.probe`."""
+`perflab.execution.phase_kinds.probe`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class ProbeKind(PhaseKind):
     key = "probe"
     schema = dict[str, Any]  # { name = "cpu"|"memmove"|"latency", ... }
-    runner = "perflab.run.phase_kinds.probe"
+    runner = "perflab.execution.phase_kinds.probe"
     here_only = True
 
     def check(self, spec: Spec, i: int, phase: PhaseSpec) -> None:

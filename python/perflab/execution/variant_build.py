@@ -24,8 +24,8 @@ from perflab.store import artifact_keys as keys
 if TYPE_CHECKING:
     import threading
 
+    from perflab.execution.command import StepOutput
     from perflab.hosts.step import StepRequest
-    from perflab.run.command import StepOutput
     from perflab.spec.schema import ExperimentSpec, VariantSpec
 
 #: Lines of a failed build's output its runs' one-line reason quotes.
@@ -44,7 +44,7 @@ class Built:
 
 
 class BuildContext(Protocol):
-    """What a build needs from the experiment (`perflab.run.runner.Runner`)."""
+    """What a build needs from the experiment (`perflab.execution.runner.Runner`)."""
 
     stop: threading.Event
 

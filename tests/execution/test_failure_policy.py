@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.run.failure_policy import Failure, FailurePolicy
+from perflab.execution.failure_policy import Failure, FailurePolicy
 
 SPEC = """\
 name = "policy"

@@ -1,27 +1,27 @@
 """A kv phase's execution: the built-in key-value load generator in perflab's process
-(`perflab.run.kv_phase`) or from one load process on each of the phase's hosts
-(`perflab.run.kv_hosts`); profiled only system-wide on this machine (its load is perflab
+(`perflab.execution.kv_phase`) or from one load process on each of the phase's hosts
+(`perflab.execution.kv_hosts`); profiled only system-wide on this machine (its load is perflab
 itself), recorded beside it. Its schema and rules: `perflab.spec.phase_kinds.kv`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from perflab.run.failure_policy import Failure
-from perflab.run.phase_profile import ProfilePlan, finish_profile, start_profile
+from perflab.execution.failure_policy import Failure
+from perflab.execution.phase_profile import ProfilePlan, finish_profile, start_profile
 from perflab.spec.phase_kinds.kv import table
 from perflab.spec.template import render_value
 
 if TYPE_CHECKING:
-    from perflab.run.run_context import PhaseExecution
+    from perflab.execution.run_context import PhaseExecution
     from perflab.spec.schema import PhaseSpec
 
 
 class KvRunner:
     def execute(self, ex: PhaseExecution, name: str, phase: PhaseSpec) -> None:
         """In-process, or from the phase's hosts (their results merged)."""
-        from perflab.run.kv_hosts import run_kv_on_hosts
-        from perflab.run.kv_phase import run_kv_phase
+        from perflab.execution.kv_hosts import run_kv_on_hosts
+        from perflab.execution.kv_phase import run_kv_phase
 
         r = ex.runner
         timeout = ex.budget(phase.timeout)

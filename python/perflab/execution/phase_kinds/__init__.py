@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol, cast
 from perflab.spec.phase_kinds import kind_of
 
 if TYPE_CHECKING:
-    from perflab.run.phase_profile import ProfilePlan
-    from perflab.run.run_context import PhaseExecution
+    from perflab.execution.phase_profile import ProfilePlan
+    from perflab.execution.run_context import PhaseExecution
     from perflab.spec.schema import PhaseSpec
 
 
@@ -27,7 +27,7 @@ class PhaseRunner(Protocol):
 
     def profile_plan(self, phase: PhaseSpec, mode: str) -> ProfilePlan | str:
         """How ``phase`` is profiled in ``mode`` ("process" or "system"), or the note said
-        once when it is not (`perflab.run.phase_profile.start_profile`)."""
+        once when it is not (`perflab.execution.phase_profile.start_profile`)."""
         ...
 
 

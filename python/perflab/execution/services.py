@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import StoppedError
+from perflab.execution.command import StepOutput, run_command
 from perflab.hosts.base import Host, output_tail
 from perflab.hosts.local import LocalHost
 from perflab.hosts.process import ProcessResult
 from perflab.hosts.step import StepRequest
-from perflab.run.command import StepOutput, run_command
 
 #: Seconds between readiness checks.
 POLL_S = 0.02

@@ -23,33 +23,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import PerflabError, StoreError
+from perflab.execution.command import StepOutput, run_command
+from perflab.execution.experiment_hosts import Hosts
+from perflab.execution.failure_policy import Failure, FailurePolicy
+from perflab.execution.host_environments import capture_environments
+from perflab.execution.observer import ExperimentOutcome, Observer, SilentObserver
+from perflab.execution.phase_cores import core_counts, phase_cpus
+from perflab.execution.run_execution import RunExecution, RunOutcome
+from perflab.execution.scratch import make_scratch, remove_stale_scratch, stop_all
+from perflab.execution.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
+from perflab.execution.stop_signals import install_stop_signals, restore_signals
+from perflab.execution.system_snapshots import EverySnapshot
+from perflab.execution.variant_build import VariantBuilds
+from perflab.execution.variant_kernel import Readiness, ensure_kernel
 from perflab.hosts.base import Host
 from perflab.hosts.local import LocalHost
 from perflab.hosts.process import HeldProcesses, kill_leftover_group, process_start_time
 from perflab.hosts.ssh import HostError
 from perflab.hosts.step import StepRequest, output_files
 from perflab.platform import pick_cores, read_topology
-from perflab.run.command import StepOutput, run_command
-from perflab.run.experiment_hosts import Hosts
-from perflab.run.failure_policy import Failure, FailurePolicy
-from perflab.run.host_environments import capture_environments
-from perflab.run.observer import ExperimentOutcome, Observer, SilentObserver
-from perflab.run.phase_cores import core_counts, phase_cpus
-from perflab.run.run_execution import RunExecution, RunOutcome
-from perflab.run.scratch import make_scratch, remove_stale_scratch, stop_all
-from perflab.run.service_scopes import ServiceScopes, VariantServicesFailed, stop_services
-from perflab.run.stop_signals import install_stop_signals, restore_signals
-from perflab.run.system_snapshots import EverySnapshot
-from perflab.run.variant_build import VariantBuilds
-from perflab.run.variant_kernel import Readiness, ensure_kernel
 from perflab.spec import Spec
 from perflab.spec.matrix import Cell, expand_matrix
 from perflab.spec.template import render_shell
 from perflab.store import Database, RunRow
 
 if TYPE_CHECKING:
+    from perflab.execution.adaptive import Decided
     from perflab.platform import CoreChoice
-    from perflab.run.adaptive import Decided
     from perflab.spec.schema import PhaseSpec
 
 __all__ = ["ExperimentOutcome", "Observer", "Runner", "SilentObserver"]
@@ -288,7 +288,7 @@ class Runner:
                     return "aborted", f"stopped after {self.policy.finished} runs: {stop_reason}"
             if m.adaptive is None or self.stop.is_set():
                 return ("interrupted" if self.stop.is_set() else "complete"), None
-            from perflab.run.adaptive import next_block
+            from perflab.execution.adaptive import next_block
 
             step = next_block(self.store, self.eid, self.spec, self.decided)
             if not step.runs:

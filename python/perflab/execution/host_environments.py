@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from perflab.execution.experiment_hosts import Hosts
     from perflab.hosts.base import Host
     from perflab.platform import CoreChoice
-    from perflab.run.experiment_hosts import Hosts
     from perflab.spec.schema import ExperimentSpec
     from perflab.store import Database
 

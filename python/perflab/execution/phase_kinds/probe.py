@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perflab.errors import PerflabError
-from perflab.run.failure_policy import Failure
-from perflab.run.metrics import PhaseOutput
-from perflab.run.phase_profile import ProfilePlan, start_profile
+from perflab.execution.failure_policy import Failure
+from perflab.execution.metrics import PhaseOutput
+from perflab.execution.phase_profile import ProfilePlan, start_profile
 from perflab.spec.phase_kinds.probe import table
 from perflab.spec.template import render_value
 
 if TYPE_CHECKING:
-    from perflab.run.run_context import PhaseExecution
+    from perflab.execution.run_context import PhaseExecution
     from perflab.spec.schema import PhaseSpec
 
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perflab.execution.failure_policy import Failure
 from perflab.hosts.base import output_tail
 from perflab.hosts.process import ProcessResult
 from perflab.hosts.ssh import HostError
-from perflab.run.failure_policy import Failure
 
 if TYPE_CHECKING:
     from perflab.hosts.base import Host

@@ -1,6 +1,6 @@
-"""What a phase's runner (`perflab.run.phase_kinds`) may use: the run it is a phase of
-(`PhaseExecution`, which `perflab.run.run_execution.RunExecution` is) and the experiment
-around that run (`PhaseContext`, which `perflab.run.runner.Runner` is)."""
+"""What a phase's runner (`perflab.execution.phase_kinds`) may use: the run it is a phase of
+(`PhaseExecution`, which `perflab.execution.run_execution.RunExecution` is) and the experiment
+around that run (`PhaseContext`, which `perflab.execution.runner.Runner` is)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ if TYPE_CHECKING:
     import threading
     from pathlib import Path
 
+    from perflab.execution.command import StepOutput
+    from perflab.execution.experiment_hosts import Hosts
+    from perflab.execution.failure_policy import Failure
+    from perflab.execution.metrics import PhaseOutput
+    from perflab.execution.phase_watch import PhaseWatch
     from perflab.hosts.step import StepRequest
     from perflab.observe.profile import Profiles
-    from perflab.run.command import StepOutput
-    from perflab.run.experiment_hosts import Hosts
-    from perflab.run.failure_policy import Failure
-    from perflab.run.metrics import PhaseOutput
-    from perflab.run.phase_watch import PhaseWatch
     from perflab.spec import Spec
     from perflab.spec.schema import ExperimentSpec, PhaseSpec
     from perflab.store import RunRow

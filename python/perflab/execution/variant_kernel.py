@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from perflab.hosts.ssh import HostError
 
 if TYPE_CHECKING:
-    from perflab.run.experiment_hosts import Hosts
+    from perflab.execution.experiment_hosts import Hosts
     from perflab.spec.schema import HostSpec, VariantSpec
 
 

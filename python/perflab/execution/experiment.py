@@ -64,7 +64,7 @@ def planned_rows(plan: list[PlannedRun]) -> list[NewRun]:
 
 def create_experiment(store: Database, spec: Spec, position: Position | None = None) -> int:
     """A new experiment of ``spec`` in ``store``, its runs planned; ``position``: its
-    version and source (`perflab.run.position.resolve_position`)."""
+    version and source (`perflab.execution.position.resolve_position`)."""
     m = spec.model
     return store.create_experiment(
         name=m.name,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from perflab.run.run_execution import RunOutcome
+    from perflab.execution.run_execution import RunOutcome
     from perflab.store import RunRow
 
 

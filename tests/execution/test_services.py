@@ -175,7 +175,7 @@ def _listener(behaviour: str):
 def test_tcp_readiness_needs_the_connection_to_stay_open(behaviour, ready):
     """A port forwarder (QEMU's user-mode network) accepts before anything listens behind
     it and then resets or closes: that is not ready; a silent or greeting listener is."""
-    from perflab.run.services import SETTLE_S, _connects
+    from perflab.execution.services import SETTLE_S, _connects
 
     server, taken = _listener(behaviour)
     try:

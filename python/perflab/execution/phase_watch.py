@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from perflab.execution.failure_policy import Failure
 from perflab.hosts.powered import PoweredHost
 from perflab.hosts.ssh import HostError
 from perflab.hosts.step import StepRequest
@@ -34,15 +35,14 @@ from perflab.observe.counters import (
 )
 from perflab.observe.monitor_summary import summarize
 from perflab.observe.monitors import LocalSampler, MonitorSeries, parse_loop_output, shell_loop
-from perflab.run.failure_policy import Failure
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
+    from perflab.execution.metrics import PhaseOutput
     from perflab.hosts.base import Host
-    from perflab.run.metrics import PhaseOutput
     from perflab.spec.schema import ExperimentSpec, MonitorSpec, PhaseSpec
 
 #: (host, events) → None when they can be counted there, else why not (checked once).
@@ -51,7 +51,7 @@ _COUNTS_LIMIT = 1 << 20
 
 
 class WatchedRun(Protocol):
-    """What a watch needs of the run it watches (`perflab.run.run_execution.RunExecution`)."""
+    """What a watch needs of the run it watches (`perflab.execution.run_execution.RunExecution`)."""
 
     runner: Any  # its `RunContext`: hosts, spec, stop, step_env
     model: ExperimentSpec

@@ -67,7 +67,7 @@ def next_block(
     """Decide after a completed block; plan the next one when the target is not reached
     (and ``decided`` did not answer)."""
     from perflab.analysis.dataset import load_dataset
-    from perflab.run.experiment import planned_rows
+    from perflab.execution.experiment import planned_rows
 
     m = spec.model
     a = m.adaptive

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.run.services import ServiceError, ServiceRun, free_port
+from perflab.execution.services import ServiceError, ServiceRun, free_port
 from perflab.spec.schema import FREE_PORT
 from perflab.spec.template import render_shell, render_value
 from perflab.store import artifact_keys as keys
@@ -22,16 +22,16 @@ from perflab.store import artifact_keys as keys
 if TYPE_CHECKING:
     import threading
 
+    from perflab.execution.command import StepOutput
+    from perflab.execution.experiment_hosts import Hosts
     from perflab.hosts.step import StepRequest
-    from perflab.run.command import StepOutput
-    from perflab.run.experiment_hosts import Hosts
     from perflab.spec import Spec
     from perflab.spec.schema import VariantSpec
     from perflab.store import RunRow
 
 
 class ServiceContext(Protocol):
-    """What services need from the experiment around them (`perflab.run.runner.Runner`)."""
+    """What services need from the experiment around them (`perflab.execution.runner.Runner`)."""
 
     spec: Spec
     variants: dict[str, VariantSpec]

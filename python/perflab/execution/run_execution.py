@@ -3,10 +3,10 @@
 
 A failing or timed-out step marks the run failed and skips the steps after it; cleanup
 steps (teardown, after_each) run whatever happened and are not cut short by a stop
-request. An interrupted run goes back to pending. `perflab.run.runner.Runner` owns the
+request. An interrupted run goes back to pending. `perflab.execution.runner.Runner` owns the
 experiment around it (signals, cores, the held processes, the store's lock) and is the
 `RunContext` a run executes in. Each phase is run by its kind's runner
-(`perflab.run.phase_kinds`), given this run as its `PhaseExecution`.
+(`perflab.execution.phase_kinds`), given this run as its `PhaseExecution`.
 """
 
 from __future__ import annotations
@@ -21,22 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.errors import StoreError
-from perflab.run.command import StepOutput, step_failure, step_status
-from perflab.run.failure_policy import Failure
-from perflab.run.metrics import MetricExtractionError, PhaseOutput, extract, overhead_key
-from perflab.run.phase_kinds import runner_of
-from perflab.run.phase_watch import PhaseWatch
-from perflab.run.run_context import PhaseContext
-from perflab.run.variant_kernel import Readiness
+from perflab.execution.command import StepOutput, step_failure, step_status
+from perflab.execution.failure_policy import Failure
+from perflab.execution.metrics import MetricExtractionError, PhaseOutput, extract, overhead_key
+from perflab.execution.phase_kinds import runner_of
+from perflab.execution.phase_watch import PhaseWatch
+from perflab.execution.run_context import PhaseContext
+from perflab.execution.variant_kernel import Readiness
 from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell
 from perflab.store import RunRow
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
+    from perflab.execution.service_scopes import ServiceScopes
+    from perflab.execution.services import ServiceRun
     from perflab.hosts.base import Host
-    from perflab.run.service_scopes import ServiceScopes
-    from perflab.run.services import ServiceRun
     from perflab.spec.schema import ExperimentSpec, HookSpec, PhaseSpec, VariantSpec
     from perflab.store import Database
 
@@ -51,7 +51,7 @@ class RunOutcome:
 
 
 class RunContext(PhaseContext, Protocol):
-    """What a run needs from the experiment around it (`perflab.run.runner.Runner`): what
+    """What a run needs from the experiment around it (`perflab.execution.runner.Runner`): what
     its phases need (`PhaseContext`: hosts, steps, profiles, the stop request), and more."""
 
     store: Database
@@ -162,7 +162,7 @@ class RunExecution:
 
     def _start_services(self, services: dict[str, ServiceRun]) -> None:
         """The run's own services (scope "run"); their ports join the run's values."""
-        from perflab.run.services import ServiceError
+        from perflab.execution.services import ServiceError
 
         try:
             env = self.runner.step_env(self.run, self.values)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from perflab.execution.failure_policy import Failure
 from perflab.hosts.ssh import HostError
 from perflab.observe.profile import PhaseProfile, ProfileError
-from perflab.run.failure_policy import Failure
 
 if TYPE_CHECKING:
-    from perflab.run.run_context import PhaseExecution
+    from perflab.execution.run_context import PhaseExecution
     from perflab.spec.schema import PhaseSpec
 
 
@@ -28,7 +28,7 @@ class ProfilePlan:
 
 
 class Profiled(Protocol):
-    """A phase kind's profiling behaviour (its runner, `perflab.run.phase_kinds`)."""
+    """A phase kind's profiling behaviour (its runner, `perflab.execution.phase_kinds`)."""
 
     def profile_plan(self, phase: PhaseSpec, mode: str) -> ProfilePlan | str:
         """How ``phase`` is profiled in ``mode`` ("process" or "system"), or the note said

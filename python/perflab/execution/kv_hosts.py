@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab.execution.command import StepOutput, run_command
+from perflab.execution.kv_phase import KvPhaseResult, kv_phase_result
 from perflab.hosts.process import installed_program
 from perflab.hosts.ssh import HostError
 from perflab.hosts.step import TERM_GRACE_S, StepRequest, output_files
-from perflab.run.command import StepOutput, run_command
-from perflab.run.kv_phase import KvPhaseResult, kv_phase_result
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:

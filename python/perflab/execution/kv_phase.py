@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perflab.run.metrics import PhaseOutput
+from perflab.execution.metrics import PhaseOutput
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:

@@ -9,17 +9,17 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from perflab.execution.command import MAX_KEPT_OUTPUT, StepOutput, step_failure, step_status
+from perflab.execution.failure_policy import Failure
+from perflab.execution.metrics import PhaseOutput, overhead_key
+from perflab.execution.phase_profile import ProfilePlan, finish_profile, start_profile
 from perflab.hosts.ssh import HostError
-from perflab.run.command import MAX_KEPT_OUTPUT, StepOutput, step_failure, step_status
-from perflab.run.failure_policy import Failure
-from perflab.run.metrics import PhaseOutput, overhead_key
-from perflab.run.phase_profile import ProfilePlan, finish_profile, start_profile
 from perflab.spec.phase_kinds.command import command
 from perflab.spec.template import render_shell, render_value
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
-    from perflab.run.run_context import PhaseExecution
+    from perflab.execution.run_context import PhaseExecution
     from perflab.spec.schema import ExperimentSpec, PhaseSpec
 
 
