@@ -10,12 +10,13 @@ drift with variants.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from perflab.spec.matrix import Cell, expand_matrix
-from perflab.spec.schema import ExperimentSpec
+from perflab.spec.schema import ExperimentSpec, VariantSpec
 
 
 @dataclass(frozen=True)
@@ -70,22 +71,64 @@ def plan_block(
     ]
 
 
+@dataclass(frozen=True)
+class HostNeed:
+    """A host a run of some variant needs checked before its first step, and what it
+    must run there: ``kernel`` and ``cmdline`` (None: any), booted afresh before every
+    run (``each_run``), or a device this machine boots (``booted_here``: it is booted
+    for the first run that needs it, down until then)."""
+
+    host: str
+    kernel: str | None
+    cmdline: str | None
+    each_run: bool
+    booted_here: bool
+
+
+def hosts_needed(
+    spec: ExperimentSpec,
+    variant: VariantSpec,
+    booted_here: Callable[[str], bool] | None = None,
+) -> list[HostNeed]:
+    """The one rule of which hosts a run of ``variant`` boots or checks, for the dry run's
+    count (`boots`) and the runner alike: the variant's host when it names a kernel or
+    command line, then every device booted from here and every ``reset = "each-run"``
+    host. ``booted_here``: whether a host is a device this machine boots (default: it
+    has a ``[hosts.NAME.control]``; the runner also knows the labgrid places it powers)."""
+    here = booted_here or (lambda n: spec.hosts[n].control is not None)
+    names = []
+    if variant.on not in (None, "local") and (variant.kernel or variant.cmdline):
+        names.append(variant.on)
+    names += [n for n, h in spec.hosts.items() if here(n) or h.reset == "each-run"]
+    out = []
+    for name in dict.fromkeys(n for n in names if n is not None and n in spec.hosts):
+        mine = name == variant.on
+        out.append(
+            HostNeed(
+                name,
+                variant.kernel if mine else None,
+                variant.cmdline if mine else None,
+                spec.hosts[name].reset == "each-run",
+                here(name),
+            )
+        )
+    return out
+
+
 def boots(spec: ExperimentSpec, plan: list[PlannedRun]) -> dict[str, int]:
-    """Host → the most boots the plan can take there: each change of the kernel its runs
-    need (the first run's included: the host may run another), or every run on a host
-    with ``reset = "each-run"``; a device booted from here boots for its first run too."""
+    """Host → the most boots the plan can take there (`hosts_needed` for each run): each
+    change of the kernel its runs need (the first run's included: the host may run
+    another), every run on a host with ``reset = "each-run"``, and a device booted from
+    here for the first run that needs it."""
     variants = {v.name: v for v in spec.variant}
     out: dict[str, int] = {}
     current: dict[str, tuple[str | None, str | None]] = {}
     for run in plan:
-        v = variants[run.variant]
-        host = spec.hosts.get(v.on or "")
-        if v.on is None or host is None:
-            continue
-        need = (v.kernel, v.cmdline)
-        first = host.control is not None and v.on not in current
-        changed = (v.kernel or v.cmdline) and current.get(v.on) != need
-        if host.reset == "each-run" or first or changed:
-            out[v.on] = out.get(v.on, 0) + 1
-        current[v.on] = need
+        for need in hosts_needed(spec, variants[run.variant]):
+            wants = (need.kernel, need.cmdline)
+            first = need.booted_here and need.host not in current
+            changed = (need.kernel or need.cmdline) and current.get(need.host) != wants
+            if need.each_run or first or changed:
+                out[need.host] = out.get(need.host, 0) + 1
+            current[need.host] = wants
     return out

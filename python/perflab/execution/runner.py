@@ -429,7 +429,7 @@ class Runner:
         built = self.builds.ensure(variant, scratch)
         if built is not None and built.failure is not None:
             return Readiness(built.failure, None, "build", built.artifacts)
-        booted = ensure_kernel(self.hosts, self.spec.model.hosts, variant, self.observer.message)
+        booted = ensure_kernel(self.hosts, self.spec.model, variant, self.observer.message)
         if built is not None and built.artifacts:
             booted = dataclasses.replace(booted, artifacts={**built.artifacts, **booted.artifacts})
         if self.hosts.booted - self._described:  # a device up for the first time

@@ -6,7 +6,7 @@ the kernel (and command line) the variant names, a device booted from here
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ from perflab.hosts.ssh import HostError
 
 if TYPE_CHECKING:
     from perflab.execution.experiment_hosts import Hosts
-    from perflab.spec.schema import HostSpec, VariantSpec
+    from perflab.spec.schema import ExperimentSpec, VariantSpec
 
 
 @dataclass(frozen=True)
@@ -32,23 +32,24 @@ class Readiness:
 
 def ensure_kernel(
     hosts: Hosts,
-    host_specs: Mapping[str, HostSpec],
+    spec: ExperimentSpec,
     variant: VariantSpec,
     message: Callable[[str], None],
 ) -> Readiness:
-    """Boots what the run needs booted, and says whether it can go on."""
+    """Boots what the run needs booted (`perflab.plan.hosts_needed`, the rule the dry run
+    counts boots by), and says whether it can go on."""
     from perflab.hosts.boot import kernel_state, mismatch
+    from perflab.plan import hosts_needed
 
     records: list[str] = []
     hosts.revive()
-    for name in _hosts_to_check(hosts, host_specs, variant):
-        host = host_specs[name]
+    for need in hosts_needed(spec, variant, hosts.booted_from_here):
+        name, kernel, cmdline = need.host, need.kernel, need.cmdline
         mine = name == variant.on
-        kernel, cmdline = (variant.kernel, variant.cmdline) if mine else (None, None)
         try:
             state = None if hosts.is_down(name) else kernel_state(hosts.connection(name))
             why = "it is down" if state is None else mismatch(state, kernel, cmdline)
-            if why or host.reset == "each-run":
+            if why or need.each_run:
                 state, how = hosts.boot(name, kernel, cmdline, variant.boot if mine else None)
                 message(f"host '{name}' booted ({how}): {state.kernel}, for variant {variant.name}")
                 why = mismatch(state, kernel, cmdline)
@@ -59,20 +60,6 @@ def ensure_kernel(
         assert state is not None  # read, or booted into
         records.append(f"{name}\t{state.kernel}\t{state.boot_id}\t{state.cmdline}")
     return Readiness(None, _joined(records))
-
-
-def _hosts_to_check(
-    hosts: Hosts, host_specs: Mapping[str, HostSpec], variant: VariantSpec
-) -> list[str]:
-    """The variant's host when it names a kernel, then every device booted from here
-    (``[hosts.NAME.control]``, or a labgrid place with a power port) and every reset host."""
-    names = []
-    if variant.on not in (None, "local") and (variant.kernel or variant.cmdline):
-        names.append(variant.on)
-    for name, h in host_specs.items():
-        if hosts.booted_from_here(name) or h.reset == "each-run":
-            names.append(name)
-    return list(dict.fromkeys(n for n in names if n is not None))
 
 
 def _joined(records: list[str]) -> str | None:
