@@ -33,7 +33,7 @@ from perflab.hosts.step import TERM_GRACE_S
 from perflab.spec.template import render_shell
 
 if TYPE_CHECKING:
-    from perflab.hosts.boot import KernelState
+    from perflab.hosts.boot import Booted
     from perflab.hosts.labgrid import Lease
 
 LOCAL = "local"
@@ -202,11 +202,11 @@ class Hosts:
 
     def boot(
         self, name: str, kernel: str | None, cmdline: str | None, command: str | None = None
-    ) -> tuple[KernelState, str]:
+    ) -> Booted:
         """Boots host ``name`` into ``kernel`` (with ``cmdline``): a device from here, any
         other host by its boot command (``command``: the variant's; else the host's), then
-        stages again what its steps need. Returns (what it runs, how it was booted)."""
-        from perflab.hosts.boot import DEFAULT_BOOT, boot
+        stages again what its steps need."""
+        from perflab.hosts.boot import DEFAULT_BOOT, Booted, boot
 
         device = self._devices.get(name)
         ex = self._remote[name]
@@ -222,7 +222,7 @@ class Hosts:
             state = boot(ex.conn, how, self._specs[name].boot_timeout, self.stop)
         self._stage(name, ex)
         self.booted.add(name)
-        return state, how
+        return Booted(state, how)
 
     def check(self) -> list[str]:
         """One line per remote host on how its steps will run (connecting to each that is

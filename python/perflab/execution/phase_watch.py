@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.execution.failure_policy import Failure
-from perflab.hosts.powered import PoweredHost
+from perflab.hosts.powered import CounterReading, PoweredHost
 from perflab.hosts.ssh import HostError
 from perflab.hosts.step import StepRequest
 from perflab.observe.counters import (
@@ -71,7 +71,7 @@ class PhaseWatch:
         self.local: LocalSampler | None = None
         self.remote: RemoteSampler | None = None
         self.counts_path: str | None = None
-        self.device_before: tuple[dict[str, float], bytes] | None = None
+        self.device_before: CounterReading | None = None
 
     def __enter__(self) -> PhaseWatch:
         self.ex.watch = self
@@ -187,7 +187,7 @@ class PhaseWatch:
             self._fail(str(e))
             return None
 
-    def _read_device(self, host: str) -> tuple[dict[str, float], bytes] | None:
+    def _read_device(self, host: str) -> CounterReading | None:
         """The counts of device ``host``'s control now (None: the run fails, saying why)."""
         device = self.ex.runner.hosts[host]
         if not isinstance(device, PoweredHost):  # a labgrid place's power has no counters
@@ -199,9 +199,7 @@ class PhaseWatch:
             self._fail(e.one_line())
             return None
 
-    def _device_counts(
-        self, phase: PhaseSpec, before: tuple[dict[str, float], bytes]
-    ) -> dict[str, float] | None:
+    def _device_counts(self, phase: PhaseSpec, before: CounterReading) -> dict[str, float] | None:
         """Each of the phase's events counted by its device over the phase: after − before
         (artifact ``counters:PHASE``, both readings); None when one is missing."""
         assert phase.counters_on is not None
@@ -209,17 +207,17 @@ class PhaseWatch:
         if after is None:
             return None
         self.ex.artifacts[keys.counters(phase.name)] = (
-            b"# before\n" + before[1] + b"# after\n" + after[1]
+            b"# before\n" + before.text + b"# after\n" + after.text
         )
         counts: dict[str, float] = {}
         for event in phase.counters:
-            if event not in before[0] or event not in after[0]:
-                printed = ", ".join(sorted(after[0])) or "nothing"
+            if event not in before.counts or event not in after.counts:
+                printed = ", ".join(sorted(after.counts)) or "nothing"
                 self._fail(
                     f"host '{phase.counters_on}' counters printed no '{event}' (printed: {printed})"
                 )
                 return None
-            counts[event] = after[0][event] - before[0][event]
+            counts[event] = after.counts[event] - before.counts[event]
         return counts
 
     def _discard_counts(self, phase: PhaseSpec) -> None:

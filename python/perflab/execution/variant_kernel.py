@@ -50,7 +50,8 @@ def ensure_kernel(
             state = None if hosts.is_down(name) else kernel_state(hosts.connection(name))
             why = "it is down" if state is None else mismatch(state, kernel, cmdline)
             if why or need.each_run:
-                state, how = hosts.boot(name, kernel, cmdline, variant.boot if mine else None)
+                booted = hosts.boot(name, kernel, cmdline, variant.boot if mine else None)
+                state, how = booted.state, booted.how
                 message(f"host '{name}' booted ({how}): {state.kernel}, for variant {variant.name}")
                 why = mismatch(state, kernel, cmdline)
                 if why:

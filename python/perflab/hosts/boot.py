@@ -37,6 +37,15 @@ class KernelState:
         return f"{self.kernel} (boot {self.boot_id[:8]})"
 
 
+@dataclass(frozen=True)
+class Booted:
+    """A boot that came up: what the host runs now, and how it was booted (the boot
+    command as run, or ``boot N from here`` for a device)."""
+
+    state: KernelState
+    how: str
+
+
 def kernel_state(conn: SshConnection, timeout: float = 30.0) -> KernelState:
     out = conn.run(
         "uname -r; cat /proc/sys/kernel/random/boot_id; cat /proc/cmdline", timeout=timeout

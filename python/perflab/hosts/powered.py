@@ -41,6 +41,14 @@ Render = Callable[[str, Mapping[str, object]], str]
 
 
 @dataclass(frozen=True)
+class CounterReading:
+    """A device's counts at one moment (event → count) and the text its control printed."""
+
+    counts: dict[str, float]
+    text: bytes
+
+
+@dataclass(frozen=True)
 class Control:
     """How a device is driven from here (the spec's ``[hosts.NAME.control]`` and the host's
     ``boot_timeout`` and default ``kernel``)."""
@@ -234,7 +242,7 @@ class PoweredHost(RemoteHost):
         assert self.control.power_off is not None
         self._control_step("power_off", self.control.power_off, folder, POWER_OFF_TIMEOUT_S)
 
-    def read_counters(self, folder: Path) -> tuple[dict[str, float], bytes]:
+    def read_counters(self, folder: Path) -> CounterReading:
         """The device's counts now, from its control's ``counters`` command (``EVENT COUNT``
         lines), and what the command printed; HostError when it fails or prints another
         line."""
@@ -255,7 +263,7 @@ class PoweredHost(RemoteHost):
                     f"host '{self.name}': counters printed '{line.strip()[:80]}' on its line "
                     f"{n}, not 'EVENT COUNT'"
                 ) from None
-        return counts, text
+        return CounterReading(counts, text)
 
     def _control_step(self, what: str, template: str, folder: Path, timeout: float) -> Path:
         """One of the control's commands run here to its end (HostError when it fails,
