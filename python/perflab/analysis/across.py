@@ -8,7 +8,7 @@ stack; and for Onload's"). Cells without a reference (a sparse matrix) are left 
 note.
 
 No second comparison engine: the comparison is `compare_dataset` of a transformed `Dataset`
-(as `perflab.analysis.cross` does for two experiments) whose two "variants" are the
+(as `perflab.analysis.experiment_pair` does for two experiments) whose two "variants" are the
 reference and the cell, and whose cells are the compared cells × the experiment's variants.
 So the methods, intervals, corrections (one family: every cell × variant × metric) and
 diagnostics are those of an ordinary comparison. The result is then relabelled for the

@@ -21,8 +21,8 @@ from perflab.errors import InputError
 
 if TYPE_CHECKING:
     from perflab.analysis.compare import CompareResult
-    from perflab.analysis.cross import CrossDataset, RunOrigin
     from perflab.analysis.dataset import Dataset
+    from perflab.analysis.experiment_pair import CrossDataset, RunOrigin
     from perflab.analysis.scaling import ScalingOptions as ScalingOptions
     from perflab.analysis.scaling import ScalingResult
     from perflab.observe.movers import Mover
@@ -80,7 +80,7 @@ def parse_across(text: str) -> tuple[str, str]:
 
 def parse_variant_pairs(texts: Sequence[str] | None) -> list[tuple[str, str]] | None:
     """``NAME`` or ``NAME=NAME_B`` each (``--variant`` with B), checked; None: every variant."""
-    from perflab.analysis.cross import parse_pairs
+    from perflab.analysis.experiment_pair import parse_pairs
 
     return parse_pairs(list(texts) if texts is not None else None)
 
@@ -157,14 +157,14 @@ def answer(
     opts = {**request.options.analysis_kwargs(), "metrics": request.metrics}
     if request.other is None:
         from perflab.analysis.compare import compare_dataset
-        from perflab.analysis.cross import single_origin
         from perflab.analysis.dataset import load_dataset
+        from perflab.analysis.experiment_pair import single_origin
 
         data = _only_variants(load_dataset(store, request.experiment), request.variants)
         origins, experiments, notes = single_origin(data), [data.experiment], []
         result = compare_dataset(data, **opts) if request.table else None
     else:
-        from perflab.analysis.cross import compare_cross
+        from perflab.analysis.experiment_pair import compare_cross
 
         cross = _cross(store, request)
         data, origins, experiments = cross.dataset, cross.origins, [cross.a, cross.b]
@@ -181,7 +181,7 @@ def answer(
 
 
 def _cross(store: Database, request: ComparisonRequest) -> CrossDataset:
-    from perflab.analysis.cross import cross_dataset, parse_pairs
+    from perflab.analysis.experiment_pair import cross_dataset, parse_pairs
 
     assert request.other is not None
     pairs = (
@@ -224,8 +224,8 @@ def _fits(
 
 def _across(store: Database, request: ComparisonRequest) -> Answer:
     from perflab.analysis.across import across_dataset, compare_across, run_view
-    from perflab.analysis.cross import single_origin
     from perflab.analysis.dataset import load_dataset
+    from perflab.analysis.experiment_pair import single_origin
 
     assert request.across is not None
     data = _only_variants(load_dataset(store, request.experiment), request.variants)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from perflab.analysis.cross import RunOrigin
 from perflab.analysis.dataset import Dataset
+from perflab.analysis.experiment_pair import RunOrigin
 from perflab.observe.monitors import MonitorSeries
 from perflab.report.environment import environment_rows
 from perflab.report.monitor_runs import MAX_RUNS, MonitorRuns
