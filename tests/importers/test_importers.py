@@ -575,7 +575,7 @@ def test_wrong_json_value_names_its_path(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
     assert one_error(tmp_path, "hyperfine", path, path) == (
-        f"{path}: $.results[1].times[3]: expected a number, found a string ('fast')"
+        f"{path}: $.results[1].times[3]: expected a number, found 'fast'"
     )
 
 
@@ -627,7 +627,7 @@ def test_missing_criterion_file(tmp_path):
         ("gbench", [GO_OLD], f"{GO_OLD}:1:1: not valid JSON"),
         ("criterion", [GO_OLD], "criterion results are a folder"),
         ("criterion", [DATA / "gobench"], "no criterion benchmarks here"),
-        ("hyperfine", [DATA / "gbench" / "bench.json"], "$: no 'results'"),
+        ("hyperfine", [DATA / "gbench" / "bench.json"], "$.results: no list of benchmarks"),
         ("gobench", [GO_OLD, GO_NEW, "--metric", "x:lower"], "--metric is a CSV option"),
         ("gobench", [GO_OLD, GO_NEW, "--variant", "v"], "--variant is a CSV option"),
     ],

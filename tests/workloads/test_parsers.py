@@ -375,9 +375,17 @@ def test_hyperfine_real_run_on_stdout():
     ("text", "needle"),
     [
         ("", "no JSON object with a 'results' list"),
-        ('{"results": []}', "no benchmark objects"),
-        ('{"results": [{"command": "x"}]}', "no 'mean' time"),
-        ('{"results": [{"command": "x", "mean": "slow"}]}', "expected a number of seconds"),
+        ('{"results": []}', "$.results: no commands"),
+        ('{"results": [{"command": "x"}]}', "$.results[0]: no 'mean' time"),
+        (
+            '{"results": [{"command": "x", "mean": "slow"}]}',
+            "$.results[0].mean: expected a number of seconds",
+        ),
+        ('{"results": [{"command": "x", "mean": 1, "times": [1, "x"]}]}', "$.results[0].times[1]"),
+        (
+            '{"results": [{"command": "x", "mean": 1, "times": [1], "exit_codes": [0, 0]}]}',
+            "$.results[0].exit_codes: 2 values for 1 runs",
+        ),
     ],
 )
 def test_hyperfine_errors(text, needle):

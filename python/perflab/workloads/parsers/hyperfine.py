@@ -1,12 +1,17 @@
 """hyperfine's ``--export-json`` document (alone, or after its human output on stdout).
 
 ``{"results": [{"command", "mean", "stddev", "median", "user", "system", "min", "max",
-"times": [...], "exit_codes": [...], "parameters": {...}?}]}``, every time in seconds;
-``stddev`` is null for a single run.
+"times": [...], "exit_codes": [...], "memory_usage_byte": [...]?, "parameters": {...}?}]}``,
+every time in seconds; ``stddev`` is null for a single run.
+
+The document is read here once, into `Benchmark`s (`read_benchmarks`): the parser of a
+command phase that runs hyperfine takes their summaries, and ``perflab import --format
+hyperfine`` (`perflab.importers.hyperfine`) their runs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.workloads.parsers.base import MetricDoc, ParseError, Parser, json_number
@@ -46,40 +51,108 @@ METRICS = (
 )
 
 
-def _number(raw: object, where: str) -> float | None:
-    return json_number(raw, f"{NAME}: {where}", "a number of seconds")
+@dataclass(frozen=True)
+class Benchmark:
+    """One command of a hyperfine document: ``at`` its JSON path (``$.results[k]``), its
+    command line and ``-P``/``-L`` parameters, each run's time (s), exit status (0 for
+    every run when the file has none; -1 killed by a signal) and peak memory (bytes,
+    hyperfine ≥ 1.17), and the file's own summaries (``mean_s``, …: `METRICS`)."""
+
+    at: str
+    command: str
+    parameters: dict[str, str]
+    times: list[float] | None
+    exit_codes: list[int]
+    memory: list[float] | None
+    summary: dict[str, float]
 
 
-def _result_metrics(result: dict[str, Any], where: str) -> dict[str, float]:
-    out = {}
+def read_benchmarks(doc: Any) -> list[Benchmark]:
+    """The benchmarks of a hyperfine document; a ParseError naming the JSON path of what
+    is wrong (``$.results[1].times[3]: expected a number of seconds, found 'x'``)."""
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list):
+        raise ParseError("$.results: no list of benchmarks")
+    if not results:
+        raise ParseError("$.results: no commands")
+    return [_benchmark(r, f"$.results[{k}]") for k, r in enumerate(results)]
+
+
+def _benchmark(result: Any, at: str) -> Benchmark:
+    if not isinstance(result, dict):
+        raise ParseError(f"{at}: expected a benchmark object, found {result!r:.40}")
+    command = result.get("command")
+    if not isinstance(command, str):
+        raise ParseError(f"{at}.command: expected a string, found {command!r:.40}")
+    params = result.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise ParseError(f"{at}.parameters: expected an object")
+    summary = {}
     for key, metric in _FIELDS.items():
-        if (v := _number(result.get(key), f"{where} {key!r}")) is not None:
-            out[metric] = v
-    if "mean_s" not in out:
-        raise ParseError(f"{NAME}: {where}: no 'mean' time")
-    times = result.get("times")
-    if isinstance(times, list):
-        out["runs"] = float(len(times))
+        value = json_number(result.get(key), f"{at}.{key}", "a number of seconds")
+        if value is not None:
+            summary[metric] = value
+    if "mean_s" not in summary:
+        raise ParseError(f"{at}: no 'mean' time")
+    times = _numbers(result, "times", at)
+    runs = len(times) if times is not None else None
     codes = result.get("exit_codes")
-    if isinstance(codes, list):
-        out["failed_runs"] = float(sum(1 for c in codes if c not in (0, None)))
+    if codes is None:
+        exit_codes = [0] * (runs or 0)
+    elif isinstance(codes, list):
+        exit_codes = [_exit_code(c, f"{at}.exit_codes[{i}]") for i, c in enumerate(codes)]
+    else:
+        raise ParseError(f"{at}.exit_codes: expected an array")
+    memory = _numbers(result, "memory_usage_byte", at)
+    for name, column in (("exit_codes", exit_codes), ("memory_usage_byte", memory)):
+        if runs is not None and column is not None and len(column) != runs:
+            raise ParseError(f"{at}.{name}: {len(column)} values for {runs} runs")
+    parameters = {str(k): str(v) for k, v in params.items()}
+    return Benchmark(at, command, parameters, times, exit_codes, memory, summary)
+
+
+def _numbers(result: dict[str, Any], key: str, at: str) -> list[float] | None:
+    raw = result.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise ParseError(f"{at}.{key}: expected an array")
+    out = []
+    for i, v in enumerate(raw):
+        x = json_number(v, f"{at}.{key}[{i}]")
+        if x is None:
+            raise ParseError(f"{at}.{key}[{i}]: not a finite number")
+        out.append(x)
     return out
 
 
-def prefixes(results: list[dict[str, Any]]) -> list[str]:
-    """Distinct, readable metric prefixes for several results (see METRICS)."""
+def _exit_code(raw: object, at: str) -> int:
+    if raw is None:
+        return -1  # hyperfine writes null for a run killed by a signal
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ParseError(f"{at}: expected an exit status, found {raw!r:.40}")
+    return raw
 
-    def by_parameters(r: dict[str, Any]) -> str:
-        params = r.get("parameters")
-        if not isinstance(params, dict) or not params:
-            return ""
-        return slug("_".join(f"{k}_{v}" for k, v in params.items()))
 
-    for naming in (by_parameters, lambda r: slug(str(r.get("command", "")))):
-        names = [naming(r) for r in results]
+def _metrics(bench: Benchmark) -> dict[str, float]:
+    out = dict(bench.summary)
+    if bench.times is not None:
+        out["runs"] = float(len(bench.times))
+    out["failed_runs"] = float(sum(1 for c in bench.exit_codes if c != 0))
+    return out
+
+
+def prefixes(benchmarks: list[Benchmark]) -> list[str]:
+    """Distinct, readable metric prefixes for several benchmarks (see METRICS)."""
+
+    def by_parameters(b: Benchmark) -> str:
+        return slug("_".join(f"{k}_{v}" for k, v in b.parameters.items()))
+
+    for naming in (by_parameters, lambda b: slug(b.command)):
+        names = [naming(b) for b in benchmarks]
         if all(names) and len(set(names)) == len(names):
             return names
-    return [f"cmd{k}" for k in range(1, len(results) + 1)]
+    return [f"cmd{k}" for k in range(1, len(benchmarks) + 1)]
 
 
 class HyperfineParser(Parser):
@@ -94,14 +167,13 @@ class HyperfineParser(Parser):
                 f"{NAME}: no JSON object with a 'results' list found (expected the "
                 "output of hyperfine --export-json FILE, e.g. --export-json /dev/stdout)"
             )
-        results = doc["results"]
-        if not results or not all(isinstance(r, dict) for r in results):
-            raise ParseError(f"{NAME}: 'results' holds no benchmark objects")
-        if len(results) == 1:
-            return _result_metrics(results[0], "results[0]")
+        try:
+            benchmarks = read_benchmarks(doc)
+        except ParseError as e:
+            raise ParseError(f"{NAME}: {e}") from None
+        if len(benchmarks) == 1:
+            return _metrics(benchmarks[0])
         out: dict[str, float] = {}
-        for k, (prefix, result) in enumerate(zip(prefixes(results), results)):
-            out.update(
-                {f"{prefix}_{m}": v for m, v in _result_metrics(result, f"results[{k}]").items()}
-            )
+        for prefix, bench in zip(prefixes(benchmarks), benchmarks):
+            out.update({f"{prefix}_{m}": v for m, v in _metrics(bench).items()})
         return out
