@@ -71,13 +71,34 @@ def cargo_env(target: str, base: Mapping[str, str] | None = None) -> dict[str, s
     """The environment for cargo: the caller's, with the helpers' flags added to its own
     RUSTFLAGS (which cargo would otherwise let win over any other way of giving flags)."""
     env = dict(os.environ if base is None else base)
-    flags = (STATIC if links_statically(target) else []) + STRIP
+    add_rustflags(env, (STATIC if links_statically(target) else []) + STRIP)
+    return env
+
+
+def add_rustflags(env: dict[str, str], flags: list[str]) -> None:
+    """``flags`` added after those ``env`` already gives cargo (its encoded form if set)."""
     if "CARGO_ENCODED_RUSTFLAGS" in env:
         old = [f for f in env["CARGO_ENCODED_RUSTFLAGS"].split("\x1f") if f]
         env["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join(old + flags)
     else:
         env["RUSTFLAGS"] = " ".join([*env.get("RUSTFLAGS", "").split(), *flags])
-    return env
+
+
+def path_remaps(env: Mapping[str, str]) -> list[str]:
+    """rustc writes source paths into what it builds (panic locations): this machine's
+    cargo home (the crates' sources) and the checkout are mapped to fixed names, so that
+    a build names no folder of the machine that made it. A path with a space is left
+    as it is (RUSTFLAGS splits at spaces)."""
+    cargo_home = Path(env.get("CARGO_HOME") or Path.home() / ".cargo").resolve()
+    pairs = [(cargo_home, "/cargo"), (ROOT, "/perflab")]
+    return [f"--remap-path-prefix={p}={to}" for p, to in pairs if " " not in str(p)]
+
+
+def _hide_build_paths() -> None:
+    """This build's cargo runs (the helpers' and maturin's) map the machine's paths away."""
+    env = dict(os.environ)
+    add_rustflags(env, path_remaps(env))
+    os.environ.update(env)
 
 
 def elf_interpreter(path: Path) -> str | None:
@@ -187,6 +208,7 @@ def build_wheel(
 ) -> str:
     import maturin
 
+    _hide_build_paths()
     build_helpers()
     name: str = maturin.build_wheel(wheel_directory, config_settings, metadata_directory)
     check_wheel(Path(wheel_directory) / name)
@@ -201,6 +223,7 @@ def build_editable(
     # The package is used from python/perflab itself, so the helpers go there, as for a wheel.
     import maturin
 
+    _hide_build_paths()
     build_helpers()
     name: str = maturin.build_editable(wheel_directory, config_settings, metadata_directory)
     return name

@@ -221,6 +221,22 @@ def test_cargo_env_adds_the_static_flags_to_the_callers_own():
     assert "crt-static" not in b.cargo_env("aarch64-apple-darwin", {})["RUSTFLAGS"]
 
 
+def test_the_build_maps_this_machines_paths_away():
+    """rustc writes source paths into panic locations: the cargo home and the checkout
+    are remapped for every build, so the extension module setup built here names neither
+    (a user's copy of it says nothing of the machine that made it)."""
+    b = backend()
+    home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo").resolve()
+    flags = b.path_remaps({"CARGO_HOME": str(home)})
+    assert flags == [f"--remap-path-prefix={home}=/cargo", f"--remap-path-prefix={ROOT}=/perflab"]
+    assert b.path_remaps({"CARGO_HOME": "/a b/cargo"}) == [f"--remap-path-prefix={ROOT}=/perflab"]
+    import perflab._native
+
+    data = Path(perflab._native.__file__).read_bytes()
+    assert b"/cargo/registry/" in data  # the crates' sources, under their fixed name
+    assert str(home).encode() + b"/" not in data and str(ROOT).encode() + b"/" not in data
+
+
 def test_install_refuses_a_dynamically_linked_helper(tmp_path):
     """Were the static flags lost (a cargo configuration overriding them), the build fails
     instead of shipping a shim that needs this machine's libraries."""
