@@ -114,6 +114,7 @@ def vm_argv(
     mem: int | None = None,
     reboot: str = "exit",
     count: bool = False,
+    perf: bool = False,
 ) -> list[str]:
     """The ``scripts/lab/vm`` command line. Values may be placeholders, e.g.
     ``vm_argv("router", "{kernel}", cmdline="{cmdline}", ssh_port=2222)`` for a spec's
@@ -135,6 +136,8 @@ def vm_argv(
     argv += ["--reboot", reboot]
     if count:  # its instructions counted, for `vm --counters`
         argv += ["--count"]
+    if perf:  # the router's perf disk attached: perf at /usr/bin/perf there
+        argv += ["--perf"]
     return argv
 
 

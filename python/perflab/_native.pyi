@@ -71,6 +71,14 @@ def kv_check_config(config_json: str) -> None: ...
 def fold_perf_script(text: str, annotate_kernel: bool = False) -> str:
     """`perf script` output → folded stack lines ("comm;outer;…;leaf count")."""
 
+def stackless_samples(text: str) -> int:
+    """Samples of `perf script` text (with call graphs) that have no frame at all."""
+
+def fill_stackless(text: str, leaves: str) -> str:
+    """`perf script` text, each stackless sample given its leaf from ``leaves`` (`perf
+    script -G -F time,ip,sym,dso`, one line a sample, matched by time); ValueError on a
+    mismatch."""
+
 def diff_folded(before: str, after: str, normalize: bool = True) -> str:
     """Two folded profiles → "stack before after" lines for a differential flame graph."""
 

@@ -305,13 +305,18 @@ def test_nothing_readable_is_all_unknown_and_never_raises():
     env = capture(FakeHost(), tools=["memcached", "gcc"])
     info = env.info
     assert env.artifacts == {}
-    known = {"schema", "captured_at", "tools", "unread"}
+    known = {"schema", "captured_at", "tools", "unread", "unread_why"}
     assert {k for k, v in info.items() if v is not None} == known
     assert info["unread"] == sorted(k for k, v in info.items() if v is None)
     assert "python_version" not in info  # the controller's, not this host's
     assert info["tools"] == {"memcached": None, "gcc": None}
     rows = dict(environment_rows(info))
-    assert rows["CPU"] == rows["Kernel"] == rows["Memory"] == rows["Swap"] == "unknown"
+    assert rows["Kernel"] == "unknown"
+    # an unknown says what the host lacks
+    assert rows["CPU"] == "unknown: no model line in /proc/cpuinfo and no lscpu"
+    assert rows["Memory"] == "unknown: no MemTotal in /proc/meminfo"
+    assert rows["Swap"] == "unknown: no /proc/swaps"
+    assert rows["Transparent huge pages"].endswith("(a kernel without THP)")
     assert rows["memcached"] == "not found"
 
 

@@ -294,3 +294,108 @@ def test_the_command_line_mode_wins_over_the_spec_but_not_over_a_phase():
     assert phase_mode(_Experiment(), _Phase("process"), forced="system") == "process"
     assert phase_mode(_Experiment(False), _Phase(), forced="system") == "system"
     assert phase_mode(_Experiment(False), _Phase()) is None
+
+
+# `perf script` of a MIPS router (a kernel that records no user call chains): the sample in
+# memcached's own code has no frame at all, and `perf script -G` gives each sample's leaf.
+MIPS_STACKS = """\
+mc-worker   131/133      41.745549: cpu-clock:
+\t        81ead324 kmem_cache_alloc ([kernel.kallsyms])
+\t        81bead4c syscall_common ([kernel.kallsyms])
+
+mc-worker   131/133      41.746468: cpu-clock:
+
+swapper     0/0          41.747785: cpu-clock:
+\t        81c1d2e0 __r4k_wait ([kernel.kallsyms])
+
+"""
+MIPS_LEAVES = """\
+     41.745549:          81ead324 kmem_cache_alloc ([kernel.kallsyms])
+     41.746468:          4a3f10 assoc_find (/usr/bin/memcached)
+     41.747785:          81c1d2e0 __r4k_wait ([kernel.kallsyms])
+"""
+
+
+def test_a_sample_without_a_call_chain_is_folded_as_its_leaf():
+    from perflab import _native
+
+    assert _native.stackless_samples(MIPS_STACKS) == 1
+    # folded alone, the stackless sample is lost
+    alone = parse_folded(_native.fold_perf_script(MIPS_STACKS, annotate_kernel=True))
+    assert sum(alone.values()) == 2
+    filled = _native.fill_stackless(MIPS_STACKS, MIPS_LEAVES)
+    assert _native.stackless_samples(filled) == 0
+    folded = parse_folded(_native.fold_perf_script(filled, annotate_kernel=True))
+    assert folded == {
+        "mc-worker;syscall_common_[k];kmem_cache_alloc_[k]": 1,
+        "mc-worker;assoc_find": 1,
+        "swapper;__r4k_wait_[k]": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    "leaves, error",
+    [
+        (MIPS_LEAVES.replace("41.746468", "41.746469"), "sample 2 at 41.746468: but leaf at"),
+        ("\n".join(MIPS_LEAVES.splitlines()[:2]), "2 lines for more samples"),
+        (MIPS_LEAVES + "     41.8: 1 x (y)\n", "more lines than samples"),
+    ],
+)
+def test_leaves_that_do_not_match_the_samples_are_refused(leaves, error):
+    from perflab import _native
+
+    with pytest.raises(ValueError, match=re.escape(error)):
+        _native.fill_stackless(MIPS_STACKS, leaves)
+
+
+PROFILE_ON_SPEC = """\
+name = "profiled-elsewhere"
+baseline = "a"
+
+[hosts.router]
+ssh = "root@127.0.0.1:1"
+
+[[variant]]
+name = "a"
+
+[[phase]]
+name = "access"
+profile = "system"
+profile_on = "router"
+command = "true"
+
+[[metric]]
+name = "wall_time"
+better = "lower"
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "why"),
+    [
+        (('profile_on = "router"', 'profile_on = "routr"'), "profile_on", "unknown host 'routr'"),
+        (('profile = "system"', 'profile = "process"'), "profile =", 'not profile = "process"'),
+        (('profile = "system"', "profile = false"), "profile =", "not profile = false"),
+    ],
+    ids=["unknown-host", "process", "never"],
+)
+def test_a_phase_profiled_on_a_host_written_wrong_is_bad_input_at_its_line(
+    tmp_path, edit, line, why
+):
+    text = PROFILE_ON_SPEC.replace(*edit)
+    spec = write_spec(tmp_path, text)
+    store = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(store))
+    assert r.code == 2 and why in r.err, r.err
+    at = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith(line))
+    assert f"{spec}:{at}:" in r.err and "Traceback" not in r.err
+    assert not store.exists()  # nothing written
+
+
+def test_a_phase_profiled_on_a_host_is_recorded_whole_there():
+    class Phase(_Phase):
+        profile_on = "router"
+
+    assert phase_mode(_Experiment(), Phase(True)) == "system"
+    assert phase_mode(_Experiment(), Phase()) is None  # where, not whether
+    assert phase_mode(_Experiment(), Phase(), forced=True) == "system"

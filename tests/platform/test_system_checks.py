@@ -201,6 +201,16 @@ def test_governor_mixed_and_performance(tmp_path):
     assert ok.status == "ok" and ok.value == "performance"
 
 
+def test_a_high_paranoid_setting_is_ok_for_root_who_samples_all_the_same(tmp_path):
+    root = make_tree(tmp_path / "root", paranoid="3")
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/status").write_text("Name:\tcat\nUid:\t0\t0\t0\t0\nGid:\t0\n")
+    check = by_name(state_of(root))["perf_event_paranoid"]
+    assert (check.status, check.value) == ("ok", "3 (root)")
+    (root / "proc/self/status").write_text("Name:\tcat\nUid:\t1000\t1000\t1000\t1000\n")
+    assert by_name(state_of(root))["perf_event_paranoid"].status == "warn"
+
+
 def test_turbo_smt_aslr_paranoid(tmp_path):
     bad = by_name(
         state_of(make_tree(tmp_path / "bad", no_turbo="0", smt="1", aslr="0", paranoid="3"))

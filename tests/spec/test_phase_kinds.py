@@ -187,7 +187,7 @@ def test_without_it_its_key_is_unknown(tmp_path):
     assert error_of(tmp_path, SPEC) == (
         "perflab: error: SPEC:17: unknown key 'sleep' in [[phase]] #2 'nap' (known keys: "
         "name, measure, command, kv, probe, cores, shell, parser, timeout, env, on, fetch, "
-        "processes, profile, counters, counters_on, monitor)"
+        "processes, profile, profile_on, counters, counters_on, monitor)"
     )
 
 

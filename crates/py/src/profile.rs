@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold_perf_script, m)?)?;
+    m.add_function(wrap_pyfunction!(stackless_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_stackless, m)?)?;
     m.add_function(wrap_pyfunction!(diff_folded, m)?)?;
     m.add_function(wrap_pyfunction!(flamegraph_svg, m)?)?;
     Ok(())
@@ -36,6 +38,88 @@ fn fold_perf_script(py: Python<'_>, text: &str, annotate_kernel: bool) -> PyResu
         Folder::from(options).collapse(text.as_bytes(), &mut out).map_err(|e| err("perf script", e))?;
         utf8(out)
     })
+}
+
+/// Samples of `perf script` text (with call graphs) whose stack is empty: a kernel that
+/// records no user call chains (MIPS) leaves a sample taken in user space without any
+/// frame, and folding drops it.
+#[pyfunction]
+fn stackless_samples(py: Python<'_>, text: &str) -> usize {
+    py.allow_threads(|| samples(text).iter().filter(|s| s.frames == 0).count())
+}
+
+/// `perf script` text with call graphs, each stackless sample given its leaf as a
+/// one-frame stack: `leaves` is `perf script -G -F time,ip,sym,dso` of the same file,
+/// one line per sample in the same order (`TIME: IP SYM (DSO)`), matched by time; a
+/// mismatch is an error, never a stack given to the wrong sample.
+#[pyfunction]
+fn fill_stackless(py: Python<'_>, text: &str, leaves: &str) -> PyResult<String> {
+    py.allow_threads(|| fill(text, leaves)).map_err(PyValueError::new_err)
+}
+
+/// One sample of `perf script` text: its header line's time, the index of the line after
+/// its header, and its number of frames.
+struct Sample<'a> {
+    time: &'a str,
+    after: usize,
+    frames: usize,
+}
+
+/// The samples of `perf script` text: a header line (`COMM PID/TID TIME: EVENT: `) then
+/// its frames (lines starting with a tab), then a blank line.
+fn samples(text: &str) -> Vec<Sample<'_>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        if line.trim().is_empty() || line.starts_with('\t') || line.starts_with('#') {
+            continue;
+        }
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let time = if tokens.len() >= 2 { tokens[tokens.len() - 2] } else { "" };
+        let mut frames = 0;
+        while i + frames < lines.len() && lines[i + frames].starts_with('\t') {
+            frames += 1;
+        }
+        out.push(Sample { time, after: i, frames });
+        i += frames;
+    }
+    out
+}
+
+fn fill(text: &str, leaves: &str) -> Result<String, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut leaf_lines = leaves.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+    let mut out = String::with_capacity(text.len() + leaves.len());
+    let mut next = 0; // the first line of `text` not yet written
+    for (k, sample) in samples(text).iter().enumerate() {
+        let leaf = leaf_lines.next().ok_or_else(|| format!("leaves: {k} lines for more samples"))?;
+        let (time, frame) = leaf.trim_start().split_once(char::is_whitespace).unwrap_or((leaf, ""));
+        if time != sample.time {
+            return Err(format!("leaves: sample {} at {} but leaf at {time}", k + 1, sample.time));
+        }
+        if sample.frames > 0 {
+            continue;
+        }
+        for line in &lines[next..sample.after] {
+            out.push_str(line);
+            out.push('\n');
+        }
+        next = sample.after;
+        out.push('\t');
+        out.push_str(frame.trim());
+        out.push('\n');
+    }
+    if leaf_lines.next().is_some() {
+        return Err("leaves: more lines than samples".to_string());
+    }
+    for line in &lines[next..] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// Two folded profiles → the two-count folded lines of a differential flame graph

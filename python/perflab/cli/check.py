@@ -32,22 +32,40 @@ def register(sub: Subparsers) -> None:
         "swap, thermal throttle counters, ASLR, perf_event_paranoid. Each is ok, warn (with "
         "what to do) or unknown (with why: a VM, a container, not Linux). Exit code 0 when "
         "nothing warns, 1 when something does. The same checks are recorded with every "
-        "experiment, at its start and after each block.",
+        "experiment, at its start and after each block. With an experiment file and "
+        "--host NAME: that host, read over SSH as a run reads it.",
+    )
+    p.add_argument(
+        "spec",
+        nargs="?",
+        metavar="EXPERIMENT.toml",
+        help="the experiment file whose host --host names",
+    )
+    p.add_argument(
+        "--host",
+        metavar="NAME",
+        help="check host NAME of the experiment file over SSH, as a run reads it (a "
+        "device booted by its control must be up)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.machine import system_state
+    from perflab.api.machine import check_machine
     from perflab.report.safe_text import terminal_safe
 
-    state = system_state()
+    def connecting(name: str) -> None:
+        if not args.json:
+            io.err.write(f"perflab: reading host {name} over SSH…\n")
+
+    machine = check_machine(args.spec, args.host, connecting)
+    state = machine.state
     code = EXIT_WARN if state.warnings else 0
     if args.json:
-        io.print(json.dumps({**state.to_json(), "exit_code": code}, indent=2))
+        io.print(json.dumps({**machine.to_json(), "exit_code": code}, indent=2))
         return code
-    t = Table(title="System checks")
+    t = Table(title=f"System checks of {machine.host}: {machine.summary}")
     t.add_column("check", no_wrap=True)
     t.add_column("status", no_wrap=True)
     t.add_column("value", overflow="fold")

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from perflab.execution.run_execution import RunOutcome
     from perflab.store import RunRow
 
@@ -20,6 +22,21 @@ class Observer(Protocol):
     def message(self, text: str) -> None: ...
     def replanned(self, total: int, projected_total: int) -> None: ...  # adaptive blocks added
     def finished(self, summary: ExperimentOutcome) -> None: ...
+
+
+class SayOnce:
+    """An observer's `message`, each text said once per experiment: a note that holds for
+    every run (a monitor the host's kernel lacks, kernel stacks not allowed) is not
+    repeated run after run."""
+
+    def __init__(self, message: Callable[[str], None]) -> None:
+        self._message = message
+        self._said: set[str] = set()
+
+    def __call__(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self._message(text)
 
 
 class SilentObserver:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from perflab.execution.failure_policy import Failure
 from perflab.hosts.ssh import HostError
 from perflab.observe.profile import PhaseProfile, ProfileError
+from perflab.spec.phase_kinds import kind_of
 
 if TYPE_CHECKING:
     from perflab.execution.run_context import PhaseExecution
@@ -46,9 +47,9 @@ def start_profile(
     mode = None if ex.run.warmup else r.profiles.mode(phase)
     if mode is None:
         return None
-    plan = how.profile_plan(phase, mode)
+    plan = _elsewhere(phase) or how.profile_plan(phase, mode)
     if isinstance(plan, str):
-        r.profiles.tell(plan)
+        r.say_once(plan)
         return None
     host = plan.host
     executor = r.hosts[host]
@@ -67,6 +68,15 @@ def start_profile(
         _fail(ex, name, e)
         return None
     return profile
+
+
+def _elsewhere(phase: PhaseSpec) -> ProfilePlan | None:
+    """A phase recorded on a host that is not where its command runs (``profile_on``: a
+    device under test while the load comes from here): recorded beside it, there."""
+    host = phase.profile_on
+    if host is None or (host == phase.host and kind_of(phase).runs_command):
+        return None
+    return ProfilePlan(host=None if host == "local" else host, beside=True)
 
 
 def finish_profile(ex: PhaseExecution, name: str, profile: PhaseProfile | None) -> None:

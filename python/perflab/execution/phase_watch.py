@@ -159,6 +159,9 @@ class PhaseWatch:
         if series is not None:
             self.ex.artifacts[keys.monitor(phase.name)] = series.to_bytes()
             monitor = summarize(series)
+            for gap in series.missing:  # what the host lacks: said once, left out
+                where = f"on host {series.host}" if series.host else "here"
+                self.ex.runner.say_once(f"monitor {where}: {gap}; left out of the series")
         if self.counts_path is not None and self.ex.failure is None:
             counters = self._read_counts(phase) or {}
         if self.device_before is not None and self.ex.failure is None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Callable
     from pathlib import Path
 
     from perflab.execution.command import StepOutput
@@ -30,6 +31,7 @@ class PhaseContext(Protocol):
     stop: threading.Event  # the experiment's stop request (Ctrl-C, SIGTERM)
     hosts: Hosts  # every machine of the experiment by its spec name
     profiles: Profiles  # the phases' perf profiles (perflab.observe.profile)
+    say_once: Callable[[str], None]  # a note that holds for every run, said once
 
     def step_env(
         self, run: RunRow | None, values: dict[str, Any] | None, phase: PhaseSpec | None = None

@@ -27,7 +27,7 @@ from perflab.execution.command import StepOutput, run_command
 from perflab.execution.experiment_hosts import Hosts
 from perflab.execution.failure_policy import Failure, FailurePolicy
 from perflab.execution.host_environments import capture_environments
-from perflab.execution.observer import ExperimentOutcome, Observer, SilentObserver
+from perflab.execution.observer import ExperimentOutcome, Observer, SayOnce, SilentObserver
 from perflab.execution.phase_cores import core_counts, phase_cpus
 from perflab.execution.run_execution import RunExecution, RunOutcome
 from perflab.execution.scratch import make_scratch, remove_stale_scratch, stop_all
@@ -48,6 +48,8 @@ from perflab.spec.template import render_shell
 from perflab.store import Database, RunRow
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from perflab.execution.adaptive import Decided
     from perflab.platform import CoreChoice
     from perflab.spec.schema import PhaseSpec
@@ -84,8 +86,9 @@ class Runner:
             kill_grace=spec.model.kill_grace,
         )
         self.observer = observer or SilentObserver()
+        self.say_once: Callable[[str], None] = SayOnce(self.observer.message)  # said once
         # perf profiles of the phases: the spec's `profile`, or every measured phase (--profile)
-        self.profiles = Profiles(spec.model, profile, self.observer.message)
+        self.profiles = Profiles(spec.model, profile, self.say_once)
         self.handle_signals = handle_signals
         # ends adaptive repetitions as soon as it answers (a bisect step's decision)
         self.decided = decided

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from perflab.hosts.local import LocalHost
+from perflab.hosts.powered import PoweredHost
 from perflab.platform.system_state import read_system_state
 from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from perflab.store import Database, RunRow
 
 
-class _ProcessTable:
+class ProcessTable:
     """A remote host's reads for one snapshot, the process table fetched at once.
 
     On a remote host every read is a round trip, and the busiest-processes check reads
@@ -97,8 +98,9 @@ class SystemSnapshots:
         self.store = store
         self.eid = eid
         self.host = executor.name
+        self.executor = executor
         local = isinstance(executor, LocalHost)
-        self.reader: Reader = reader or (executor if local else _ProcessTable(executor))
+        self.reader: Reader = reader or (executor if local else ProcessTable(executor))
         self.own_pid = os.getpid() if local else None
         self.sequential = order == "sequential"
         self.message = message
@@ -130,7 +132,11 @@ class SystemSnapshots:
 
     def read(self, label: str) -> dict[str, Any] | None:
         """The snapshot's document (None if the checks could not be read); touches no store,
-        so that several hosts' are read at once."""
+        so that several hosts' are read at once. A device this machine boots has no state
+        while it is down (before its first boot): nothing is read, and its runs so far count
+        towards its next snapshot."""
+        if isinstance(self.executor, PoweredHost) and not self.executor.up:
+            return None
         runs, self._since = self._since, []
         self._last_taken = self.clock()
         try:

@@ -73,6 +73,8 @@ python_version         Python running perflab (the controller's record only)
 perflab_version        perflab's version (the controller's record only)
 tools                  {tool as named: first line of its version output, or None}
 unread                 the keys above this capture could not read (``None``), sorted
+unread_why             {key: where it is read from, which this host lacks} for those of
+                       `UNREAD_WHY` (a router's kernel without THP, NUMA or cpufreq)
 ====================== ===================================================================
 
 `Environment.artifacts` keeps the raw sources by name: ``/proc/cpuinfo``,
@@ -121,6 +123,37 @@ _FILE_ARTIFACTS = (
     "/proc/cmdline",
     "/proc/swaps",
 )
+
+#: Where each fact is read on a Linux host: with an unknown, what the host lacks.
+_NODE, _THP = "/sys/devices/system/node", "/sys/kernel/mm/transparent_hugepage"
+_CPUFREQ = "/sys/devices/system/cpu/cpu0/cpufreq (no frequency driver, or a VM)"
+UNREAD_WHY = {
+    "cpu_vendor": "no vendor_id in /proc/cpuinfo (not x86) and no lscpu",
+    "cpu_model": "no model line in /proc/cpuinfo and no lscpu",
+    "numa_nodes": f"no {_NODE} (a kernel without NUMA) and no lscpu",
+    "memory_total_bytes": "no MemTotal in /proc/meminfo",
+    "swap_devices": "no /proc/swaps",
+    "hugepages_total": "no HugePages_Total in /proc/meminfo (a kernel without huge pages)",
+    "hugepage_size_bytes": "no Hugepagesize in /proc/meminfo (a kernel without huge pages)",
+    "transparent_hugepages": f"no {_THP} (a kernel without THP)",
+    "thp_defrag": f"no {_THP} (a kernel without THP)",
+    "os": "no /etc/os-release, /usr/lib/os-release or /etc/openwrt_release",
+    "cpufreq_driver": f"no {_CPUFREQ}",
+    "cpu_governors": f"no {_CPUFREQ}",
+    "cpu_freq_min_mhz": f"no {_CPUFREQ}",
+    "cpu_freq_max_mhz": f"no {_CPUFREQ}",
+    "turbo": "no intel_pstate/no_turbo or cpufreq/boost in /sys",
+    "smt_control": "no /sys/devices/system/cpu/smt (a kernel without SMT control)",
+    "smt_active": "no /sys/devices/system/cpu/smt (a kernel without SMT control)",
+    "clocksource": "no /sys/devices/system/clocksource",
+    "aslr": "no /proc/sys/kernel/randomize_va_space",
+    "numa_balancing": "no /proc/sys/kernel/numa_balancing (a kernel without NUMA)",
+    "swappiness": "no /proc/sys/vm/swappiness",
+    "mglru": "no /sys/kernel/mm/lru_gen (a kernel without the multi-gen LRU)",
+    "hypervisor": "no systemd-detect-virt, DMI names or hypervisor flag",
+    "virtualization": "no systemd-detect-virt, DMI names or hypervisor flag",
+    "loadavg": "no /proc/loadavg",
+}
 
 #: Where the OS names itself, in order of preference.
 _OS_RELEASE_FILES = ("/etc/os-release", "/usr/lib/os-release", "/etc/openwrt_release")
@@ -202,6 +235,7 @@ def capture(
         info["perflab_version"] = _version.__version__
     info["tools"] = {tool: tool_version(host, tool, timeout) for tool in dict.fromkeys(tools)}
     info["unread"] = sorted(k for k, v in info.items() if v is None)
+    info["unread_why"] = {k: UNREAD_WHY[k] for k in info["unread"] if k in UNREAD_WHY}
     return Environment(info=info, artifacts=artifacts)
 
 

@@ -140,11 +140,14 @@ class LocalSampler:
 
 def shell_loop(sources: list[str], interval: float) -> str:
     """A POSIX shell loop printing a sample of ``sources`` every ``interval`` seconds (for a
-    host perflab reaches over SSH): ``@t UPTIME``, then ``@f PATH`` and the file, then ``@end``."""
+    host perflab reaches over SSH): ``@t UPTIME``, then each file's lines as ``PATH:LINE``,
+    then ``@end``. Two processes a sample (grep, sleep): on a small device every fork is
+    time taken from what it measures."""
     files = " ".join(p for s in sources for p in SOURCE_FILES[s])
+    # /dev/null makes grep name the file on every line even when one file is readable
     return (
-        f"while :; do echo \"@t $(cut -d' ' -f1 /proc/uptime)\"; "
-        f'for f in {files}; do echo "@f $f"; cat "$f" 2>/dev/null; done; '
+        f'while :; do read -r up rest < /proc/uptime; echo "@t $up"; '
+        f"grep '' /dev/null {files} 2>/dev/null; "
         f"echo @end; sleep {max(interval, MIN_INTERVAL):g}; done"
     )
 
@@ -156,16 +159,14 @@ def parse_loop_output(text: str, sources: list[str], interval: float) -> Monitor
     t0: float | None = None
     t = 0.0
     texts: dict[str, list[str]] = {}
-    current: list[str] | None = None
+    paths = {p for s in sources for p in SOURCE_FILES[s]}
     for line in text.splitlines():
         if line.startswith("@t "):
             try:
                 t = float(line[3:].strip())
             except ValueError:
                 t = 0.0
-            texts, current = {}, None
-        elif line.startswith("@f "):
-            current = texts.setdefault(line[3:].strip(), [])
+            texts = {}
         elif line == "@end":
             t0 = t if t0 is None else t0
             sample: Sample = {"t": round(t - t0, 6)}
@@ -176,8 +177,9 @@ def parse_loop_output(text: str, sources: list[str], interval: float) -> Monitor
                 }
                 sample[source] = parse(source, got)
             series.samples.append(sample)
-            current = None
-        elif current is not None:
-            current.append(line)
+        else:
+            path, _, rest = line.partition(":")
+            if path in paths:
+                texts.setdefault(path, []).append(rest)
     series.missing = sorted(missing)
     return series

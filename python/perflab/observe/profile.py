@@ -45,6 +45,8 @@ MODES = ("process", "system")
 FREQUENCY = 999  # samples per second per CPU
 #: `perf script` fields: one count per sample (no period: cpu-clock's is nanoseconds)
 SCRIPT_FIELDS = "comm,pid,tid,time,event,ip,sym,dso"
+#: `perf script -G` fields: each sample's leaf, matched to its stack by time
+LEAF_FIELDS = "time,ip,sym,dso"
 MAX_SCRIPT_BYTES = 1 << 30  # `perf script` text larger than this is not folded
 
 #: What a host can do, in four lines: perf's path, perf_event_paranoid, uid, a PMU's cycles.
@@ -63,7 +65,13 @@ def phase_mode(experiment: object, phase: object, forced: bool | str = False) ->
     """How a phase is profiled: "process", "system" or None. The phase's own ``profile``
     wins (false: never); else the experiment's, for measured phases. ``forced`` (`perflab
     run --profile`: True or "process", `--profile-system`: "system") profiles every measured
-    phase not set to false, in that mode."""
+    phase not set to false, in that mode. A phase profiled on a host of its own
+    (``profile_on``) is recorded whole there: "system"."""
+    mode = _mode(experiment, phase, forced)
+    return "system" if mode and getattr(phase, "profile_on", None) else mode
+
+
+def _mode(experiment: object, phase: object, forced: bool | str) -> str | None:
     own = getattr(phase, "profile", None)
     top = getattr(experiment, "profile", None)
     if own is False:
@@ -123,22 +131,16 @@ def read_host_perf(text: str, host: str) -> HostPerf:
 
 @dataclass
 class Profiles:
-    """The experiment's profiling: what each host can do (asked once) and the notes said
-    once. ``message`` prints one line (the runner's observer)."""
+    """The experiment's profiling: what each host can do (asked once). ``message`` prints a
+    note (the runner's, which says each once)."""
 
     model: object  # the ExperimentSpec
     forced: bool | str = False  # perflab run --profile (True) / --profile-system ("system")
     message: Callable[[str], None] = lambda _text: None
     _hosts: dict[str, HostPerf] = field(default_factory=dict)
-    _told: set[str] = field(default_factory=set)
 
     def mode(self, phase: object) -> str | None:
         return phase_mode(self.model, phase, self.forced)
-
-    def tell(self, text: str) -> None:
-        if text not in self._told:
-            self._told.add(text)
-            self.message(text)
 
     def host_perf(
         self, executor: Host, env: Mapping[str, str], cwd: Path, scratch: Path
@@ -150,7 +152,7 @@ class Profiles:
             self._hosts[key] = read_host_perf(_read(out), key)
         hp = self._hosts[key]
         if not hp.kernel:
-            self.tell(hp.kernel_warning(key))
+            self.message(hp.kernel_warning(key))
         return hp
 
     def begin(
@@ -205,12 +207,16 @@ class PhaseProfile:
         return f"{perf} {command}", False
 
     def start(self) -> None:
-        """Record beside a phase that has no command of its own (a kv phase: the load is
-        perflab itself): ``perf record -a`` around a shell that waits for a stop file, started
-        in a thread; returns once perf samples (its workload started: perf runs it only
-        once its events are set up)."""
+        """Record beside a phase whose command is not its own (a kv phase: the load is
+        perflab itself; a phase recorded on another host, ``profile_on``): ``perf record
+        -a`` around a shell that waits on a FIFO, started in a thread; returns once perf
+        samples (its workload started: perf runs it only once its events are set up). The
+        shell blocks in `read` until `finish` writes a line: nothing polls on the host while
+        the phase runs (a device's CPU is the one measured)."""
         ready, stop = shlex.quote(self.data + ".ready"), shlex.quote(self.data + ".stop")
-        wait = f"touch {ready}; while [ ! -e {stop} ]; do sleep 0.05; done"
+        # opened read-write, the FIFO never blocks an open: neither this shell's, nor the
+        # stopper's when this shell is gone
+        wait = f"mkfifo {stop} && exec 3<>{stop} && touch {ready} && read line <&3"
         command = shlex.join([*self.record_argv(), "--", "sh", "-c", wait])
 
         spawned = threading.Event()
@@ -250,27 +256,50 @@ class PhaseProfile:
     def finish(self) -> dict[str, bytes]:
         """Stop a recording begun by `start`, fold what perf wrote (`perf script` where it
         ran) and return the artifacts; ProfileError when there is nothing to fold."""
-        if self._thread is not None:
-            self._run(f"touch {shlex.quote(self.data + '.stop')}", "perf-stop", 30.0)
-            self._thread.join()
-        out, err = self.scratch / "perf-script.out", self.scratch / "perf-script.err"
+        from perflab import _native
+
         data = shlex.quote(self.data)
-        script = (
-            f"{shlex.quote(self.perf.perf)} script --no-inline -F {SCRIPT_FIELDS} -i {data}; rc=$?; "
-            f"rm -f {data} {data}.old {data}.ready {data}.stop; exit $rc"
-        )
-        self.executor.run(StepRequest(script, self.cwd, out, err, self.env))
+        if self._thread is not None:
+            stop = shlex.quote(self.data + ".stop")
+            self._run(f"[ -p {stop} ] && exec 3<>{stop} && echo >&3", "perf-stop", 30.0)
+            self._thread.join()
+        try:
+            script = self._script("perf-script", f"--no-inline -F {SCRIPT_FIELDS}")
+            leaves = None
+            if _native.stackless_samples(script):
+                # no call chain for a sample taken in user space (a MIPS kernel records
+                # none): its leaf, from a second pass, stands for its stack
+                leaves = self._script("perf-leaves", f"-G -F {LEAF_FIELDS}")
+        finally:
+            files = " ".join(f"{data}{end}" for end in ("", ".old", ".ready", ".stop"))
+            self._run(f"rm -f {files}", "perf-clean", 30.0)
+        return self.artifacts(script, leaves)
+
+    def _script(self, name: str, options: str) -> str:
+        """`perf script OPTIONS` of the recording, where it ran; its text."""
+        out, err = self.scratch / f"{name}.out", self.scratch / f"{name}.err"
+        command = f"{shlex.quote(self.perf.perf)} script {options} -i {shlex.quote(self.data)}"
+        self.executor.run(StepRequest(command, self.cwd, out, err, self.env))
         where = f"profile of phase {self.phase} on {self.executor.name}"
         if not out.exists() or out.stat().st_size == 0:
             why = _read(err).strip().splitlines()[-1:] or [self._error or "no samples"]
             raise ProfileError(f"{where}: perf script: {why[0]}")
         if out.stat().st_size > MAX_SCRIPT_BYTES:
             raise ProfileError(f"{where}: perf script output over 1 GiB")
-        return self.artifacts(_read(out))
+        return _read(out)
 
-    def artifacts(self, script: str) -> dict[str, bytes]:
+    def artifacts(self, script: str, leaves: str | None = None) -> dict[str, bytes]:
+        """The run's artifacts from `perf script` text; ``leaves`` (one line a sample:
+        time, ip, symbol, dso) give the samples that have no stack their leaf."""
         from perflab import _native
 
+        stackless = 0
+        if leaves is not None:
+            stackless = _native.stackless_samples(script)
+            try:
+                script = _native.fill_stackless(script, leaves)
+            except ValueError as e:
+                raise ProfileError(f"profile of phase {self.phase}: perf script: {e}") from e
         folded = _native.fold_perf_script(script, annotate_kernel=True)
         samples = sum(int(line.rpartition(" ")[2] or 0) for line in folded.splitlines())
         info = {
@@ -281,6 +310,9 @@ class PhaseProfile:
             "frequency": FREQUENCY,
             "host": self.executor.name,
             "samples": samples,
+            # samples taken in user space with no call chain (the host's kernel records
+            # none), each folded as its leaf alone
+            "leaf_only": stackless,
         }
         return {
             keys.profile(self.phase): compress(folded),

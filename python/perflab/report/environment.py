@@ -11,6 +11,8 @@ from typing import Any
 
 #: Info keys that change between two captures of an unchanged machine.
 VOLATILE_KEYS = frozenset({"captured_at", "memory_available_bytes", "loadavg"})
+#: Info keys about the capture, not the machine: the reasons behind its unknowns.
+_ABOUT_CAPTURE = frozenset({"unread_why"})
 
 UNKNOWN = "unknown"
 
@@ -152,6 +154,37 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
 ]
 
 
+#: The info keys behind a row whose unknown has a reason (``unread_why`` of the capture).
+_ROW_KEYS = {
+    "CPU": ("cpu_model",),
+    "Vendor / arch": ("cpu_vendor",),
+    "NUMA nodes": ("numa_nodes",),
+    "Memory": ("memory_total_bytes",),
+    "Swap": ("swap_devices",),
+    "Huge pages": ("hugepages_total",),
+    "Transparent huge pages": ("transparent_hugepages",),
+    "OS": ("os",),
+    "CPU frequency": ("cpu_freq_max_mhz",),
+    "SMT": ("smt_control",),
+    "Clock source": ("clocksource",),
+    "ASLR (randomize_va_space)": ("aslr",),
+    "NUMA balancing": ("numa_balancing",),
+    "Swappiness": ("swappiness",),
+    "Multi-gen LRU": ("mglru",),
+    "Virtualization": ("virtualization",),
+    "Load average (1/5/15 min)": ("loadavg",),
+}
+
+
+def _why(label: str, shown: str, info: Mapping[str, Any]) -> str:
+    """``shown``, and when it is unknown (in part) what the host lacks, as its capture said."""
+    why = info.get("unread_why") or {}
+    reasons = [why[k] for k in _ROW_KEYS.get(label, ()) if isinstance(why.get(k), str)]
+    if UNKNOWN not in shown or not reasons:
+        return shown
+    return f"{shown}: {reasons[0]}"
+
+
 def environment_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, value) pairs in display order; ``unknown`` where the capture could not tell.
 
@@ -159,7 +192,7 @@ def environment_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     versions follow as ``("memcached", "memcached 1.6.18")`` rows, ``not found``
     for a tool that could not be run.
     """
-    rows = [(label, show(info)) for label, show in _ROWS]
+    rows = [(label, _why(label, show(info), info)) for label, show in _ROWS]
     place = info.get("labgrid")
     if isinstance(place, Mapping):  # a host lent by a labgrid place: which, whose, from where
         said = (
@@ -197,6 +230,8 @@ def diff_environments(
     keys = list(dict.fromkeys([*flat_a, *flat_b]))
     out = []
     for key in keys:
+        if key.split(".")[0] in _ABOUT_CAPTURE:
+            continue
         if not include_volatile and key.split(".")[0] in VOLATILE_KEYS:
             continue
         va, vb = flat_a.get(key), flat_b.get(key)

@@ -25,6 +25,8 @@ def check_observe(spec: Spec) -> None:
     for i, phase in enumerate(m.phase):
         if phase.monitor is not None:
             _check_monitor(spec, ("phase", i, "monitor"), phase.monitor)
+        if phase.profile_on is not None:
+            _check_profile_on(spec, i)
         if phase.counters_on is not None:
             _check_device_counters(spec, i)
             continue
@@ -49,6 +51,27 @@ def check_observe(spec: Spec) -> None:
     for i, x in enumerate(m.metric):
         if x.counter is not None or x.monitor is not None:
             _check_metric(spec, i)
+
+
+def _check_profile_on(spec: Spec, i: int) -> None:
+    """A phase profiled on a host: a host of the spec, recorded whole (perf -a)."""
+    phase = spec.model.phase[i]
+    host = str(phase.profile_on)
+    hosts = spec.model.hosts
+    if host not in hosts and host != "local":
+        raise spec.error(
+            ("phase", i, "profile_on"),
+            f"phase '{phase.name}': profiled on unknown host '{host}'",
+            hint=choices_hint(host, list(hosts)),
+        )
+    if phase.profile is False or phase.profile == "process":
+        written = "false" if phase.profile is False else '"process"'
+        raise spec.error(
+            ("phase", i, "profile"),
+            f"phase '{phase.name}': profile_on records host '{host}' whole, "
+            f"not profile = {written}",
+            hint='write profile = "system" (or true), or remove profile_on',
+        )
 
 
 def _check_device_counters(spec: Spec, i: int) -> None:

@@ -258,6 +258,7 @@ class PhaseSpec(_Strict):
     # perf record -g during this phase: true/"process" its process tree, "system" the whole
     # host (-a); false: never (overrides the experiment's `profile` and `perflab run --profile`)
     profile: Profile | None = None
+    profile_on: Name | None = None  # the host recorded whole when profiled (a device under test)
     # perf stat events counted around a command phase's command: "page-faults", "cycles", …
     # or, with counters_on, events its control's `counters` command prints
     counters: Annotated[list[Short], Field(max_length=64)] = []
