@@ -355,6 +355,24 @@ impl RunResult {
         w
     }
 
+    /// Requests in flight per connection, on average over the measured window: by Little's
+    /// law, the time the answered requests spent between their send and their reply (from
+    /// the actual send, also in open loop), over the window and the connections. Closed loop
+    /// with pipeline P against a server much slower than the client: about P, as with
+    /// memtier's `--pipeline`.
+    pub fn avg_in_flight_per_connection(&self) -> f64 {
+        let sum = if self.sets.hist_uncorrected.is_some() {
+            self.sets.latency_sum_uncorrected_ns + self.gets.latency_sum_uncorrected_ns
+        } else {
+            self.sets.latency_sum_ns + self.gets.latency_sum_ns
+        };
+        if self.duration_s > 0.0 && self.connections > 0 {
+            sum as f64 / 1e9 / self.duration_s / self.connections as f64
+        } else {
+            0.0
+        }
+    }
+
     /// Flat metrics, names carrying their units. Rates are per second of the measured window.
     pub fn metrics(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
@@ -412,6 +430,7 @@ impl RunResult {
         put("errors", self.errors() as f64);
         put("connection_failures", self.connection_failures as f64);
         put("connections", self.connections as f64);
+        put("avg_in_flight_per_connection", self.avg_in_flight_per_connection());
         put("verify_failures", self.verify_failures as f64);
         let cpu = self.cpu_s();
         put("client_cpu_s", cpu);
@@ -593,6 +612,8 @@ mod tests {
         assert_eq!(m["hits_per_sec"], 2000.0);
         assert_eq!(m["hit_ratio"], 1.0);
         assert!((m["avg_latency_ms"] - 0.325).abs() < 1e-12);
+        // Little's law: 1.3 s of requests in flight over a 2 s window on 4 connections
+        assert!((m["avg_in_flight_per_connection"] - 1.3 / 2.0 / 4.0).abs() < 1e-12);
         assert!((m["p50_latency_ms"] - 0.1).abs() < 0.0002);
         assert!((m["p99_latency_ms"] - 1.0).abs() < 0.001);
         assert!((m["kb_per_sec"] - 4000.0 * 120.0 / 1024.0 / 2.0).abs() < 1e-9);

@@ -87,6 +87,10 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "connection_failures": ("1", "connections that could not be made or broke"),
     "connections": ("1", "connections established"),
+    "avg_in_flight_per_connection": (
+        "1",
+        "requests in flight per connection over the window: Σ latency from send / s / conns",
+    ),
     "verify_failures": ("1", "GET hits whose value was not the one written for the key (verify)"),
     "client_cpu_s": ("s", "CPU time of the load generator's threads in the measured window"),
     "client_cpu_us_per_request": ("µs", "client CPU per answered request: the generator's cost"),
@@ -371,6 +375,11 @@ class KvResult:
             + f", {int(m['requests']):,} requests, {cfg['threads']} thread{'s' if cfg['threads'] != 1 else ''}"
             + f" × {cfg['clients']} connections"
             + (f", pipeline {cfg['pipeline']}" if d["mode"] == "closed" else "")
+            + (
+                f" ({m['avg_in_flight_per_connection']:.1f} in flight per connection)"
+                if "avg_in_flight_per_connection" in m
+                else ""
+            )
             + f" ({d['mode']} loop), latency in ms",
             f"errors: {_errors_summary(self.errors)}   connection failures: {int(m['connection_failures'])}"
             + (f"   verify failures: {int(m['verify_failures'])}" if cfg.get("verify") else ""),
