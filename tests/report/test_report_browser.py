@@ -314,3 +314,25 @@ def test_screenshot_option_checks_the_page(experiment, chromium):
     img = mpimg.imread(shot)
     assert img.shape[1] == 1280 and 500 < img.shape[0] <= 2400
     assert shutil.which(chromium) or Path(chromium).is_file()
+    # one section of it: the environment table, not the page's top
+    part = d / "environment.png"
+    args = ["--screenshot", str(part), "--screenshot-section", "environment"]
+    r = perflab("report", str(eid), "--store", str(db), "-o", str(d / "r.html"), *args)
+    assert r.code == 0, r.err
+    section = mpimg.imread(part)
+    assert section.shape[1] == 1280 and 0 < section.shape[0] <= 2400
+    assert section.shape[0] != img.shape[0] or (section != img).any()
+    r = perflab(
+        "report",
+        str(eid),
+        "--store",
+        str(db),
+        "-o",
+        str(d / "r.html"),
+        "--screenshot",
+        str(d / "x.png"),
+        "--screenshot-section",
+        "nope",
+    )
+    assert r.code != 0 and "the report has no section 'nope' (it has: " in r.err, r.err
+    assert "environment" in r.err and "Traceback" not in r.err

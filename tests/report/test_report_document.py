@@ -193,6 +193,7 @@ def test_paragraph_cannot_start_a_block(text, want):
         (["-o", "-", "--format", "markdown"], "a Markdown report needs a file name"),
         (["-o", "r.md", "--screenshot", "x.png"], "--screenshot loads the HTML report"),
         (["-o", "-", "--screenshot", "x.png"], "--screenshot needs the HTML report in a file"),
+        (["-o", "r.html", "--screenshot-section", "profiles"], "names the part of --screenshot"),
         (["--confidence", "2"], "--confidence must be between 0.5 and 1"),
         (["--method", "nope"], "unknown statistical method 'nope'"),
     ],

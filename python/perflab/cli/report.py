@@ -70,6 +70,12 @@ def register(sub: Subparsers) -> None:
         help="also load the HTML report in headless Chromium, check it loads cleanly and save "
         "a screenshot of its top",
     )
+    p.add_argument(
+        "--screenshot-section",
+        metavar="ID",
+        help="with --screenshot: that section of the report instead of its top (e.g. "
+        "profiles, verdict)",
+    )
     _add_verbose(p)
     p.set_defaults(handler=run)
 
@@ -116,6 +122,8 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
     path = Path(out)
     kind = format_of(path, args.format)
+    if args.screenshot_section and not args.screenshot:
+        raise InputError("--screenshot-section names the part of --screenshot PNG to take")
     if args.screenshot and kind != "html":
         raise InputError("--screenshot loads the HTML report: write it with -o report.html")
     files = write_report(report, path, fmt=kind, image_format=args.images)
@@ -129,7 +137,9 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if args.screenshot:
         from perflab.report.browser import screenshot_file
 
-        page = screenshot_file(path, args.screenshot, max_height=2400)
+        page = screenshot_file(
+            path, args.screenshot, max_height=2400, section=args.screenshot_section
+        )
         io.print(f"wrote {args.screenshot} (headless Chromium)")
         for problem in page.console_errors + page.exceptions + page.failed_requests + page.dialogs:
             io.warn(f"in the browser: {problem}")

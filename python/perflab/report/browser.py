@@ -353,13 +353,36 @@ class Browser:
 
 
 def screenshot_file(
-    html: str | Path, png: str | Path, *, width: int = 1280, max_height: int | None = None
+    html: str | Path,
+    png: str | Path,
+    *,
+    width: int = 1280,
+    max_height: int | None = None,
+    section: str | None = None,
 ) -> PageLoad:
-    """Load a report and write its screenshot; returns what the load reported."""
+    """Load a report and write its screenshot (its top, or the section whose id is
+    ``section``); returns what the load reported. BrowserError when the page has no such
+    section (the ids it has are named)."""
     from perflab.report.writable import check_writable
 
     check_writable(png, "screenshot")  # before starting a browser
     with Browser(width=width) as b:
         page = b.open(html)
-        b.screenshot(png, max_height=max_height)
+        if section is None:
+            b.screenshot(png, max_height=max_height)
+            return page
+        box = b.evaluate(
+            "(() => { const e = document.getElementById(" + json.dumps(section) + ");"
+            " if (!e) return null; const r = e.getBoundingClientRect();"
+            " return [r.top + window.scrollY, r.height]; })()"
+        )
+        if not box:
+            ids = b.evaluate("[...document.querySelectorAll('section[id]')].map(e => e.id)")
+            raise BrowserError(
+                f"the report has no section '{section}' (it has: {', '.join(ids or []) or 'none'})"
+            )
+        top, height = float(box[0]), float(box[1])
+        if max_height:
+            height = min(height, max_height)
+        b.screenshot(png, clip={"x": 0, "y": top, "width": width, "height": height})
         return page
