@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from perflab.hosts.base import Reader
+from perflab.hosts.base import Queried, Reader
 from perflab.hosts.environment import Environment, capture
 from perflab.hosts.local import LocalHost
 from perflab.hosts.proc_text import cpu_list_or_none, format_cpu_list
@@ -41,10 +41,11 @@ class FakeHost:
         names = {f[len(prefix) :].split("/")[0] for f in self.files if f.startswith(prefix)}
         return sorted(names) or None
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
         assert timeout > 0
         self.ran.append(list(argv))
-        return self.commands.get(tuple(argv))
+        answer = self.commands.get(tuple(argv))
+        return None if answer is None else Queried(*answer)
 
 
 # The MGLRU memcached experiment's device under test (an EdgeRouter), as its report prints it.

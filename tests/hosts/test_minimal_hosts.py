@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import perflab, write_spec
 from perflab import _version
-from perflab.hosts.base import Reader
+from perflab.hosts.base import Queried, Reader
 from perflab.hosts.environment import capture
 from perflab.hosts.remote import RemoteHost
 from perflab.hosts.ssh import SshConnection, SshTarget
@@ -124,7 +124,7 @@ class DirectoryHost:
         except OSError:
             return None
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
         program = self.root / "bin" / argv[0]
         if "/" in argv[0] or not os.access(program, os.X_OK):
             return None  # not installed
@@ -137,7 +137,7 @@ class DirectoryHost:
             )
         except subprocess.TimeoutExpired:
             return None
-        return done.returncode, (done.stdout + done.stderr).decode()
+        return Queried(done.returncode, (done.stdout + done.stderr).decode())
 
 
 def _netbsd(root: Path) -> DirectoryHost:

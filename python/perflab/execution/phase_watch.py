@@ -291,7 +291,7 @@ def _host_pmu_reason(executor: Host) -> Callable[[str], str]:
 
     def why(event: str) -> str:
         done = executor.query(["ls", PMU_DEVICES], 30.0)
-        pmus = done[1].split() if done is not None and done[0] == 0 else []
+        pmus = done.output.split() if done is not None and done.status == 0 else []
         return pmu_reason(event, pmus, "there")
 
     return why

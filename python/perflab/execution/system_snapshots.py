@@ -30,7 +30,7 @@ from perflab.platform.system_state import read_system_state
 from perflab.store.artifact_keys import SNAPSHOT_PREFIX
 
 if TYPE_CHECKING:
-    from perflab.hosts.base import Host, Reader
+    from perflab.hosts.base import Host, Queried, Reader
     from perflab.store import Database, RunRow
 
 
@@ -52,7 +52,7 @@ class ProcessTable:
             return self._stats[path]
         return self.host.read_file(path)
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
         return self.host.query(argv, timeout)
 
     def list_dir(self, path: str) -> list[str] | None:
@@ -62,9 +62,9 @@ class ProcessTable:
             "ls -1A /proc && echo " + _MARK + " && grep -H '' /proc/[0-9]*/stat 2>/dev/null; true"
         )
         result = self.host.query(["sh", "-c", script], 20.0)
-        if result is None or result[0] != 0 or _MARK not in result[1]:
+        if result is None or result.status != 0 or _MARK not in result.output:
             return None
-        listing, _, stats = result[1].partition(_MARK + "\n")
+        listing, _, stats = result.output.partition(_MARK + "\n")
         self._stats = {}
         for line in stats.splitlines():
             where, sep, text = line.partition(":")  # "/proc/PID/stat:..." (a path has no ':')

@@ -13,13 +13,20 @@ device booted, reset and watched from this machine). Code that only reads asks f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from perflab.hosts.process import ProcessResult
 from perflab.hosts.step import StepRequest
 
 #: Seconds a version or probe command may take before it is abandoned.
 TOOL_TIMEOUT = 5.0
+
+
+class Queried(NamedTuple):
+    """A short command's outcome (`Reader.query`)."""
+
+    status: int  # its exit code
+    output: str  # stdout and stderr merged
 
 
 @runtime_checkable
@@ -32,9 +39,9 @@ class Reader(Protocol):
     def list_dir(self, path: str) -> list[str] | None:
         """The names in the folder, or None when it is missing or unreadable."""
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
-        """(exit code, stdout and stderr merged) of a short command, or None when it could
-        not run or timed out (``LC_ALL=C``: its texts in English)."""
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
+        """A short command's exit code and output (stdout and stderr merged), or None when
+        it could not run or timed out (``LC_ALL=C``: its texts in English)."""
 
 
 class Host(Reader, Protocol):
@@ -82,9 +89,9 @@ def read_line(host: Reader, path: str) -> str | None:
 def command_output(host: Reader, argv: list[str], timeout: float = TOOL_TIMEOUT) -> str | None:
     """The command's output when it ran and exited 0, else None."""
     result = host.query(argv, timeout)
-    if result is None or result[0] != 0:
+    if result is None or result.status != 0:
         return None
-    return result[1]
+    return result.output
 
 
 def output_tail(data: bytes, lines: int = 1) -> str:

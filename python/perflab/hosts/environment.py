@@ -260,8 +260,8 @@ def _read_artifacts(host: Reader, timeout: float) -> dict[str, bytes]:
     linux = kernel_name == ["Linux"] or (not kernel_name and "/proc/meminfo" in artifacts)
     if not linux:  # NetBSD, FreeBSD, macOS: no /proc; sysctl says what it tells
         result = host.query(["sysctl", *SYSCTL_NAMES], timeout)
-        if result is not None and parse_sysctl(result[1], SYSCTL_NAMES):
-            artifacts["sysctl"] = result[1].encode()
+        if result is not None and parse_sysctl(result.output, SYSCTL_NAMES):
+            artifacts["sysctl"] = result.output.encode()
     return artifacts
 
 

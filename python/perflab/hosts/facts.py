@@ -233,7 +233,7 @@ def _detect_virt(host: Reader, flag: str) -> str | None:
     result = host.query(["systemd-detect-virt", flag], TOOL_TIMEOUT)
     if result is None:
         return None
-    word = result[1].strip().splitlines()[0].strip() if result[1].strip() else ""
+    word = result.output.strip().splitlines()[0].strip() if result.output.strip() else ""
     return word or None
 
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+from perflab.hosts.base import Queried
 from perflab.hosts.process import ProcessResult, run_process
 from perflab.hosts.step import StepRequest
 
@@ -36,7 +37,7 @@ class LocalHost:
         except (OSError, ValueError):
             return None
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
         env = {**os.environ, "LC_ALL": "C", "LANG": "C"}  # version and lscpu texts in English
         try:
             proc = subprocess.Popen(
@@ -61,7 +62,7 @@ class LocalHost:
         if out is None:
             proc.communicate()
             return None
-        return proc.returncode, out.decode("utf-8", errors="replace")
+        return Queried(proc.returncode, out.decode("utf-8", errors="replace"))
 
     @staticmethod
     def stage(local: Path) -> str:

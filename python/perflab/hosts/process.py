@@ -138,7 +138,11 @@ def run_process(request: StepRequest) -> ProcessResult:
     try:
         timed_out, interrupted = _wait_for_end(waiter, pid, pidfd, deadline, request.stop, grace)
         report = waiter.report()
-        if report is not None and report[5] and not (timed_out or interrupted or waiter.exited):
+        if (
+            report is not None
+            and report.lingering
+            and not (timed_out or interrupted or waiter.exited)
+        ):
             lingering = Lingering(pid, pidfd, grace)  # the shim holds what the command left
             pidfd = None  # the Lingering owns it now
         else:
@@ -161,18 +165,30 @@ def run_process(request: StepRequest) -> ProcessResult:
     return process_result(report, status, ru, t1 - t0, timed_out, interrupted, lingering)
 
 
-def parse_report(data: bytes) -> tuple[float, float, float, int, int, int] | None:
-    """perflab-exec's line ``wall_ns user_us system_us maxrss_kib wait_status lingering`` as
-    (wall s, user s, system s, max RSS KiB, wait status, lingering); None if incomplete."""
+@dataclass(frozen=True)
+class ShimReport:
+    """perflab-exec's report of the command it ran."""
+
+    wall_s: float
+    user_s: float
+    system_s: float
+    max_rss_kib: int
+    wait_status: int  # as wait(2) gives it
+    lingering: bool  # processes the command left are held by the shim
+
+
+def parse_report(data: bytes) -> ShimReport | None:
+    """perflab-exec's line ``wall_ns user_us system_us maxrss_kib wait_status lingering``;
+    None if incomplete."""
     try:
         wall_ns, user_us, sys_us, rss, status, lingering = (int(x) for x in data.split())
     except ValueError:
         return None
-    return wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status, lingering
+    return ShimReport(wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, status, bool(lingering))
 
 
 def process_result(
-    report: tuple[float, float, float, int, int, int] | None,
+    report: ShimReport | None,
     status: int | None,
     ru: resource.struct_rusage | None,
     wall: float,
@@ -183,7 +199,8 @@ def process_result(
     """The outcome: the shim's report when there is one (its figures are the command's own),
     else wait4's status and rusage with the wall time measured here."""
     if report is not None:
-        wall_s, user_s, system_s, max_rss, status, _ = report
+        wall_s, user_s, system_s = report.wall_s, report.user_s, report.system_s
+        max_rss, status = report.max_rss_kib, report.wait_status
     else:
         assert ru is not None and status is not None
         wall_s, user_s, system_s, max_rss = wall, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
@@ -315,7 +332,7 @@ class _Waiter:
         while not self.report_eof:
             self._read()
 
-    def report(self) -> tuple[float, float, float, int, int, int] | None:
+    def report(self) -> ShimReport | None:
         """The shim's line ``wall_ns user_us system_us maxrss_kib wait_status lingering``."""
         if self.report_fd is None:
             return None

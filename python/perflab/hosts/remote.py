@@ -31,7 +31,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from perflab.hosts.base import output_tail
+from perflab.hosts.base import Queried, output_tail
 from perflab.hosts.process import (
     ProcessResult,
     exec_shim,
@@ -229,11 +229,11 @@ class RemoteHost:
 
     def list_dir(self, path: str) -> list[str] | None:
         result = self.query(["ls", "-1A", "--", path], 10.0)
-        if result is None or result[0] != 0:
+        if result is None or result.status != 0:
             return None
-        return [line for line in result[1].splitlines() if line]
+        return [line for line in result.output.splitlines() if line]
 
-    def query(self, argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(self, argv: list[str], timeout: float) -> Queried | None:
         command = " ".join(shlex.quote(a) for a in argv)
         # Version and lscpu texts in English; a watchdog of the host's own shell ends a hung
         # tool there (no timeout(1) needed: OpenWrt's busybox may lack it, old ones differ).
@@ -251,7 +251,7 @@ class RemoteHost:
             return None
         if done.returncode in (126, 127, 137):  # not runnable, not installed, timed out
             return None
-        return done.returncode, done.stdout.decode("utf-8", errors="replace")
+        return Queried(done.returncode, done.stdout.decode("utf-8", errors="replace"))
 
     @staticmethod
     def base_env() -> dict[str, str]:

@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.hosts.process import ProcessResult, parse_report, process_result
@@ -23,19 +24,28 @@ from perflab.hosts.ssh import HostError, SshConnection
 STOP_MARGIN_S = 5.0
 
 
-#: A report line read into (the step's result, whether it left processes held there);
-#: the second argument is the wall time measured here, for a host whose clock gave none.
-ReportParser = Callable[[bytes, float], "tuple[ProcessResult, bool] | None"]
+@dataclass(frozen=True)
+class ReportedStep:
+    """A step's report line, read: its result, and whether it left processes held there."""
+
+    result: ProcessResult
+    lingering: bool
 
 
-def shim_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
+#: A report line read into a `ReportedStep` (None: not a report); the second argument is
+#: the wall time measured here, for a host whose clock gave none.
+ReportParser = Callable[[bytes, float], "ReportedStep | None"]
+
+
+def shim_result(line: bytes, wall: float) -> ReportedStep | None:
     report = parse_report(line)
     if report is None:
         return None
-    return process_result(report, None, None, 0.0, False, False, None), bool(report[5])
+    result = process_result(report, None, None, 0.0, False, False, None)
+    return ReportedStep(result, report.lingering)
 
 
-def sh_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
+def sh_result(line: bytes, wall: float) -> ReportedStep | None:
     report = parse_sh_report(line)
     if report is None:
         return None
@@ -51,7 +61,7 @@ def sh_result(line: bytes, wall: float) -> tuple[ProcessResult, bool] | None:
         max_rss_kib=None,
         measured_by=report.measured_by(),
     )
-    return result, report.lingering
+    return ReportedStep(result, report.lingering)
 
 
 class RemoteStep:
@@ -100,7 +110,7 @@ class RemoteStep:
                 break
         parsed = parse(self.report, time.perf_counter() - t0)
         if parsed is not None and not (timed_out or interrupted):
-            result, left = parsed
+            result, left = parsed.result, parsed.lingering
             if not left:
                 self._reap()
                 return result

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from perflab.hosts.base import Reader
+from perflab.hosts.base import Queried, Reader
 from perflab.hosts.local import LocalHost
 from perflab.hosts.proc_text import meminfo_bytes
 from perflab.platform.topology import parse_cpu_list
@@ -55,7 +55,7 @@ class TreeReader:
         return self._files.list_dir(self._at(path))
 
     @staticmethod
-    def query(argv: list[str], timeout: float) -> tuple[int, str] | None:
+    def query(argv: list[str], timeout: float) -> Queried | None:
         return None
 
 
