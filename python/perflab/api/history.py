@@ -1,7 +1,7 @@
 """`perflab history`'s question answered: a metric across the versions of a series — every
 experiment of a name (or the experiments named) read from the store once, each version's
 runs summarised with their interval, and the change points between versions
-(`perflab.analysis.history`). `perflab history` and Python callers both call `history`."""
+(`perflab.analysis.version_series`). `perflab history` and Python callers both call `history`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.analysis.history import History as History
+    from perflab.analysis.version_series import History as History
     from perflab.records import ExperimentRow
     from perflab.store import Database
 
@@ -61,7 +61,7 @@ def parse_experiments(text: str) -> tuple[str, ...]:
 
 def history(store: Database, request: HistoryRequest) -> History:
     """The history of ``request`` over ``store`` (see `HistoryRequest`)."""
-    from perflab.analysis import history as series
+    from perflab.analysis import version_series as series
     from perflab.analysis.dataset import load_dataset
 
     rows = _experiments(store, request)

@@ -20,8 +20,8 @@ from perflab.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from perflab.analysis.history import History
     from perflab.analysis.scaling import ScalingResult
+    from perflab.analysis.version_series import History
     from perflab.api.comparison import ComparisonResult
     from perflab.store import Database, ExperimentRow
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perflab.analysis.compare import CompareResult
-    from perflab.analysis.history import History
     from perflab.analysis.scaling import ScalingResult
+    from perflab.analysis.version_series import History
     from perflab.observe.movers import Mover
     from perflab.report.document import Report
 

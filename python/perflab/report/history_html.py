@@ -11,7 +11,7 @@ import datetime as dt
 import re
 
 from perflab._version import __version__
-from perflab.analysis.history import History, Series
+from perflab.analysis.version_series import History, Series
 from perflab.report.blocks import Table
 from perflab.report.history_text import (
     change_sentence,
@@ -83,7 +83,7 @@ def _by_metric_and_cell(history: History) -> list[tuple[str, list[Series]]]:
 
 def _figure(history: History, series: list[Series], colors: dict[str, str], key: str) -> str:
     from perflab.report.plots import render
-    from perflab.report.plots.history import trend
+    from perflab.report.plots.version_trend import trend
 
     s = series[0]
     where = "" if s.cell_key == "-" else f" at {s.cell_key}"

@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from perflab._version import __version__
-from perflab.analysis.history import Change, History, Series
+from perflab.analysis.version_series import Change, History, Series
 
 HISTORY_SCHEMA = "perflab.history/1"
 

@@ -4,7 +4,7 @@ change points under it as a list. Every string is escaped (`markdown.md_escape`)
 
 from __future__ import annotations
 
-from perflab.analysis.history import History
+from perflab.analysis.version_series import History
 from perflab.report.history_text import (
     change_sentence,
     experiments_text,

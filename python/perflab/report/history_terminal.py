@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from perflab.analysis.history import History
+from perflab.analysis.version_series import History
 from perflab.report.history_text import (
     change_sentence,
     experiments_text,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perflab.analysis.history import Change, History, Series
+from perflab.analysis.version_series import Change, History, Series
 from perflab.report.blocks import Cell, Table
 from perflab.report.numbers import fmt_estimate, fmt_sig, readable_unit
 from perflab.stats import Verdict

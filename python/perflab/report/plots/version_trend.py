@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from perflab.analysis.history import History, Series
+from perflab.analysis.version_series import History, Series
 from perflab.report.history_text import change_size
 from perflab.report.numbers import readable_unit
 from perflab.report.palette import VERDICT_COLORS
