@@ -282,6 +282,20 @@ class Browser:
                 break
         return self._page
 
+    def view(self, height: int, top: float) -> None:
+        """The viewport made ``height`` CSS px tall and scrolled to ``top``, once painted
+        (two animation frames)."""
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
+        self.evaluate(
+            f"window.scrollTo(0, {top}); new Promise(r => requestAnimationFrame("
+            "() => requestAnimationFrame(() => r(true))))",
+            await_promise=True,
+        )
+
     def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
         r = self.call(
             "Runtime.evaluate",
@@ -384,5 +398,8 @@ def screenshot_file(
         top, height = float(box[0]), float(box[1])
         if max_height:
             height = min(height, max_height)
+        # in view, in a viewport its height: what lies beyond the viewport (a flame graph's
+        # frame) may not be painted
+        b.view(int(height), top)
         b.screenshot(png, clip={"x": 0, "y": top, "width": width, "height": height})
         return page
