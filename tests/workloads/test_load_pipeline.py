@@ -1,10 +1,13 @@
-"""How the load generator keeps a pipeline full: against a server that answers one request
-at a time, a connection with pipeline P never has more than P requests in flight, and a deep
-pipeline (P ≥ 3) is refilled once half of it is free — requests arrive in batches of at
-least P/2, not one per reply — where a batch costs the kernel and the server less."""
+"""How the load generator keeps a pipeline full: against a server that answers a connection's
+requests in groups of K replies, each group one segment, ``REPLY_GAP_S`` apart, a connection
+with pipeline P never has more than P requests in flight, and refills after every read that
+completed replies, as memtier does: the K requests a group made room for go out at once, in
+one send — never one send per reply, and never waiting for half of the pipeline to be free
+(the rule before, which left up to ⌈P/2⌉−1 slots empty for a round trip)."""
 
 from __future__ import annotations
 
+import selectors
 import socket
 import threading
 import time
@@ -13,20 +16,22 @@ import pytest
 from perflab.workloads.kv import KvConfig, run_kv
 from servers import LOOPBACK
 
-REPLY_GAP_S = 0.002  # between two replies: each reaches the client on its own
+REPLY_GAP_S = 0.002  # between two groups of replies: each reaches the client on its own
 
 
 class PacedMemcache:
-    """A memcache-text GET server that answers the requests of its one connection one at a
-    time, ``REPLY_GAP_S`` apart (each a miss: ``END``), and records, for every read that
-    brought requests, how many it brought and how many were in flight before it."""
+    """A memcache-text GET server that answers the requests of its one connection ``group``
+    at a time, each group in one segment, ``REPLY_GAP_S`` apart (each reply a miss: ``END``),
+    and records, for every read that brought requests, how many it brought and how many
+    were in flight before it. One thread reads and answers, and reads whatever has come
+    before it answers: a refill the client sent within the gap is counted before the next
+    group goes out, however late the thread runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, group: int) -> None:
+        self.group = group
         self.listener = socket.create_server((LOOPBACK, 0))
         self.port = self.listener.getsockname()[1]
         self.batches: list[tuple[int, int]] = []  # (in flight before, requests read)
-        self._lock = threading.Lock()
-        self._received = self._answered = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -37,42 +42,35 @@ class PacedMemcache:
 
     def _serve(self) -> None:
         conn, _ = self.listener.accept()
-        conn.settimeout(0.2)
-        replier = threading.Thread(target=self._reply, args=(conn,), daemon=True)
-        replier.start()
+        received = answered = 0
         buffered = b""
-        while not self._stop.is_set():
-            try:
-                data = conn.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
-                break
-            if not data:
-                break
-            buffered += data
-            *requests, buffered = buffered.split(b"\r\n")
-            gets = sum(1 for r in requests if r.startswith(b"get "))
-            if gets:
-                with self._lock:
-                    self.batches.append((self._received - self._answered, gets))
-                    self._received += gets
-        self._stop.set()
-        replier.join()
-        conn.close()
-
-    def _reply(self, conn: socket.socket) -> None:
-        while not self._stop.is_set():
-            with self._lock:
-                due = self._received > self._answered
-                if due:
-                    self._answered += 1
-            if due:
-                try:
-                    conn.sendall(b"END\r\n")
-                except OSError:
-                    return
-            time.sleep(REPLY_GAP_S)  # paced replies, the point of this server
+        next_reply = time.monotonic() + REPLY_GAP_S
+        with conn, selectors.DefaultSelector() as sel:
+            sel.register(conn, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                now = time.monotonic()
+                if sel.select(max(0.0, next_reply - now) if received > answered else 0.2):
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    buffered += data
+                    *requests, buffered = buffered.split(b"\r\n")
+                    gets = sum(1 for r in requests if r.startswith(b"get "))
+                    if gets:
+                        self.batches.append((received - answered, gets))
+                        received += gets
+                    continue  # read all that came before answering
+                if received > answered and time.monotonic() >= next_reply:
+                    due = min(self.group, received - answered)
+                    answered += due
+                    try:
+                        conn.sendall(b"END\r\n" * due)
+                    except OSError:
+                        return
+                    next_reply = time.monotonic() + REPLY_GAP_S  # paced, the point of this server
 
     def close(self) -> None:
         self._stop.set()
@@ -80,29 +78,41 @@ class PacedMemcache:
         self.listener.close()
 
 
-@pytest.mark.parametrize(("pipeline", "least"), [(8, 4), (5, 3), (2, 1), (1, 1)])
-def test_a_deep_pipeline_is_refilled_by_halves_and_never_overfilled(pipeline, least):
-    server = PacedMemcache()
+REQUESTS = 120
+
+
+@pytest.mark.parametrize("io", ["epoll", "auto"])
+@pytest.mark.parametrize(("pipeline", "group"), [(8, 3), (8, 1), (5, 2), (2, 1), (1, 1)])
+def test_a_pipeline_is_refilled_after_every_read_in_one_send_and_never_overfilled(
+    pipeline, group, io
+):
+    server = PacedMemcache(group)
     try:
         r = run_kv(
             KvConfig(
                 server=server.address,
                 protocol="memcache_text",
                 ratio="0:1",
-                requests=120,
+                requests=REQUESTS,
                 threads=1,
                 clients=1,
                 pipeline=pipeline,
                 key_max=1000,
+                io=io,
             )
         )
     finally:
         server.close()
     assert r.status == "complete", r.error
     batches = server.batches
-    assert sum(n for _, n in batches) == 120
+    assert sum(n for _, n in batches) == REQUESTS
+    assert batches[0] == (0, pipeline)  # the first fill: the whole pipeline
     assert max(before + n for before, n in batches) <= pipeline  # never more in flight
-    # after the first fill, a batch goes out once at least `least` slots are free
+    # every group of replies is replaced at once: the pipeline is full again after each
+    # (the last refill is cut short by the request quota)
     refills = batches[1:-1]
-    assert len(refills) >= 120 // pipeline - 2
-    assert all(n >= least and before <= pipeline - least for before, n in refills), batches
+    assert len(refills) >= (REQUESTS - pipeline) // group - 1, batches
+    assert all(n == group and before == pipeline - group for before, n in refills), batches
+    # in one send per group read, not one per request
+    sends = r.to_json()["client"]["syscalls"]["writes"]
+    assert sends <= 1 + -(-(REQUESTS - pipeline) // group) + 1, (sends, batches)

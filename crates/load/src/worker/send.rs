@@ -63,13 +63,12 @@ impl Worker<'_> {
                 }
             }
         } else {
-            // Refill a deep pipeline once half of it is free, not at every reply: a batch of
-            // requests in one segment costs the kernel (and the server) less than one each.
-            let free = pipeline - self.conns[i].inflight.len().min(pipeline);
-            if free * 2 >= pipeline || self.conns[i].inflight.is_empty() {
-                while self.conns[i].inflight.len() < pipeline && self.may_send(i, now) {
-                    self.queue(i, now, now);
-                }
+            // Keep the whole pipeline outstanding, as memtier does: every reply answered since
+            // the last send is replaced, all in one send. `pump` runs once per connection per
+            // round of reads (`pump_dirty`), after everything that had arrived was read, so a
+            // batch answered in several segments is refilled in one write, not one per reply.
+            while self.conns[i].inflight.len() < pipeline && self.may_send(i, now) {
+                self.queue(i, now, now);
             }
         }
         if let Err(f) = self.flush(i) {

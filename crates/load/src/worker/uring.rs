@@ -18,11 +18,11 @@
 //! read a reply the moment it comes to time it right. It uses that to read in batches where
 //! the server answers a pipeline in pieces (memcached answers each text GET with a segment
 //! of its own): there, waking at every segment made the client sleep and wake (and the
-//! server pay for waking it) several times per batch of requests, most receives bringing
-//! too few replies to send anything. When most receives are such pieces (`Piecemeal`), a
-//! round that finds nothing to do waits until every connection awaiting replies has some,
-//! or `BATCH_WAIT_US`, before it takes what has come (`wait_for`): the client's own timer
-//! wakes it, about once per batch. Where each receive brings a whole batch (binary
+//! server pay for waking it) several times per batch of requests, and send at each the
+//! few requests its few replies made room for. When most receives are such pieces
+//! (`Piecemeal`), a round that finds nothing to do waits until every connection awaiting
+//! replies has some, or `BATCH_WAIT_US`, before it takes what has come (`wait_for`): the
+//! client's own timer wakes it, about once per batch. Where each receive brings a whole batch (binary
 //! protocol, redis) or a pipeline of 1 or 2, rounds return at the first completion as before.
 use super::conn::{Fault, State};
 use super::{Worker, HOUSEKEEPING_NS};
@@ -60,8 +60,8 @@ pub(super) fn wait_for(sends: usize, pending: bool, awaiting: usize, inflight: u
 }
 
 /// Whether receives come in pieces: an average over the last ~16 receives of those that
-/// left their connection unable to send (closed loop, pipeline ≥ 3: more than half of it
-/// still unanswered), with hysteresis so that batched waits — which make receives larger —
+/// completed less than half a pipeline's worth of replies (closed loop, pipeline ≥ 3),
+/// with hysteresis so that batched waits — which make receives larger —
 /// do not turn themselves off at once.
 #[derive(Debug, Default)]
 pub(super) struct Piecemeal {
@@ -332,6 +332,7 @@ impl Worker<'_> {
                 self.uring().rearm.push(i);
             }
         }
+        let before = self.conns[i].replies;
         let outcome = if res > 0 {
             let bid = cqueue::buffer_select(flags).expect("a provided buffer");
             let r = if alive { self.received_in(i, bid, res as usize, now) } else { Ok(()) };
@@ -354,24 +355,22 @@ impl Worker<'_> {
         match outcome {
             Err(f) => self.fault(i, f),
             Ok(()) if res > 0 => {
-                self.note_receive(i);
+                let answered = self.conns[i].replies - before;
+                self.note_receive(i, answered);
                 self.mark_dirty(i, dirty)
             }
             Ok(()) => {}
         }
     }
 
-    /// Connection `i` received: was it a piece, too little for the connection to send again
-    /// (closed loop, a pipeline of 3 or more, more than half of it still unanswered)?
-    fn note_receive(&mut self, i: usize) {
-        let p = self.plan.config.pipeline as usize;
-        let c = &self.conns[i];
-        if p < 3 || c.schedule.is_some() {
+    /// Connection `i` received, completing `answered` replies: was it a piece, less than
+    /// half of its pipeline's worth (closed loop, a pipeline of 3 or more)?
+    fn note_receive(&mut self, i: usize, answered: u64) {
+        let p = self.plan.config.pipeline as u64;
+        if p < 3 || self.conns[i].schedule.is_some() {
             return;
         }
-        let unanswered = c.inflight.len().min(p);
-        let piece = unanswered > 0 && (p - unanswered) * 2 < p;
-        self.uring().piecemeal.note(piece);
+        self.uring().piecemeal.note(answered * 2 < p);
     }
 
     /// The payload bytes of a `recvmsg` completion with `flags` and result `n`.
