@@ -2,7 +2,8 @@
 memcached; reached by the portable sh path) booted by perflab with its perf disk, while
 the load comes from here. One experiment, two runs on one boot:
 
-* a kv phase profiled system-wide on the router (``profile_on``): perf records there,
+* a command on the router profiled alone (``profile = "process"``), and a kv phase
+  profiled system-wide on the router (``profile_on``): perf records there,
   `perf script` runs there, the stacks are folded here — kernel frames with their names
   (the router's /proc/kallsyms), and memcached's user-space samples kept as their leaf
   (a MIPS kernel records no user call chains);
@@ -85,6 +86,14 @@ profile_on = "router"
 monitor = {{ interval = "250ms", sources = ["vmstat", "psi", "meminfo"], on = "router" }}
 kv = {{ server = "127.0.0.1:{mc}", protocol = "memcache_binary", test_time = "3s", ratio = "0:1", key_max = 5000, key_pattern = "G:G", pipeline = 8, clients = 1, threads = 1 }}
 
+# a command on the router, its own process tree sampled there
+[[phase]]
+name = "spin"
+on = "router"
+measure = false
+profile = "process"
+command = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; cat /proc/meminfo > /dev/null"
+
 # the router's checks read from here while it is up, as a user would
 [[phase]]
 name = "check"
@@ -138,6 +147,19 @@ def test_the_routers_profile_has_its_kernel_frames_and_memcacheds_samples(experi
         # samples in user space had no call chain on MIPS: each kept as its leaf alone
         assert info["leaf_only"] > 0
         assert all(s.count(";") == 1 for s in user_leaves)
+
+
+def test_a_command_on_the_router_is_profiled_alone_there(experiment):
+    _, db, _ = experiment
+    for art in _artifacts(db):
+        info = json.loads(art["profile-info:spin"])
+        assert (info["host"], info["mode"]) == ("router", "process")
+        stacks = parse_folded(gzip.decompress(art["profile:spin"]).decode())
+        comms = {stack.split(";")[0] for stack in stacks}
+        # its own process tree only: the shell's loop (and the cat it starts); no memcached
+        assert "sh" in comms and not comms & {"mc-worker", "memcached", "swapper"}, comms
+        assert sum(n for s, n in stacks.items() if s.startswith("sh;")) > 50
+        assert any(s.endswith("_[k]") for s in stacks), sorted(stacks)  # its kernel work
 
 
 def test_a_monitor_on_the_router_is_stored_and_what_its_kernel_lacks_said_once(experiment):

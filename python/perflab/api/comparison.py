@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from perflab.errors import InputError
 
@@ -56,21 +56,27 @@ class CompareOptions:
         }
 
 
-def compare_options(
-    *,
-    method: str = "auto",
-    confidence: float | None = None,
-    threshold: float | str = 0.0,
-    correction: str = "holm",
-    interval: str | None = None,
-    statistic: str | None = None,
-    resamples: int | None = None,
-    scale: str | None = None,
-    diagnostics: bool | None = None,
-) -> CompareOptions:
-    """The options checked as the command checks them (InputError, one line, otherwise).
+class CompareKwargs(TypedDict, total=False):
+    """`perflab compare`'s statistics options as keyword arguments, declared once: what
+    `compare_options` and `perflab.api.lab.Store.compare` take (defaults: `compare_options`)."""
 
-    threshold: a fraction (``0.01``) or a percentage as text (``"1%"``)."""
+    method: str  # auto, welch, bootstrap, mannwhitney, paired
+    confidence: float | None  # default: the experiment's, 0.95
+    threshold: float | str  # a fraction (0.01) or a percentage as text ("1%")
+    correction: str  # holm, bonferroni, bh, none
+    interval: str | None  # Welch's: auto, difference, fieller
+    statistic: str | None  # the bootstrap's
+    resamples: int | None  # the bootstrap's
+    scale: str | None  # Mann-Whitney's: auto, ratio, shift
+    diagnostics: bool | None  # per-cell diagnostics (default: on for small tables)
+
+
+def compare_options(**given: Unpack[CompareKwargs]) -> CompareOptions:
+    """The options checked as the command checks them (InputError, one line, otherwise)."""
+    method = given.get("method", "auto")
+    confidence = given.get("confidence")
+    interval, statistic = given.get("interval"), given.get("statistic")
+    resamples, scale = given.get("resamples"), given.get("scale")
     if confidence is not None and not (
         isinstance(confidence, (int, float)) and 0.5 < confidence < 1
     ):
@@ -98,7 +104,12 @@ def compare_options(
     if method == "auto" and method_options:
         method = OPTION_OWNER[next(iter(method_options))]
     return CompareOptions(
-        method, method_options, confidence, _threshold(threshold), correction, diagnostics
+        method,
+        method_options,
+        confidence,
+        _threshold(given.get("threshold", 0.0)),
+        given.get("correction", "holm"),
+        given.get("diagnostics"),
     )
 
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from perflab.errors import InputError
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from perflab.analysis.scaling import ScalingResult
     from perflab.analysis.version_series import History
-    from perflab.api.comparison import ComparisonResult
+    from perflab.api.comparison import CompareKwargs, ComparisonResult
     from perflab.store import Database, ExperimentRow
 
 #: An experiment: its id, its name (the latest of that name) or ``"last"``.
@@ -106,16 +106,8 @@ class Store:
         *,
         variants: Sequence[str | tuple[str, str]] | None = None,
         metrics: Sequence[str] | None = None,
-        method: str = "auto",
-        confidence: float | None = None,
-        threshold: float | str = 0.0,
-        correction: str = "holm",
-        interval: str | None = None,
-        statistic: str | None = None,
-        resamples: int | None = None,
-        scale: str | None = None,
-        diagnostics: bool | None = None,
         across: str | tuple[str, str] | None = None,
+        **statistics: Unpack[CompareKwargs],
     ) -> ComparisonResult:
         """What `perflab compare id [other]` computes, with its options:
 
@@ -123,28 +115,19 @@ class Store:
           cell; ``variants`` then pairs variants (``"name"`` or ``("name_a", "name_b")``);
           without ``other``, ``variants`` keeps only these candidates;
         - ``metrics``: compare these metrics only (the correction's family is then theirs);
-        - ``method`` (``auto``, ``welch``, ``bootstrap``, ``mannwhitney``, ``paired``),
+        - ``across``: ``"PARAM=VALUE"`` or ``(PARAM, VALUE)``: every cell against the cell
+          where PARAM=VALUE, within each variant (`perflab compare --across`);
+        - the statistics options, as the command's (`perflab.api.comparison.CompareKwargs`):
+          ``method`` (``auto``, ``welch``, ``bootstrap``, ``mannwhitney``, ``paired``),
           ``interval``, ``statistic``, ``resamples``, ``scale``, ``confidence`` (default:
           the experiment's, 0.95), ``threshold`` (``0.01`` or ``"1%"``), ``correction``
-          (``holm``, ``bonferroni``, ``bh``, ``none``) as the command's options;
-        - ``diagnostics``: per-cell diagnostics on or off (default: on for small tables);
-        - ``across``: ``"PARAM=VALUE"`` or ``(PARAM, VALUE)``: every cell against the cell
-          where PARAM=VALUE, within each variant (`perflab compare --across`).
+          (``holm``, ``bonferroni``, ``bh``, ``none``), ``diagnostics`` (per-cell
+          diagnostics on or off; default: on for small tables).
         """
         from perflab.api.comparing import ComparisonRequest, answer, parse_across
         from perflab.api.comparison import ComparisonResult, compare_options
 
-        options = compare_options(
-            method=method,
-            confidence=confidence,
-            threshold=threshold,
-            correction=correction,
-            interval=interval,
-            statistic=statistic,
-            resamples=resamples,
-            scale=scale,
-            diagnostics=diagnostics,
-        )
+        options = compare_options(**statistics)
         request = ComparisonRequest(
             id,
             other,
@@ -213,7 +196,7 @@ class Store:
         with self._read() as db:
             return make(db, request)
 
-    def profile_movers(self, id: Ref = "last", **options: Any) -> pd.DataFrame:
+    def profile_movers(self, id: Ref = "last", **options: Unpack[CompareKwargs]) -> pd.DataFrame:
         """The functions whose share of the profiles' samples changed, candidate against
         baseline, with Welch's interval (one row per function, phase, cell and candidate;
         empty when the experiment was not profiled): `perflab compare --json`'s

@@ -14,6 +14,7 @@ from perflab.errors import InputError
 
 if TYPE_CHECKING:
     from perflab.api.comparing import ComparisonRequest, ScalingOptions
+    from perflab.api.comparison import CompareOptions
     from perflab.api.stores import Database
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
@@ -180,14 +181,14 @@ def _scaling_options(s: Arguments) -> None:
     )
 
 
-def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
+def analysis_options(args: argparse.Namespace) -> CompareOptions:
     """The statistics options above, checked by the use-case layer's one rule
-    (`perflab.api.comparison.compare_options`; `comparison_request` makes the question of
-    them): an option the command line names is said with its dashes."""
+    (`perflab.api.comparison.compare_options`): an option the command line names is said
+    with its dashes."""
     from perflab.api.comparison import compare_options
 
     try:
-        options = compare_options(
+        return compare_options(
             method=args.method,
             confidence=args.confidence,
             threshold=args.threshold / 100,
@@ -199,15 +200,6 @@ def analysis_options(args: argparse.Namespace) -> dict[str, Any]:
         )
     except InputError as e:
         raise InputError(f"--{e.message}", hint=e.hint) from None
-    return {
-        "method": options.method,
-        "method_options": options.method_options,
-        "confidence": options.confidence,
-        "threshold": options.threshold,
-        "correction": options.correction,
-        "metrics": tuple(args.metric or ()),
-        "scaling": scaling_options(args),
-    }
 
 
 def scaling_options(args: argparse.Namespace) -> ScalingOptions | None:
@@ -298,25 +290,19 @@ def comparison_request(
 ) -> ComparisonRequest:
     """The question `perflab compare` / `perflab report` were asked, checked (InputError)."""
     from perflab.api.comparing import ComparisonRequest
-    from perflab.api.comparison import CompareOptions
 
-    opts = analysis_options(args)
+    options = analysis_options(args)
+    scaling = scaling_options(args)
     experiment_pairs(args)  # --variant without B: refused here
     return ComparisonRequest(
         experiment=args.experiment,
         other=args.other,
         variants=tuple(args.variant or ()) if args.other is not None else (),
         across=across_option(args),
-        scaling=opts["scaling"],
+        scaling=scaling,
         table=table,
-        metrics=opts["metrics"],
-        options=CompareOptions(
-            opts["method"],
-            opts["method_options"],
-            opts["confidence"],
-            opts["threshold"],
-            opts["correction"],
-        ),
+        metrics=tuple(args.metric or ()),
+        options=options,
         movers=movers,
     )
 
