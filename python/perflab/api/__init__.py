@@ -13,7 +13,7 @@ parse, call here, print) and, as perflab's Python API (docs/python-api.md), by u
 The modules, by use case: `comparing` (a question about stored experiments → its
 answer), `reporting` (a report's data, read once), `history` (a metric across the
 versions of a series, and its change points), `running` (an experiment run),
-`lab` and `comparison` (the store as DataFrames and typed rows), `frames`, `files`;
+`lab` and `comparison_table` (the store as DataFrames and typed rows), `frames`, `files`;
 `modeling`, `probing`, `machine` (the platform commands). Every name here loads on first
 use (PEP 562): `perflab --help` imports nothing heavy.
 """
@@ -24,15 +24,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.api.comparison import ComparisonResult, ComparisonRow
+    from perflab.api.comparison_table import ComparisonResult, ComparisonRow
     from perflab.api.lab import Experiment, Store, open
     from perflab.api.running import run
 
 __all__ = ["ComparisonResult", "ComparisonRow", "Experiment", "Store", "open", "run"]
 
 _HOMES = {
-    "ComparisonResult": "perflab.api.comparison",
-    "ComparisonRow": "perflab.api.comparison",
+    "ComparisonResult": "perflab.api.comparison_table",
+    "ComparisonRow": "perflab.api.comparison_table",
     "Experiment": "perflab.api.lab",
     "Store": "perflab.api.lab",
     "open": "perflab.api.lab",

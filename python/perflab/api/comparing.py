@@ -12,11 +12,11 @@ numbers are the same to the last digit whichever door a question comes in by.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from perflab.api.comparison import CompareOptions
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
@@ -28,6 +28,121 @@ if TYPE_CHECKING:
     from perflab.observe.movers import Mover
     from perflab.stats.warnings import StatWarning
     from perflab.store import Database, ExperimentRow
+
+
+#: The choices of the options argparse restricts for the command.
+INTERVALS = ("auto", "difference", "fieller")
+SCALES = ("auto", "ratio", "shift")
+#: A method's own option names that method (`--interval fieller` alone means Welch).
+OPTION_OWNER = {
+    "interval": "welch",
+    "statistic": "bootstrap",
+    "resamples": "bootstrap",
+    "scale": "mannwhitney",
+}
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How to compare: `perflab compare`'s statistics options, checked."""
+
+    method: str = "auto"
+    method_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    confidence: float | None = None
+    threshold: float = 0.0  # fraction
+    correction: str = "holm"
+    diagnostics: bool | None = None
+
+    def analysis_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of `compare_dataset` / `compare_cross`."""
+        return {
+            "method": self.method,
+            "method_options": dict(self.method_options),
+            "confidence": self.confidence,
+            "threshold": self.threshold,
+            "correction": self.correction,
+            "diagnostics": self.diagnostics,
+        }
+
+
+class CompareKwargs(TypedDict, total=False):
+    """`perflab compare`'s statistics options as keyword arguments, declared once: what
+    `compare_options` and `perflab.api.lab.Store.compare` take (defaults: `compare_options`)."""
+
+    method: str  # auto, welch, bootstrap, mannwhitney, paired
+    confidence: float | None  # default: the experiment's, 0.95
+    threshold: float | str  # a fraction (0.01) or a percentage as text ("1%")
+    correction: str  # holm, bonferroni, bh, none
+    interval: str | None  # Welch's: auto, difference, fieller
+    statistic: str | None  # the bootstrap's
+    resamples: int | None  # the bootstrap's
+    scale: str | None  # Mann-Whitney's: auto, ratio, shift
+    diagnostics: bool | None  # per-cell diagnostics (default: on for small tables)
+
+
+def compare_options(**given: Unpack[CompareKwargs]) -> CompareOptions:
+    """The options checked as the command checks them (InputError, one line, otherwise)."""
+    method = given.get("method", "auto")
+    confidence = given.get("confidence")
+    interval, statistic = given.get("interval"), given.get("statistic")
+    resamples, scale = given.get("resamples"), given.get("scale")
+    if confidence is not None and not (
+        isinstance(confidence, (int, float)) and 0.5 < confidence < 1
+    ):
+        raise InputError(f"confidence must be between 0.5 and 1, e.g. 0.95 (got {confidence!r})")
+    if interval is not None and interval not in INTERVALS:
+        raise InputError(f"interval {interval!r}: choose from {', '.join(INTERVALS)}")
+    if scale is not None and scale not in SCALES:
+        raise InputError(f"scale {scale!r}: choose from {', '.join(SCALES)}")
+    from perflab.stats.bootstrap import MIN_RESAMPLES
+
+    if resamples is not None and (
+        isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < MIN_RESAMPLES
+    ):
+        raise InputError(f"resamples must be a whole number ≥ {MIN_RESAMPLES} (got {resamples!r})")
+    method_options = {
+        k: v
+        for k, v in (
+            ("interval", interval),
+            ("statistic", statistic),
+            ("resamples", resamples),
+            ("scale", scale),
+        )
+        if v is not None
+    }
+    if method == "auto" and method_options:
+        method = OPTION_OWNER[next(iter(method_options))]
+    return CompareOptions(
+        method,
+        method_options,
+        confidence,
+        _threshold(given.get("threshold", 0.0)),
+        given.get("correction", "holm"),
+        given.get("diagnostics"),
+    )
+
+
+def _threshold(value: float | str) -> float:
+    """A fraction ≥ 0 from ``0.01`` or ``"1%"``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.endswith("%"):
+            raise InputError(f"threshold {value!r}: a fraction (0.01) or a percentage ('1%')")
+        try:
+            x = float(text.removesuffix("%")) / 100
+        except ValueError:
+            raise InputError(f"threshold {value!r}: not a percentage (e.g. '1%')") from None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        x = float(value)
+        if x >= 1:
+            raise InputError(
+                f"threshold {value!r}: a fraction below 1 (0.01 = 1%), or a percentage as text ('1%')"
+            )
+    else:
+        raise InputError(f"threshold {value!r}: a fraction (0.01) or a percentage ('1%')")
+    if not (math.isfinite(x) and x >= 0):
+        raise InputError(f"threshold {value!r}: must be ≥ 0")
+    return x
 
 
 @dataclass(frozen=True)

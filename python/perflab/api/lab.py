@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
     from perflab.analysis.scaling import ScalingResult
     from perflab.analysis.version_series import History
-    from perflab.api.comparison import CompareKwargs, ComparisonResult
+    from perflab.api.comparing import CompareKwargs
+    from perflab.api.comparison_table import ComparisonResult
     from perflab.store import Database, ExperimentRow
 
 #: An experiment: its id, its name (the latest of that name) or ``"last"``.
@@ -117,15 +118,15 @@ class Store:
         - ``metrics``: compare these metrics only (the correction's family is then theirs);
         - ``across``: ``"PARAM=VALUE"`` or ``(PARAM, VALUE)``: every cell against the cell
           where PARAM=VALUE, within each variant (`perflab compare --across`);
-        - the statistics options, as the command's (`perflab.api.comparison.CompareKwargs`):
+        - the statistics options, as the command's (`perflab.api.comparing.CompareKwargs`):
           ``method`` (``auto``, ``welch``, ``bootstrap``, ``mannwhitney``, ``paired``),
           ``interval``, ``statistic``, ``resamples``, ``scale``, ``confidence`` (default:
           the experiment's, 0.95), ``threshold`` (``0.01`` or ``"1%"``), ``correction``
           (``holm``, ``bonferroni``, ``bh``, ``none``), ``diagnostics`` (per-cell
           diagnostics on or off; default: on for small tables).
         """
-        from perflab.api.comparing import ComparisonRequest, answer, parse_across
-        from perflab.api.comparison import ComparisonResult, compare_options
+        from perflab.api.comparing import ComparisonRequest, answer, compare_options, parse_across
+        from perflab.api.comparison_table import ComparisonResult
 
         options = compare_options(**statistics)
         request = ComparisonRequest(
@@ -154,8 +155,12 @@ class Store:
         """What `perflab compare id [other] --scaling param` computes: cost = a + b·param^k
         fitted per variant and metric (k fitted unless ``exponent``), and each candidate's
         per-unit cost against the baseline's (at size ``at``, else where the data is)."""
-        from perflab.api.comparing import ComparisonRequest, answer, scaling_options
-        from perflab.api.comparison import compare_options
+        from perflab.api.comparing import (
+            ComparisonRequest,
+            answer,
+            compare_options,
+            scaling_options,
+        )
 
         if not param:
             raise InputError("scaling: name the numeric matrix parameter to fit over (param=…)")
@@ -203,8 +208,7 @@ class Store:
         ``profile_movers``. ``options``: `compare`'s statistics options."""
         import pandas as pd
 
-        from perflab.api.comparing import ComparisonRequest, answer
-        from perflab.api.comparison import compare_options
+        from perflab.api.comparing import ComparisonRequest, answer, compare_options
 
         request = ComparisonRequest(id, options=compare_options(**options), movers=True)
         with self._read() as db:

@@ -13,8 +13,7 @@ from perflab.api.stores import DEFAULT_STORE
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.api.comparing import ComparisonRequest, ScalingOptions
-    from perflab.api.comparison import CompareOptions
+    from perflab.api.comparing import CompareOptions, ComparisonRequest, ScalingOptions
     from perflab.api.stores import Database
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
@@ -183,9 +182,9 @@ def _scaling_options(s: Arguments) -> None:
 
 def analysis_options(args: argparse.Namespace) -> CompareOptions:
     """The statistics options above, checked by the use-case layer's one rule
-    (`perflab.api.comparison.compare_options`): an option the command line names is said
+    (`perflab.api.comparing.compare_options`): an option the command line names is said
     with its dashes."""
-    from perflab.api.comparison import compare_options
+    from perflab.api.comparing import compare_options
 
     try:
         return compare_options(
