@@ -67,18 +67,6 @@ class Across:
     notes: list[StatWarning] = field(default_factory=list)
 
 
-def parse_across(text: str) -> tuple[str, str]:
-    """``--across PARAM=VALUE`` as (PARAM, VALUE); InputError (one line) otherwise."""
-    param, sep, value = text.partition("=")
-    param, value = param.strip(), value.strip()
-    if not sep or not param or not value:
-        raise InputError(
-            f"--across {text!r}: write PARAM=VALUE, the matrix cell to compare every other "
-            "cell with (e.g. --across instances=1)"
-        )
-    return param, value
-
-
 def _reference_label(data: Dataset, param: str, value: str) -> str:
     """The label of ``param``'s value ``value`` in the matrix (``1K`` also matches 1000);
     InputError for an unknown parameter, a value not in the matrix, a single value."""

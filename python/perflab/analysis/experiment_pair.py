@@ -67,22 +67,6 @@ def side_names(a: ExperimentRow, b: ExperimentRow) -> tuple[str, str]:
     return f"#{a.id} {a.name}", f"#{b.id} {b.name}"
 
 
-def parse_pairs(specs: list[str] | None) -> list[tuple[str, str]] | None:
-    """``--variant NAME`` or ``--variant A_NAME=B_NAME`` (repeatable) as pairs."""
-    if not specs:
-        return None
-    out = []
-    for s in specs:
-        left, sep, right = s.partition("=")
-        left, right = left.strip(), (right.strip() if sep else left.strip())
-        if not left or not right:
-            raise InputError(
-                f"--variant {s!r}: write NAME, or A_NAME=B_NAME to pair differently named variants"
-            )
-        out.append((left, right))
-    return out
-
-
 def cross_dataset(
     store: Database, ref_a: str | int, ref_b: str | int, pairs: list[tuple[str, str]] | None = None
 ) -> CrossDataset:

@@ -187,17 +187,31 @@ class ComparisonRequest:
 
 
 def parse_across(text: str) -> tuple[str, str]:
-    """``PARAM=VALUE`` (``--across``) as (PARAM, VALUE)."""
-    from perflab.analysis.across import parse_across as parse
-
-    return parse(text)
+    """``PARAM=VALUE`` (``--across``) as (PARAM, VALUE); InputError (one line) otherwise."""
+    param, sep, value = text.partition("=")
+    param, value = param.strip(), value.strip()
+    if not sep or not param or not value:
+        raise InputError(
+            f"--across {text!r}: write PARAM=VALUE, the matrix cell to compare every other "
+            "cell with (e.g. --across instances=1)"
+        )
+    return param, value
 
 
 def parse_variant_pairs(texts: Sequence[str] | None) -> list[tuple[str, str]] | None:
     """``NAME`` or ``NAME=NAME_B`` each (``--variant`` with B), checked; None: every variant."""
-    from perflab.analysis.experiment_pair import parse_pairs
-
-    return parse_pairs(list(texts) if texts is not None else None)
+    if not texts:
+        return None
+    out = []
+    for s in texts:
+        left, sep, right = s.partition("=")
+        left, right = left.strip(), (right.strip() if sep else left.strip())
+        if not left or not right:
+            raise InputError(
+                f"--variant {s!r}: write NAME, or A_NAME=B_NAME to pair differently named variants"
+            )
+        out.append((left, right))
+    return out
 
 
 def scaling_options(
@@ -296,15 +310,11 @@ def answer(
 
 
 def _cross(store: Database, request: ComparisonRequest) -> CrossDataset:
-    from perflab.analysis.experiment_pair import cross_dataset, parse_pairs
+    from perflab.analysis.experiment_pair import cross_dataset
 
     assert request.other is not None
-    pairs = (
-        parse_pairs([v if isinstance(v, str) else f"{v[0]}={v[1]}" for v in request.variants])
-        if request.variants
-        else None
-    )
-    return cross_dataset(store, request.experiment, request.other, pairs)
+    pairs = [(v, v) if isinstance(v, str) else (v[0], v[1]) for v in request.variants]
+    return cross_dataset(store, request.experiment, request.other, pairs or None)
 
 
 def _fits(

@@ -292,11 +292,11 @@ def comparison_request(
 
     options = analysis_options(args)
     scaling = scaling_options(args)
-    experiment_pairs(args)  # --variant without B: refused here
+    pairs = experiment_pairs(args)  # --variant without B: refused here
     return ComparisonRequest(
         experiment=args.experiment,
         other=args.other,
-        variants=tuple(args.variant or ()) if args.other is not None else (),
+        variants=tuple(pairs or ()),
         across=across_option(args),
         scaling=scaling,
         table=table,
