@@ -45,7 +45,10 @@ fn fold_perf_script(py: Python<'_>, text: &str, annotate_kernel: bool) -> PyResu
 /// frame, and folding drops it.
 #[pyfunction]
 fn stackless_samples(py: Python<'_>, text: &str) -> usize {
-    py.allow_threads(|| samples(text).iter().filter(|s| s.frames == 0).count())
+    py.allow_threads(|| {
+        let lines: Vec<&str> = text.lines().collect();
+        samples(&lines).iter().filter(|s| s.frames == 0).count()
+    })
 }
 
 /// `perf script` text with call graphs, each stackless sample given its leaf as a
@@ -67,8 +70,7 @@ struct Sample<'a> {
 
 /// The samples of `perf script` text: a header line (`COMM PID/TID TIME: EVENT: `) then
 /// its frames (lines starting with a tab), then a blank line.
-fn samples(text: &str) -> Vec<Sample<'_>> {
-    let lines: Vec<&str> = text.lines().collect();
+fn samples<'a>(lines: &[&'a str]) -> Vec<Sample<'a>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -94,7 +96,7 @@ fn fill(text: &str, leaves: &str) -> Result<String, String> {
     let mut leaf_lines = leaves.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
     let mut out = String::with_capacity(text.len() + leaves.len());
     let mut next = 0; // the first line of `text` not yet written
-    for (k, sample) in samples(text).iter().enumerate() {
+    for (k, sample) in samples(&lines).iter().enumerate() {
         let leaf = leaf_lines.next().ok_or_else(|| format!("leaves: {k} lines for more samples"))?;
         let (time, frame) = leaf.trim_start().split_once(char::is_whitespace).unwrap_or((leaf, ""));
         if time != sample.time {

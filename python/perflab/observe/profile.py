@@ -266,14 +266,15 @@ class PhaseProfile:
         try:
             script = self._script("perf-script", f"--no-inline -F {SCRIPT_FIELDS}")
             leaves = None
-            if _native.stackless_samples(script):
+            stackless = _native.stackless_samples(script)
+            if stackless:
                 # no call chain for a sample taken in user space (a MIPS kernel records
                 # none): its leaf, from a second pass, stands for its stack
                 leaves = self._script("perf-leaves", f"-G -F {LEAF_FIELDS}")
         finally:
             files = " ".join(f"{data}{end}" for end in ("", ".old", ".ready", ".stop"))
             self._run(f"rm -f {files}", "perf-clean", 30.0)
-        return self.artifacts(script, leaves)
+        return self.artifacts(script, leaves, stackless)
 
     def _script(self, name: str, options: str) -> str:
         """`perf script OPTIONS` of the recording, where it ran; its text."""
@@ -288,14 +289,14 @@ class PhaseProfile:
             raise ProfileError(f"{where}: perf script output over 1 GiB")
         return _read(out)
 
-    def artifacts(self, script: str, leaves: str | None = None) -> dict[str, bytes]:
+    def artifacts(
+        self, script: str, leaves: str | None = None, stackless: int = 0
+    ) -> dict[str, bytes]:
         """The run's artifacts from `perf script` text; ``leaves`` (one line a sample:
-        time, ip, symbol, dso) give the samples that have no stack their leaf."""
+        time, ip, symbol, dso) give its ``stackless`` samples (no stack) their leaf."""
         from perflab import _native
 
-        stackless = 0
         if leaves is not None:
-            stackless = _native.stackless_samples(script)
             try:
                 script = _native.fill_stackless(script, leaves)
             except ValueError as e:
@@ -312,7 +313,7 @@ class PhaseProfile:
             "samples": samples,
             # samples taken in user space with no call chain (the host's kernel records
             # none), each folded as its leaf alone
-            "leaf_only": stackless,
+            "leaf_only": stackless if leaves is not None else 0,
         }
         return {
             keys.profile(self.phase): compress(folded),

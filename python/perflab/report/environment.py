@@ -103,22 +103,24 @@ def _value(key: str, unit: str = "", missing: str = UNKNOWN) -> Callable[[Mappin
     return show
 
 
-#: (label, how to show it) in display order.
-_ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
-    ("Host", _value("hostname")),
-    ("Captured", _value("captured_at")),
-    ("CPU", _value("cpu_model")),
+#: (label, how to show it, the info key whose ``unread_why`` explains its unknown) in
+#: display order.
+_ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str], str | None]] = [
+    ("Host", _value("hostname"), None),
+    ("Captured", _value("captured_at"), None),
+    ("CPU", _value("cpu_model"), "cpu_model"),
     (
         "Vendor / arch",
         lambda i: " / ".join(str(i.get(k) or UNKNOWN) for k in ("cpu_vendor", "architecture")),
+        "cpu_vendor",
     ),
-    ("Topology", _value("cpu_topology")),
-    ("Online CPUs", _value("cpus_online")),
-    ("SMT siblings", _value("smt_siblings")),
-    ("Caches (per instance)", _caches),
-    ("NUMA nodes", _value("numa_nodes")),
-    ("Memory", _memory),
-    ("Swap", _swap),
+    ("Topology", _value("cpu_topology"), None),
+    ("Online CPUs", _value("cpus_online"), None),
+    ("SMT siblings", _value("smt_siblings"), None),
+    ("Caches (per instance)", _caches, None),
+    ("NUMA nodes", _value("numa_nodes"), "numa_nodes"),
+    ("Memory", _memory, "memory_total_bytes"),
+    ("Swap", _swap, "swap_devices"),
     (
         "Huge pages",
         lambda i: (
@@ -126,6 +128,7 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
             if i.get("hugepages_total") is None
             else f"{i['hugepages_total']} of {_bytes(i.get('hugepage_size_bytes'))}"
         ),
+        "hugepages_total",
     ),
     (
         "Transparent huge pages",
@@ -134,55 +137,31 @@ _ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
             if not i.get("transparent_hugepages")
             else f"{i['transparent_hugepages']} (defrag {i.get('thp_defrag') or UNKNOWN})"
         ),
+        "transparent_hugepages",
     ),
-    ("Kernel", _value("kernel")),
-    ("OS", _value("os")),
-    ("Boot command line", _value("boot_cmdline")),
-    ("CPU governor", _governors),
-    ("CPU frequency", _frequency),
-    ("SMT", _smt),
-    ("Clock source", _value("clocksource")),
-    ("ASLR (randomize_va_space)", _value("aslr")),
-    ("NUMA balancing", _value("numa_balancing")),
-    ("Swappiness", _value("swappiness")),
-    ("Multi-gen LRU", _value("mglru")),
-    ("Virtualization", _value("virtualization")),
-    ("Load average (1/5/15 min)", _value("loadavg")),
+    ("Kernel", _value("kernel"), None),
+    ("OS", _value("os"), "os"),
+    ("Boot command line", _value("boot_cmdline"), None),
+    ("CPU governor", _governors, None),
+    ("CPU frequency", _frequency, "cpu_freq_max_mhz"),
+    ("SMT", _smt, "smt_control"),
+    ("Clock source", _value("clocksource"), "clocksource"),
+    ("ASLR (randomize_va_space)", _value("aslr"), "aslr"),
+    ("NUMA balancing", _value("numa_balancing"), "numa_balancing"),
+    ("Swappiness", _value("swappiness"), "swappiness"),
+    ("Multi-gen LRU", _value("mglru"), "mglru"),
+    ("Virtualization", _value("virtualization"), "virtualization"),
+    ("Load average (1/5/15 min)", _value("loadavg"), "loadavg"),
     # the controller's alone: "–" on a host perflab only drives
-    ("Python", _value("python_version", missing="–")),
-    ("perflab", _value("perflab_version", missing="–")),
+    ("Python", _value("python_version", missing="–"), None),
+    ("perflab", _value("perflab_version", missing="–"), None),
 ]
 
 
-#: The info keys behind a row whose unknown has a reason (``unread_why`` of the capture).
-_ROW_KEYS = {
-    "CPU": ("cpu_model",),
-    "Vendor / arch": ("cpu_vendor",),
-    "NUMA nodes": ("numa_nodes",),
-    "Memory": ("memory_total_bytes",),
-    "Swap": ("swap_devices",),
-    "Huge pages": ("hugepages_total",),
-    "Transparent huge pages": ("transparent_hugepages",),
-    "OS": ("os",),
-    "CPU frequency": ("cpu_freq_max_mhz",),
-    "SMT": ("smt_control",),
-    "Clock source": ("clocksource",),
-    "ASLR (randomize_va_space)": ("aslr",),
-    "NUMA balancing": ("numa_balancing",),
-    "Swappiness": ("swappiness",),
-    "Multi-gen LRU": ("mglru",),
-    "Virtualization": ("virtualization",),
-    "Load average (1/5/15 min)": ("loadavg",),
-}
-
-
-def _why(label: str, shown: str, info: Mapping[str, Any]) -> str:
+def _why(shown: str, key: str | None, info: Mapping[str, Any]) -> str:
     """``shown``, and when it is unknown (in part) what the host lacks, as its capture said."""
-    why = info.get("unread_why") or {}
-    reasons = [why[k] for k in _ROW_KEYS.get(label, ()) if isinstance(why.get(k), str)]
-    if UNKNOWN not in shown or not reasons:
-        return shown
-    return f"{shown}: {reasons[0]}"
+    reason = (info.get("unread_why") or {}).get(key) if key else None
+    return f"{shown}: {reason}" if UNKNOWN in shown and isinstance(reason, str) else shown
 
 
 def environment_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -192,7 +171,7 @@ def environment_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     versions follow as ``("memcached", "memcached 1.6.18")`` rows, ``not found``
     for a tool that could not be run.
     """
-    rows = [(label, _why(label, show(info), info)) for label, show in _ROWS]
+    rows = [(label, _why(show(info), key, info)) for label, show, key in _ROWS]
     place = info.get("labgrid")
     if isinstance(place, Mapping):  # a host lent by a labgrid place: which, whose, from where
         said = (
