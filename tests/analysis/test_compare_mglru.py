@@ -218,7 +218,8 @@ def test_bad_method_options_are_one_line(mglru):
 
 def test_advice_knows_the_design(tmp_path):
     """Diagnostics' advice does not ask for what the spec already does."""
-    from perflab.analysis.compare import Note, _fit_advice
+    from perflab.analysis.against_baseline import _fit_advice
+    from perflab.analysis.comparison_table import Note
     from perflab.stats import StatWarning
 
     slow = Note(StatWarning("slow_first_run", "a cold start; add warmup = 1 to the spec"))

@@ -17,6 +17,7 @@ import tempfile
 
 import pandas as pd
 import perflab
+import perflab.api
 import pytest
 from cli_helpers import mglru_store as import_mglru
 from cli_helpers import perflab as cli
@@ -240,14 +241,38 @@ def test_metric_filter(mglru):
 
 def test_html_draws_the_tldr_the_cli_prints(mglru):
     db, eid = mglru
-    html = perflab.open(db).compare(eid)._repr_html_()
+    found = perflab.open(db).compare(eid)
+    html = perflab.api.render(found, "html")
     assert html.startswith('<div class="perflab-compare">') and html.endswith("</div>")
     assert '<table class="tldr"' in html and "<script" not in html
     for row in cli_compare(db, eid).values():
         text = row["tldr"].replace(" better", "").replace(" worse", "")
         assert text in html
-    md = perflab.open(db).compare(eid).to_markdown()
-    assert md == cli("compare", str(eid), "--store", str(db), "--format", "markdown").out
+    for fmt in ("markdown", "csv"):
+        got = perflab.api.render(found, fmt)
+        assert got == cli("compare", str(eid), "--store", str(db), "--format", fmt).out
+
+
+def test_a_notebook_draws_the_answer_as_html(mglru):
+    """Under IPython, `compare`'s answer is drawn with the report's HTML (IPython's own
+    display formatter, as a notebook calls it)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    db, eid = mglru
+    shell = InteractiveShell.instance()
+    try:
+        found = perflab.open(db).compare(eid)
+        shown, _ = shell.display_formatter.format(found)
+    finally:
+        InteractiveShell.clear_instance()
+    assert shown["text/html"] == perflab.api.render(found, "html")
+    assert shown["text/plain"].startswith(f"<perflab comparison of experiment {eid} ")
+
+
+def test_render_refuses_the_terminal_in_one_line(mglru):
+    db, eid = mglru
+    with pytest.raises(InputError, match="draws on a console"):
+        perflab.api.render(perflab.open(db).compare(eid), "terminal")
 
 
 def test_cross_experiment_compare_matches_the_cli(mglru):
@@ -282,9 +307,9 @@ def test_cross_experiment_compare_matches_the_cli(mglru):
         for row in csv.DictReader(io.StringIO(r.out))
         if row["method"] != "sweep"
     }
-    assert {(x.cell, x.variant, x.metric) for x in result.rows} == set(expected)
+    assert {(x.cell, x.variant, x.metric.name) for x in result.rows} == set(expected)
     for x in result.rows:
-        assert x.estimate * 100 == _num(expected[(x.cell, x.variant, x.metric)]["change_pct"])
+        assert x.estimate * 100 == _num(expected[(x.cell, x.variant, x.metric.name)]["change_pct"])
 
 
 # -- errors: one line, never a traceback

@@ -24,7 +24,7 @@ def test_across_cells_from_python_is_the_command_lines(tmp_path):
     table = json.loads(r.out)["comparisons"]
     rows = api.open(db).compare(1, across="ram_utilization_pct=90").rows
     assert rows, "the across comparison compares something"
-    got = {(x.variant, x.cell, x.metric): round(x.estimate, 12) for x in rows}
+    got = {(x.variant, x.cell, x.metric.name): round(x.estimate, 12) for x in rows}
     want = {
         (c["variant"], c["cell"], c["metric"]): round(c["estimate"], 12)
         for c in table
@@ -56,7 +56,7 @@ def test_a_scaling_fit_from_python_is_the_command_lines(tmp_path):
     r = perflab("compare", "1", "--store", str(db), "--scaling", "n", "--exponent", "1", "--json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
-    fits = api.open(db).scaling(1, "n", exponent=1)
+    fits = api.open(db).scaling(1, "n", exponent=1).fits
     slopes = {f.variant: f.fit.b.value for g in fits.groups for f in g.fits}
     want = {f["variant"]: f["b"]["value"] for g in doc["groups"] for f in g["fits"]}
     assert slopes == pytest.approx(want, rel=1e-12)
@@ -71,12 +71,11 @@ class _Tsv:
     def load(self) -> None:
         pass
 
-    def comparison(self, result, movers, view):
+    def comparison(self, found, view):
         rows = ["cell\tvariant\tmetric\testimate"]
-        for c in result.comparisons:
-            if c.comparison is not None and math.isfinite(c.comparison.estimate):
-                est = f"{c.comparison.estimate:.6f}"
-                rows.append(f"{c.cell_key}\t{c.variant}\t{c.metric.name}\t{est}")
+        for c in found.rows:
+            if math.isfinite(c.estimate):
+                rows.append(f"{c.cell}\t{c.variant}\t{c.metric.name}\t{c.estimate:.6f}")
         return "\n".join(rows) + "\n"
 
     def scaling(self, fits, view):

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 from cli_helpers import perflab
-from perflab.analysis.compare import compare_dataset
+from perflab.analysis.against_baseline import compare_dataset
 from perflab.analysis.dataset import load_dataset
 from perflab.report.warning_groups import full_lines, group_notes
 from perflab.store import Database

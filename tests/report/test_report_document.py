@@ -9,7 +9,7 @@ import re
 
 import pytest
 from cli_helpers import perflab, write_spec
-from perflab.api.comparing import ComparisonRequest
+from perflab.analysis.request import ComparisonRequest
 from perflab.api.reporting import build_report
 from perflab.report import plots
 from perflab.report.html import render_html

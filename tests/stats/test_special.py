@@ -45,7 +45,7 @@ def test_loaded_lean_in_a_fresh_process_and_scipy_still_imports_afterwards():
 def test_the_compare_path_does_not_import_scipys_package():
     code = (
         "import sys, json\n"
-        "import perflab.analysis.compare, perflab.analysis.dataset\n"
+        "import perflab.analysis.against_baseline, perflab.analysis.dataset\n"
         "import perflab.report.csv_table, perflab.report.json_doc\n"
         "print(json.dumps(sorted(m for m in ['scipy.special', 'scipy.stats', "
         "'scipy._lib._array_api', 'pandas', 'pydantic', 'matplotlib'] if m in sys.modules)))"

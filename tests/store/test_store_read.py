@@ -280,7 +280,7 @@ def test_a_comparison_from_one_block_is_the_one_from_the_samples(tmp_path, metho
     """`compare_dataset` gathers the rows of one block where the samples make one
     (`Dataset.rows`): every comparison, summary and note is the one it makes sample by
     sample, under every correction."""
-    from perflab.analysis.compare import compare_dataset
+    from perflab.analysis.against_baseline import compare_dataset
     from perflab.analysis.dataset import Dataset, load_dataset
 
     path = tmp_path / "one.db"

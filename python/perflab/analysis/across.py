@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.analysis.across_sweep import across_sweep_row
-from perflab.analysis.compare import (
+from perflab.analysis.against_baseline import compare_dataset
+from perflab.analysis.comparison_table import (
     ComparedCell,
-    CompareResult,
+    ComparisonTable,
     Note,
     SummarizedCell,
-    compare_dataset,
     dedupe_notes,
 )
 from perflab.analysis.dataset import Dataset, parse_number
@@ -187,7 +187,7 @@ def _info(param: str, label: str, reference: str, reference_of: dict[str, str]) 
     }
 
 
-def across_fields(result: CompareResult) -> dict[str, Any] | None:
+def across_fields(result: ComparisonTable) -> dict[str, Any] | None:
     """What an across-cells comparison compared (for JSON): ``{"param", "value",
     "reference", "references": {cell: its reference cell}}``; None for any other result."""
     info = result.dataset.experiment.settings.get("across")
@@ -196,7 +196,7 @@ def across_fields(result: CompareResult) -> dict[str, Any] | None:
 
 def compare_across(
     across: Across, *, method: str = DEFAULT_METHOD, **options: Any
-) -> CompareResult:
+) -> ComparisonTable:
     """`compare_dataset` of the transformed dataset (same options), read back as the
     experiment's cells × variants against their references (module doc)."""
     inner = compare_dataset(across.dataset, method=method, **options)
@@ -240,7 +240,7 @@ def compare_across(
     )
 
 
-def run_view(across: Across, result: CompareResult) -> CompareResult:
+def run_view(across: Across, result: ComparisonTable) -> ComparisonTable:
     """``result`` (`compare_across`'s) over the experiment's own cells and variants, the
     reference cells included: what a report's plots of runs draw (each cell's runs as they
     ran; the reference, ``PARAM=VALUE``, is a cell there, not a variant). The baseline is
@@ -254,7 +254,7 @@ def run_view(across: Across, result: CompareResult) -> CompareResult:
     )
 
 
-def _shown(across: Across, inner: CompareResult) -> Dataset:
+def _shown(across: Across, inner: ComparisonTable) -> Dataset:
     """The dataset the reporters draw: the experiment's matrix without the reference cells,
     the reference (``PARAM=VALUE``) as the baseline and the experiment's variants as the
     candidates."""
@@ -279,7 +279,7 @@ def _shown(across: Across, inner: CompareResult) -> Dataset:
 
 
 def _summaries(
-    across: Across, inner: CompareResult
+    across: Across, inner: ComparisonTable
 ) -> tuple[list[SummarizedCell], dict[tuple[str, str, str], Summary | None]]:
     """Every cell's summaries (references included), in the experiment's order, and by
     (the experiment's cell, variant, metric)."""

@@ -25,7 +25,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.analysis.compare import CompareResult, Note, compare_dataset
+from perflab.analysis.against_baseline import compare_dataset
+from perflab.analysis.comparison_table import ComparisonTable, Note
 from perflab.analysis.dataset import Dataset, load_dataset
 from perflab.errors import InputError
 from perflab.stats import DEFAULT_METHOD, StatWarning
@@ -319,7 +320,7 @@ def _cross_row(
 
 def compare_cross(
     cross: CrossDataset, *, method: str = DEFAULT_METHOD, **options: Any
-) -> CompareResult:
+) -> ComparisonTable:
     """`compare_dataset` of a cross dataset (same options), with the notes about what was left out."""
     if method == "paired":
         raise InputError(

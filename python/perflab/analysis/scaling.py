@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from perflab.analysis.compare import Note, dedupe_notes
+from perflab.analysis.comparison_table import Note, dedupe_notes
 from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import (

@@ -40,7 +40,7 @@ import numpy as np
 from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 
 if TYPE_CHECKING:
-    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.comparison_table import ComparisonTable
     from perflab.analysis.dataset import Dataset
     from perflab.execution.adaptive import Decided
     from perflab.stats import Comparison, Verdict
@@ -285,10 +285,10 @@ def _unmeasured(runs: dict[str, int], failures: dict[str, str]) -> tuple[str, st
     return "skip", f"cannot be measured: {said}"
 
 
-def _compare(data: Dataset, metric: str) -> CompareResult:
+def _compare(data: Dataset, metric: str) -> ComparisonTable:
     """The step's comparisons, paired by block (``perflab compare ID --method paired``): a
     step's runs are interleaved blocks by construction, and its decision is paired too."""
-    from perflab.analysis.compare import compare_dataset
+    from perflab.analysis.against_baseline import compare_dataset
 
     return compare_dataset(data, metrics=(metric,), method="paired")
 
@@ -299,7 +299,7 @@ def _rebased(data: Dataset, baseline: str, candidate: str) -> Dataset:
     return dataclasses.replace(data, experiment=experiment, variants=[baseline, candidate])
 
 
-def _change(result: CompareResult, variant: str, metric: str) -> Change:
+def _change(result: ComparisonTable, variant: str, metric: str) -> Change:
     """``variant``'s row for ``metric``: its one cell, or across cells the geometric mean."""
     cells = [c for c in result.comparisons if c.variant == variant and c.metric.name == metric]
     if len(cells) == 1:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.analysis.compare import Note
+    from perflab.analysis.comparison_table import Note
     from perflab.records import ExperimentRow as ExperimentRow
     from perflab.records import MetricDef as MetricDef
     from perflab.records import RunRow as RunRow
@@ -107,6 +107,7 @@ def artifact(store: Database, experiment_id: int, name: str, run: RunRow | None)
 
 def comparison_warnings(store: Database, experiment_id: int) -> list[Note]:
     """What `perflab compare ID --verbose` lists under its tables (the default options)."""
-    from perflab.api.comparing import ComparisonRequest, answer
+    from perflab.analysis.answer import answer
+    from perflab.analysis.request import ComparisonRequest
 
     return answer(store, ComparisonRequest(experiment_id)).comparison.notes

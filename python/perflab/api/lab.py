@@ -20,10 +20,9 @@ from perflab.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from perflab.analysis.scaling import ScalingResult
+    from perflab.analysis.answer import Answer
+    from perflab.analysis.request import CompareKwargs
     from perflab.analysis.version_series import History
-    from perflab.api.comparing import CompareKwargs
-    from perflab.api.comparison_table import ComparisonResult
     from perflab.store import Database, ExperimentRow
 
 #: An experiment: its id, its name (the latest of that name) or ``"last"``.
@@ -79,7 +78,7 @@ class Store:
     def experiments(self) -> pd.DataFrame:
         """One row per experiment, newest first (as `perflab ls`): id, name, status, source,
         started, finished, runs, ok, failed, pending, baseline, spec_path, description."""
-        from perflab.api.frames import experiments_frame
+        from perflab.analysis.frames import experiments_frame
 
         with self._read() as db:
             return experiments_frame(db.experiments())
@@ -93,8 +92,8 @@ class Store:
 
     def runs(self, id: Ref = "last") -> pd.DataFrame:
         """The tidy table of experiment ``id``'s runs: one row per run × metric (see
-        `perflab.api.frames.runs_frame` for its columns)."""
-        from perflab.api.frames import runs_frame
+        `perflab.analysis.frames.runs_frame` for its columns)."""
+        from perflab.analysis.frames import runs_frame
 
         with self._read() as db:
             row = db.experiment(id)
@@ -109,7 +108,7 @@ class Store:
         metrics: Sequence[str] | None = None,
         across: str | tuple[str, str] | None = None,
         **statistics: Unpack[CompareKwargs],
-    ) -> ComparisonResult:
+    ) -> Answer:
         """What `perflab compare id [other]` computes, with its options:
 
         - ``other``: compare experiment ``other`` against ``id`` as the baseline, cell by
@@ -118,27 +117,24 @@ class Store:
         - ``metrics``: compare these metrics only (the correction's family is then theirs);
         - ``across``: ``"PARAM=VALUE"`` or ``(PARAM, VALUE)``: every cell against the cell
           where PARAM=VALUE, within each variant (`perflab compare --across`);
-        - the statistics options, as the command's (`perflab.api.comparing.CompareKwargs`):
+        - the statistics options, as the command's (`perflab.analysis.request.CompareKwargs`):
           ``method`` (``auto``, ``welch``, ``bootstrap``, ``mannwhitney``, ``paired``),
           ``interval``, ``statistic``, ``resamples``, ``scale``, ``confidence`` (default:
           the experiment's, 0.95), ``threshold`` (``0.01`` or ``"1%"``), ``correction``
           (``holm``, ``bonferroni``, ``bh``, ``none``), ``diagnostics`` (per-cell
           diagnostics on or off; default: on for small tables).
         """
-        from perflab.api.comparing import ComparisonRequest, answer, compare_options, parse_across
-        from perflab.api.comparison_table import ComparisonResult
+        from perflab.analysis.answer import answer
+        from perflab.analysis.request import ask
+        from perflab.api.rendering import show_in_notebooks
 
-        options = compare_options(**statistics)
-        request = ComparisonRequest(
-            id,
-            other,
-            variants=tuple(variants or ()),
-            across=parse_across(across) if isinstance(across, str) else across,
-            metrics=tuple(metrics or ()),
-            options=options,
+        request = ask(
+            id, other, variants=variants or (), across=across, metrics=metrics or (), **statistics
         )
         with self._read() as db:
-            return ComparisonResult(answer(db, request).comparison)
+            found = answer(db, request)
+        show_in_notebooks()
+        return found
 
     def scaling(
         self,
@@ -151,31 +147,29 @@ class Store:
         metrics: Sequence[str] | None = None,
         confidence: float | None = None,
         threshold: float | str = 0.0,
-    ) -> ScalingResult:
+    ) -> Answer:
         """What `perflab compare id [other] --scaling param` computes: cost = a + b·param^k
         fitted per variant and metric (k fitted unless ``exponent``), and each candidate's
-        per-unit cost against the baseline's (at size ``at``, else where the data is)."""
-        from perflab.api.comparing import (
-            ComparisonRequest,
-            answer,
-            compare_options,
-            scaling_options,
-        )
+        per-unit cost against the baseline's (at size ``at``, else where the data is): the
+        answer's ``fits``."""
+        from perflab.analysis.answer import answer
+        from perflab.analysis.request import ask
 
         if not param:
             raise InputError("scaling: name the numeric matrix parameter to fit over (param=…)")
-        fit = scaling_options(param, exponent, None if at is None else str(at), metrics or ())
-        request = ComparisonRequest(
+        request = ask(
             id,
             other,
-            scaling=fit,
+            scaling=param,
+            exponent=exponent,
+            at=at,
+            metrics=metrics or (),
             table=False,
-            options=compare_options(confidence=confidence, threshold=threshold),
+            confidence=confidence,
+            threshold=threshold,
         )
         with self._read() as db:
-            fits = answer(db, request).fits
-        assert fits is not None
-        return fits
+            return answer(db, request)
 
     def history(
         self,
@@ -208,9 +202,10 @@ class Store:
         ``profile_movers``. ``options``: `compare`'s statistics options."""
         import pandas as pd
 
-        from perflab.api.comparing import ComparisonRequest, answer, compare_options
+        from perflab.analysis.answer import answer
+        from perflab.analysis.request import ask
 
-        request = ComparisonRequest(id, options=compare_options(**options), movers=True)
+        request = ask(id, movers=True, **options)
         with self._read() as db:
             movers = answer(db, request).movers
         return pd.DataFrame([m.as_dict() for m in movers], columns=MOVER_COLUMNS)
@@ -258,7 +253,7 @@ class Experiment:
         """`Store.runs` of this experiment."""
         return self.store.runs(self.id)
 
-    def compare(self, other: Ref | None = None, **options: Any) -> ComparisonResult:
+    def compare(self, other: Ref | None = None, **options: Any) -> Answer:
         """`Store.compare` of this experiment (the same options)."""
         return self.store.compare(self.id, other, **options)
 

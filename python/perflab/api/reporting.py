@@ -1,4 +1,4 @@
-"""`perflab report`'s question answered: a comparison (`perflab.api.comparing.answer`)
+"""`perflab report`'s question answered: a comparison (`perflab.analysis.answer.answer`)
 with everything the report draws read from the store once — the runs' values, latency
 histograms, outputs, environments, monitor series and profiles — so that `report/` only
 lays out and writes, and never opens a store."""
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from perflab.api.comparing import ComparisonRequest, answer
+from perflab.analysis.answer import answer
+from perflab.analysis.request import ComparisonRequest
 
 if TYPE_CHECKING:
     from perflab.report.document import Report
@@ -23,16 +24,12 @@ def build_report(store: Database, request: ComparisonRequest) -> Report:
     from perflab.store.location import default_store_path
 
     found = answer(store, request)
-    result = found.comparison
-    runs = load_run_data(store, found.origins, (found.runs_view or result).dataset)
+    runs = load_run_data(store, found.origins, (found.runs_view or found.comparison).dataset)
     one = found.experiments[0].id if len(found.experiments) == 1 else None
     default = store.path.resolve() == default_store_path().resolve()  # a URL: never
     return lay_out(
-        result,
+        found,
         runs,
-        found.experiments,
-        found.fits,
-        runs_view=found.runs_view,
         profiles=read_profiles(store, one) if one is not None else None,
         store_path=None if default else str(store.path),
     )

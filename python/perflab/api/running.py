@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.answer import Answer
     from perflab.api.lab import Experiment
     from perflab.execution.adaptive import Decided
     from perflab.execution.experiment import OpenedExperiment as OpenedExperiment
@@ -53,7 +53,7 @@ class Ran:
     outcome: ExperimentOutcome
     store_path: Path | StoreURL
     #: The comparison at the end (`run_experiment(..., compare=True)` with an ok run).
-    comparison: CompareResult | None = None
+    comparison: Answer | None = None
 
     @property
     def ok(self) -> int:
@@ -120,10 +120,10 @@ def run_experiment(
         ).run()
         ran = Ran(found.id, outcome, db.path)
         if compare and outcome.status != "interrupted" and ran.ok:
-            from perflab.analysis.compare import compare_dataset
-            from perflab.analysis.dataset import load_dataset
+            from perflab.analysis.answer import answer
+            from perflab.analysis.request import ComparisonRequest
 
-            ran = Ran(found.id, outcome, db.path, compare_dataset(load_dataset(db, found.id)))
+            ran = Ran(found.id, outcome, db.path, answer(db, ComparisonRequest(found.id)))
     return ran
 
 
@@ -147,10 +147,10 @@ class ExportingObserver:
         self.inner.finished(summary)  # type: ignore[arg-type]
 
     def _write(self) -> None:
-        from perflab.analysis.compare import compare_dataset
-        from perflab.analysis.dataset import load_dataset
+        from perflab.analysis.answer import answer
+        from perflab.analysis.request import ComparisonRequest
 
-        self.exports.write(compare_dataset(load_dataset(self.store, self.eid)))
+        self.exports.write(answer(self.store, ComparisonRequest(self.eid)))
 
 
 def run(

@@ -13,7 +13,7 @@ from perflab.api.stores import DEFAULT_STORE
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.api.comparing import CompareOptions, ComparisonRequest, ScalingOptions
+    from perflab.analysis.request import ComparisonRequest
     from perflab.api.stores import Database
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
@@ -180,49 +180,6 @@ def _scaling_options(s: Arguments) -> None:
     )
 
 
-def analysis_options(args: argparse.Namespace) -> CompareOptions:
-    """The statistics options above, checked by the use-case layer's one rule
-    (`perflab.api.comparing.compare_options`): an option the command line names is said
-    with its dashes."""
-    from perflab.api.comparing import compare_options
-
-    try:
-        return compare_options(
-            method=args.method,
-            confidence=args.confidence,
-            threshold=args.threshold / 100,
-            correction=args.correction,
-            interval=args.interval,
-            statistic=args.statistic,
-            resamples=args.resamples,
-            scale=args.scale,
-        )
-    except InputError as e:
-        raise InputError(f"--{e.message}", hint=e.hint) from None
-
-
-def scaling_options(args: argparse.Namespace) -> ScalingOptions | None:
-    """`perflab.analysis.scaling.ScalingOptions` from --scaling/--exponent/--at/--metric, or None
-    (--metric alone limits the comparison: `analysis_options`)."""
-    if args.scaling is None:
-        given = [
-            o
-            for o, v in (
-                ("--exponent", args.exponent),
-                ("--at", args.at),
-            )
-            if v is not None
-        ]
-        if given:
-            raise InputError(
-                f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)"
-            )
-        return None
-    from perflab.api.comparing import scaling_options as options
-
-    return options(args.scaling, args.exponent, args.at, args.metric or ())
-
-
 def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     """ID [B] and --variant: one experiment, or B against A (compare and report)."""
     p.add_argument("experiment", help="experiment id, name (latest of that name) or 'last'")
@@ -244,17 +201,6 @@ def add_experiment_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     )
 
 
-def experiment_pairs(args: argparse.Namespace) -> list[tuple[str, str]] | None:
-    """The --variant pairs for B against A (None: all variants), checked against the arguments."""
-    if args.variant and args.other is None:
-        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
-    if args.other is None:
-        return None
-    from perflab.api.comparing import parse_variant_pairs
-
-    return parse_variant_pairs(args.variant)
-
-
 def add_across_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--across",
@@ -265,44 +211,41 @@ def add_across_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def across_option(args: argparse.Namespace) -> tuple[str, str] | None:
-    """--across PARAM=VALUE as (PARAM, VALUE), checked against the other arguments."""
-    if args.across is None:
-        return None
-    from perflab.api.comparing import parse_across
-
-    if args.other is not None:
-        raise InputError(
-            f"--across compares the cells of one experiment with each other: drop the second "
-            f"experiment ({args.other}), or compare the two experiments without --across"
-        )
-    if args.scaling is not None:
-        raise InputError(
-            "--across and --scaling answer different questions: use one (--across PARAM=VALUE "
-            "compares cells with a reference cell; --scaling PARAM fits cost against PARAM)"
-        )
-    return parse_across(args.across)
-
-
 def comparison_request(
     args: argparse.Namespace, *, table: bool = True, movers: bool = False
 ) -> ComparisonRequest:
-    """The question `perflab compare` / `perflab report` were asked, checked (InputError)."""
-    from perflab.api.comparing import ComparisonRequest
+    """The question `perflab compare` / `perflab report` were asked, checked (InputError):
+    the flags that go only with others here, the rest by `perflab.analysis.request.ask`."""
+    from perflab.analysis.request import ask
 
-    options = analysis_options(args)
-    scaling = scaling_options(args)
-    pairs = experiment_pairs(args)  # --variant without B: refused here
-    return ComparisonRequest(
-        experiment=args.experiment,
-        other=args.other,
-        variants=tuple(pairs or ()),
-        across=across_option(args),
-        scaling=scaling,
+    if args.variant and args.other is None:
+        raise InputError("--variant pairs variants of two experiments: name a second experiment B")
+    if args.scaling is None:
+        given = [o for o, v in (("--exponent", args.exponent), ("--at", args.at)) if v is not None]
+        if given:
+            raise InputError(
+                f"{given[0]} goes with --scaling PARAM (the numeric matrix parameter to fit over)"
+            )
+    return ask(
+        args.experiment,
+        args.other,
+        variants=args.variant or (),
+        across=args.across,
+        scaling=args.scaling,
+        exponent=args.exponent,
+        at=args.at,
+        metrics=args.metric or (),
         table=table,
-        metrics=tuple(args.metric or ()),
-        options=options,
         movers=movers,
+        flags=True,
+        method=args.method,
+        confidence=args.confidence,
+        threshold=args.threshold / 100,
+        correction=args.correction,
+        interval=args.interval,
+        statistic=args.statistic,
+        resamples=args.resamples,
+        scale=args.scale,
     )
 
 

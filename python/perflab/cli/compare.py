@@ -16,12 +16,12 @@ from perflab.cli.common import (
     without_cycle_collection,
 )
 from perflab.cli.exit_codes import EXIT_FAILED_CHECK, EXIT_OK
-from perflab.report.formats import View, comparison_format, comparison_names
+from perflab.report.formats import View, comparison_format, comparison_names, render_answer
 
 if TYPE_CHECKING:
     import argparse
 
-    from perflab.api.comparing import Answer
+    from perflab.analysis.answer import Answer
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
 
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.comparing import answer
+    from perflab.analysis.answer import answer
 
     request = comparison_request(args, table=args.scaling is None, movers=args.format == "json")
     view = View(io.console, summaries=not args.no_summary, verbose=args.verbose, more=_more(args))
@@ -77,10 +77,9 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
     with open_store(args) as store:
         # the renderer loads while the store's values are read in a thread
         found = answer(store, request, while_reading=fmt.load)
-    if found.fits is not None:
-        _write(io, fmt.scaling(found.fits, view))
+    _write(io, render_answer(fmt, found, view))
+    if found.table is None:
         return _scaling_regressions(args, io, found)
-    _write(io, fmt.comparison(found.comparison, found.movers, view))
     keep_until_exit(found)
     return _regressions(args, io, found)
 
@@ -89,7 +88,7 @@ def _regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
     """--fail-if-worse: each regression beyond it warned about; exit 1 when any."""
     if args.fail_if_worse is None:
         return 0
-    from perflab.api.comparing import regressions
+    from perflab.analysis.answer import regressions
     from perflab.report.numbers import fmt_pct
 
     bad = regressions(found, args.fail_if_worse)
@@ -105,7 +104,7 @@ def _regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
 def _scaling_regressions(args: argparse.Namespace, io: CliIO, found: Answer) -> int:
     if args.fail_if_worse is None:
         return 0
-    from perflab.api.comparing import regressions
+    from perflab.analysis.answer import regressions
 
     bad = regressions(found, args.fail_if_worse)
     for g, f in bad:

@@ -122,9 +122,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     if ran.comparison is not None:
         from perflab.report.formats import View, comparison_format
 
-        comparison_format("terminal").comparison(
-            ran.comparison, (), View(io.console, summaries=False)
-        )
+        comparison_format("terminal").comparison(ran.comparison, View(io.console, summaries=False))
     if ran.outcome.status == "aborted" or ran.failed:
         what = "stopped early" if ran.outcome.status == "aborted" else "finished"
         io.err.write(

@@ -13,7 +13,7 @@ import csv
 import io
 from typing import TYPE_CHECKING
 
-from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.analysis.comparison_table import ComparedCell, ComparisonTable
 from perflab.analysis.sweep import SweepRow
 from perflab.report.numbers import fmt_cost_change, tldr_text
 
@@ -51,7 +51,7 @@ COMPARE_COLUMNS = [
 ]
 
 
-def render_csv(result: CompareResult) -> str:
+def render_csv(result: ComparisonTable) -> str:
     data = result.dataset
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -63,7 +63,7 @@ def render_csv(result: CompareResult) -> str:
     return buf.getvalue()
 
 
-def _comparison_row(result: CompareResult, c: ComparedCell) -> list[object]:
+def _comparison_row(result: ComparisonTable, c: ComparedCell) -> list[object]:
     """One cell × candidate × metric: relative columns in %, or the absolute ones when the
     change is on the metric's own scale."""
     data = result.dataset
@@ -104,7 +104,7 @@ def _comparison_row(result: CompareResult, c: ComparedCell) -> list[object]:
     )
 
 
-def _sweep_row(result: CompareResult, s: SweepRow) -> list[object]:
+def _sweep_row(result: ComparisonTable, s: SweepRow) -> list[object]:
     """The geometric mean over the cells of one candidate × metric (module doc)."""
     data = result.dataset
     k = s.comparison

@@ -12,7 +12,6 @@ not when this registry is: `perflab --help` stays fast.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -22,10 +21,9 @@ from perflab.errors import InputError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.answer import Answer
     from perflab.analysis.scaling import ScalingResult
     from perflab.analysis.version_series import History
-    from perflab.observe.movers import Mover
     from perflab.report.document import Report
 
 
@@ -50,11 +48,19 @@ class ComparisonFormat(Protocol):
         """Imports what it renders with (called while the data is read)."""
         ...
 
-    def comparison(
-        self, result: CompareResult, movers: Sequence[Mover], view: View
-    ) -> str | bytes | None: ...
+    def comparison(self, found: Answer, view: View) -> str | bytes | None:
+        """The comparison of ``found`` (an answer with a table)."""
+        ...
 
     def scaling(self, fits: ScalingResult, view: View) -> str | bytes | None: ...
+
+
+def render_answer(fmt: ComparisonFormat, found: Answer, view: View) -> str | bytes | None:
+    """``found`` in ``fmt``: its comparison, or its scaling fits when it holds only those."""
+    if found.table is None:
+        assert found.fits is not None, "an answer holds a comparison or scaling fits"
+        return fmt.scaling(found.fits, view)
+    return fmt.comparison(found, view)
 
 
 class ReportFormat(Protocol):
@@ -86,12 +92,16 @@ class _Terminal:
     def load(self) -> None:
         importlib.import_module("perflab.report.terminal")
 
-    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> None:
+    def comparison(self, found: Answer, view: View) -> None:
         from perflab.report.terminal import render_terminal
 
         assert view.console is not None
         render_terminal(
-            result, view.console, summaries=view.summaries, verbose=view.verbose, more=view.more
+            found.comparison,
+            view.console,
+            summaries=view.summaries,
+            verbose=view.verbose,
+            more=view.more,
         )
 
     def scaling(self, fits: ScalingResult, view: View) -> None:
@@ -113,10 +123,10 @@ class _Markdown:
     def load(self) -> None:
         importlib.import_module("perflab.report.markdown")
 
-    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str:
+    def comparison(self, found: Answer, view: View) -> str:
         from perflab.report.markdown import render_compare_markdown
 
-        return render_compare_markdown(result)
+        return render_compare_markdown(found.comparison)
 
     def scaling(self, fits: ScalingResult, view: View) -> str:
         from perflab.report.markdown import render_scaling_markdown
@@ -143,10 +153,10 @@ class _Csv:
     def load(self) -> None:
         importlib.import_module("perflab.report.csv_table")
 
-    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str:
+    def comparison(self, found: Answer, view: View) -> str:
         from perflab.report.csv_table import render_csv
 
-        return render_csv(result)
+        return render_csv(found.comparison)
 
     def scaling(self, fits: ScalingResult, view: View) -> str:
         from perflab.report.csv_table import render_scaling_csv
@@ -160,12 +170,12 @@ class _Json:
     def load(self) -> None:
         importlib.import_module("perflab.report.json_doc")
 
-    def comparison(self, result: CompareResult, movers: Sequence[Mover], view: View) -> str | bytes:
+    def comparison(self, found: Answer, view: View) -> str | bytes:
         from perflab.report.json_doc import render_compare_json_bytes, with_movers
 
-        if movers:  # functions whose share of the profiles' samples changed
-            return with_movers(result, movers)
-        return render_compare_json_bytes(result)
+        if found.movers:  # functions whose share of the profiles' samples changed
+            return with_movers(found.comparison, found.movers)
+        return render_compare_json_bytes(found.comparison)
 
     def scaling(self, fits: ScalingResult, view: View) -> str:
         from perflab.report.json_doc import render_scaling_json

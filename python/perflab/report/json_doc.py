@@ -78,7 +78,7 @@ import orjson
 
 from perflab import _version  # read on use: importlib.metadata costs ~15 ms
 from perflab.analysis.across import across_fields
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.report.blocks import Block, Details, Para, Plot, Section
 from perflab.report.numbers import fmt_cost_change, tldr_text
 
@@ -113,7 +113,7 @@ def _dumps_bytes(doc: dict[str, Any]) -> bytes:
 # ----- perflab.compare/1 ----------------------------------------------------------------------
 
 
-def compare_document(result: CompareResult) -> dict[str, Any]:
+def compare_document(result: ComparisonTable) -> dict[str, Any]:
     """The ``perflab.compare/1`` document (module doc); an across-cells comparison's has
     ``across`` too (`perflab.analysis.across.across_fields`: what was compared with what)."""
     d = result.dataset
@@ -185,17 +185,17 @@ def compare_document(result: CompareResult) -> dict[str, Any]:
     return doc
 
 
-def render_compare_json(result: CompareResult) -> str:
+def render_compare_json(result: ComparisonTable) -> str:
     return _dumps(compare_document(result))
 
 
-def render_compare_json_bytes(result: CompareResult) -> bytes:
+def render_compare_json_bytes(result: ComparisonTable) -> bytes:
     """`render_compare_json` as UTF-8 (written as is to a byte stream: no decode and
     encode of a document that is 9 MB for 80,000 runs)."""
     return _dumps_bytes(compare_document(result))
 
 
-def with_movers(result: CompareResult, movers: Sequence[Mover]) -> bytes:
+def with_movers(result: ComparisonTable, movers: Sequence[Mover]) -> bytes:
     """The ``perflab.compare/1`` document with ``profile_movers`` (`perflab.observe.movers`)."""
     doc = compare_document(result)
     doc["profile_movers"] = [m.as_dict() for m in movers]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.analysis.scaling import ScalingResult
 from perflab.report.blocks import (
     Block,
@@ -182,7 +182,7 @@ class _Writer:
         return "\n\n".join([head] + [self.block(b, depth) for b in s.blocks])
 
 
-def render_compare_markdown(result: CompareResult) -> str:
+def render_compare_markdown(result: ComparisonTable) -> str:
     """``perflab compare ID --format markdown``: `tables.compare_section`, drawn plain."""
     return _Writer(plain=True).section(compare_section(result)) + "\n"
 

@@ -20,19 +20,19 @@ from perflab.errors import InputError
 from perflab.report.writable import check_writable, write_atomically
 
 if TYPE_CHECKING:  # loaded when a report is written: `perflab run --export` needs neither
-    from perflab.analysis.compare import CompareResult
+    from perflab.analysis.answer import Answer
     from perflab.report.document import Report
 
 # ----- comparison exports ---------------------------------------------------------------------
 
 
-def write_exports(result: CompareResult, paths: Iterable[str | Path]) -> None:
-    """Render ``result`` in each path's format and replace each file whole."""
+def write_exports(found: Answer, paths: Iterable[str | Path]) -> None:
+    """Render the answer ``found`` in each path's format and replace each file whole."""
     from perflab.report.formats import View, export_format
 
     for p in paths:
         path = Path(p)
-        text = export_format(path).comparison(result, (), View())
+        text = export_format(path).comparison(found, View())
         assert text is not None, "an export format writes text"
         write_atomically(path, text, "export")
 
@@ -50,8 +50,8 @@ class ExportManager:
         for path in self.paths:
             check_writable(path, "export")
 
-    def write(self, result: CompareResult) -> None:
-        write_exports(result, self.paths)
+    def write(self, found: Answer) -> None:
+        write_exports(found, self.paths)
 
 
 # ----- reports --------------------------------------------------------------------------------

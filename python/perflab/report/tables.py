@@ -1,5 +1,5 @@
 """The comparison's tables as document blocks (`blocks.Table` of `blocks.Cell`: plain
-strings + verdicts), built from a CompareResult, and the whole comparison as one
+strings + verdicts), built from a ComparisonTable, and the whole comparison as one
 `blocks.Section` (`compare_section`). Every output draws these same blocks: the terminal
 (`terminal.py`), Markdown (`markdown.py`) and the report (`document.py` → HTML, Markdown)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.analysis.comparison_table import ComparedCell, ComparisonTable
 from perflab.report.blocks import Block, Bullets, Cell, Para, Section, Span, Table
 from perflab.report.numbers import (
     fmt_numbers,
@@ -29,16 +29,16 @@ def variant_cell(text: str, colors: dict[str, str] | None) -> Cell:
     return Cell(text, color=color)
 
 
-def _param_headers(result: CompareResult) -> list[str]:
+def _param_headers(result: ComparisonTable) -> list[str]:
     return list(result.dataset.params) or ["cell"]
 
 
-def _param_values(result: CompareResult, labels: dict[str, str], key: str) -> list[str]:
+def _param_values(result: ComparisonTable, labels: dict[str, str], key: str) -> list[str]:
     params = result.dataset.params
     return [labels.get(p, "") for p in params] if params else ["all" if key == "-" else key]
 
 
-def no_comparison_line(result: CompareResult) -> str | None:
+def no_comparison_line(result: ComparisonTable) -> str | None:
     """What stands in for the TLDR of an experiment with one variant (a nightly run, a
     point of a series): nothing is compared inside it; None when there is a comparison."""
     if result.candidates:
@@ -51,7 +51,7 @@ def no_comparison_line(result: CompareResult) -> str | None:
     )
 
 
-def tldr_table(result: CompareResult, *, marked: bool = False) -> Table:
+def tldr_table(result: ComparisonTable, *, marked: bool = False) -> Table:
     """Rows = cells (× candidate variant when there are several), columns = metrics; the
     footer: the geometric mean across the cells (the sweep), per candidate variant.
     ``marked``: the cells perflab adjusted for something carry `EXPLAINED_MARK`, with a
@@ -136,7 +136,7 @@ _MARKS = "¹²³⁴⁵⁶⁷⁸⁹"
 EXPLAINED_MARK = "°"
 
 
-def explained_cells(result: CompareResult) -> dict[tuple[str, str, str], list[str]]:
+def explained_cells(result: ComparisonTable) -> dict[tuple[str, str, str], list[str]]:
     """The TLDR cells (cell, candidate, metric) that an explaining warning concerns, with
     its kinds' names: a warning about the baseline's runs concerns every candidate's cell
     of that cell and metric; one about a metric across the cells (the geometric mean's),
@@ -160,7 +160,7 @@ def explained_cells(result: CompareResult) -> dict[tuple[str, str, str], list[st
 
 
 def explained_line(
-    result: CompareResult, cells: dict[tuple[str, str, str], list[str]]
+    result: ComparisonTable, cells: dict[tuple[str, str, str], list[str]]
 ) -> str | None:
     """The line under the TLDR for its `EXPLAINED_MARK` on ``cells`` (`explained_cells`):
     what perflab adjusted for, and where every such warning is (None: no cell marked)."""
@@ -196,7 +196,7 @@ def na_footnotes(table: Table) -> list[str]:
     return table.note.splitlines()
 
 
-def _runs_of(result: CompareResult, cell_key: str, variant: str, metric: str) -> int:
+def _runs_of(result: ComparisonTable, cell_key: str, variant: str, metric: str) -> int:
     s = next(
         (
             s
@@ -209,7 +209,7 @@ def _runs_of(result: CompareResult, cell_key: str, variant: str, metric: str) ->
 
 
 def _na_reason(
-    result: CompareResult, c: ComparedCell | None, cell_key: str, variant: str, metric: str
+    result: ComparisonTable, c: ComparedCell | None, cell_key: str, variant: str, metric: str
 ) -> str:
     """Why a TLDR cell has no interval, in words: the runs each side has, and the
     comparison's own warning (e.g. too few runs)."""
@@ -233,7 +233,7 @@ def _na_reason(
     return f"{said} ({runs})" if said else f"the interval is undefined ({runs})"
 
 
-def _na_sweep_reason(result: CompareResult, variant: str, metric: str) -> str:
+def _na_sweep_reason(result: ComparisonTable, variant: str, metric: str) -> str:
     """Why a geometric-mean cell is empty: the analysis's note on it, if any."""
     for n in result.notes:
         if n.warning.code == "sweep_not_computed" and (n.variant, n.metric) == (variant, metric):
@@ -244,7 +244,7 @@ def _na_sweep_reason(result: CompareResult, variant: str, metric: str) -> str:
 SUMMARY_COLUMNS = ("n", "mean", "median", "stddev", "min", "max", "± MoE")
 
 
-def summary_tables(result: CompareResult, colors: dict[str, str] | None = None) -> list[Table]:
+def summary_tables(result: ComparisonTable, colors: dict[str, str] | None = None) -> list[Table]:
     """One table per metric: per cell and variant, n/mean/median/stddev/min/max/margin of
     error; ``colors``: each variant's name in its plot colour (`variant_cell`). Made a
     column at a time (`Table.of_columns`): a large comparison's are thousands of rows."""
@@ -311,7 +311,7 @@ def _summary_columns(summaries: list[Summary | None]) -> list[list[str]]:
     return out
 
 
-def note_lines(result: CompareResult, max_places: int = 3) -> list[str]:
+def note_lines(result: ComparisonTable, max_places: int = 3) -> list[str]:
     """One line per distinct warning, naming where it applies (grouped, so that a
     design-wide issue such as too few runs is said once, not per cell)."""
     groups: dict[str, list[str]] = {}
@@ -341,7 +341,7 @@ def warning_blocks(lines: list[str]) -> list[Block]:
     return [Para.of(Span("Warnings", strong=True)), Bullets(tuple(Para.of(n) for n in lines))]
 
 
-def compare_section(result: CompareResult) -> Section:
+def compare_section(result: ComparisonTable) -> Section:
     """``perflab compare ID --format markdown``: the experiment's name and description, the
     TLDR table (the multiple-comparison statement under it), one summary table per metric,
     and the warnings."""

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.segment import Segments
 from rich.text import Text
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.report.blocks import Table
 from perflab.report.safe_text import safe_text
 from perflab.report.tables import na_footnotes, no_comparison_line, summary_tables, tldr_table
@@ -50,7 +50,7 @@ def _warn(console: Console, line: str) -> None:
 
 
 def render_terminal(
-    result: CompareResult,
+    result: ComparisonTable,
     console: Console,
     *,
     summaries: bool = True,

@@ -1,12 +1,12 @@
 """The one-paragraph verdict at the top of a report, in words, from the comparisons.
 
-Only words around numbers already computed (`CompareResult`); the intervals are
+Only words around numbers already computed (`ComparisonTable`); the intervals are
 written exactly as the TLDR table writes them (`tldr_text`).
 """
 
 from __future__ import annotations
 
-from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.analysis.comparison_table import ComparedCell, ComparisonTable
 from perflab.analysis.sweep import SweepRow
 from perflab.report.blocks import Para, Span
 from perflab.report.numbers import method_words, tldr_text
@@ -36,7 +36,7 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}"
 
 
-def verdict_paragraphs(result: CompareResult) -> list[Para]:
+def verdict_paragraphs(result: ComparisonTable) -> list[Para]:
     """One paragraph per candidate variant (one in the usual two-variant experiment)."""
     data = result.dataset
     out = []
@@ -130,7 +130,7 @@ def _places(cs: list[ComparedCell], with_interval: bool) -> list[Span]:
 
 
 def _metric_sentence(
-    result: CompareResult,
+    result: ComparisonTable,
     cs: list[ComparedCell],
     name: str,
     better: str,

@@ -2,7 +2,7 @@
 `code`) with a count, where it applies, and what to do — and every warning in full, one
 line each (`full_lines`: `perflab compare --verbose`, `perflab show ID --warnings`).
 
-Presentation only: the warnings themselves (`analysis.compare.Note` of a
+Presentation only: the warnings themselves (`analysis.comparison_table.Note` of a
 `stats.warnings.StatWarning`) are computed once, in analysis; this module only groups
 and words them."""
 
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from perflab.analysis.compare import Note
+from perflab.analysis.comparison_table import Note
 
 if TYPE_CHECKING:
     from rich.console import Console

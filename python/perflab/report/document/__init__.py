@@ -1,12 +1,12 @@
-"""The report model: a `CompareResult` plus what the store holds about its runs, laid
+"""The report model: an answer (`perflab.analysis.answer.Answer`) plus what the store holds about its runs, laid
 out as sections in a fixed order (issue 6):
 
   verdict → TLDR → relative change per metric → distributions of runs → runs in
   execution order → latency percentile spectra → metrics against numeric parameters →
   warnings and failed runs → environment → run output → the spec as run → how to reproduce.
 
-Statistics come from the `CompareResult` (computed once in `stats/` through
-`analysis.compare`); this package only chooses what to show and in which words, as the
+Statistics come from the `ComparisonTable` (computed once in `stats/` through
+`analysis.against_baseline`); this package only chooses what to show and in which words, as the
 blocks of `blocks.py` (the comparison's tables come from `tables.py`, as for
 ``perflab compare``). Writers (`html.py`, `markdown.py`, `json_doc.py`) draw the same
 `Report`; `output.py` writes it.
@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from perflab.analysis.compare import CompareResult
-from perflab.analysis.scaling import ScalingResult
+from perflab.analysis.answer import Answer
 from perflab.observe.movers import RunProfile
-from perflab.records import ExperimentRow
 from perflab.report.document.header import meta_lines
 from perflab.report.document.model import Report
 from perflab.report.document.reproduce import reproduce_commands
@@ -37,20 +35,19 @@ __all__ = ["Report", "build_report"]
 
 
 def build_report(
-    result: CompareResult,
+    found: Answer,
     runs: RunData,
-    experiments: list[ExperimentRow],
-    scaling: ScalingResult | None = None,
     *,
-    runs_view: CompareResult | None = None,
     profiles: dict[str, list[RunProfile]] | None = None,
     store_path: str | None = None,
 ) -> Report:
-    """The report of ``result`` with its runs' data (`RunData`, read by the use-case
-    layer); ``runs_view``: the result whose cells and variants the plots of runs draw,
-    when not ``result``'s (`Report`); ``profiles``: one experiment's profiles, phase →
-    runs; ``store_path``: the store's, when not the default (for the commands to
+    """The report of the answer ``found`` (its comparison, its scaling fits, across: the
+    comparison whose cells and variants the plots of runs draw) with its runs' data
+    (`RunData`, read by the use-case layer); ``profiles``: one experiment's profiles,
+    phase → runs; ``store_path``: the store's, when not the default (for the commands to
     reproduce the report)."""
+    result, experiments, scaling = found.comparison, found.experiments, found.fits
+    runs_view = found.runs_view
     data = result.dataset
     colors = variant_colors(data.variants)
     e = data.experiment

@@ -6,13 +6,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.records import ExperimentRow
 from perflab.report.numbers import describe_overhead, method_words
 from perflab.report.rundata import RunData
 
 
-def meta_lines(result: CompareResult, runs: RunData, experiments: list[ExperimentRow]) -> list[str]:
+def meta_lines(
+    result: ComparisonTable, runs: RunData, experiments: list[ExperimentRow]
+) -> list[str]:
     out = [_experiment_line(e, runs) for e in experiments]
     data = result.dataset
     matrix = "; ".join(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.analysis.scaling import ScalingResult
 from perflab.records import ExperimentRow
 from perflab.report.blocks import Block, Details, FlameGraph, Para, Plot, Section
@@ -16,7 +16,7 @@ from perflab.report.rundata import RunData
 
 @dataclass(frozen=True)
 class Report:
-    result: CompareResult
+    result: ComparisonTable
     runs: RunData
     experiments: list[ExperimentRow]  # the experiment, or (A, B) for a two-experiment comparison
     colors: dict[str, str]
@@ -31,10 +31,10 @@ class Report:
     profile: ProfileReport | None = None  # perf profiles: flame graphs, top movers
     #: The result whose cells and variants the run plots are drawn over, when not
     #: ``result``'s: an across-cells comparison's (`perflab.analysis.across.run_view`).
-    runs_view: CompareResult | None = None
+    runs_view: ComparisonTable | None = None
 
     @property
-    def run_result(self) -> CompareResult:
+    def run_result(self) -> ComparisonTable:
         """What the plots of runs (distributions, execution order, spectra, parameters,
         monitors) draw: the experiment's own cells and variants."""
         return self.runs_view if self.runs_view is not None else self.result

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 import shlex
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.analysis.scaling import ScalingResult
 from perflab.records import ExperimentRow
 
 
 def reproduce_commands(
     store_path: str | None,
-    result: CompareResult,
+    result: ComparisonTable,
     experiments: list[ExperimentRow],
     scaling: ScalingResult | None = None,
 ) -> list[tuple[str, str]]:
@@ -46,7 +46,7 @@ def reproduce_commands(
     return commands
 
 
-def _statistics_args(result: CompareResult, experiments: list[ExperimentRow]) -> str:
+def _statistics_args(result: ComparisonTable, experiments: list[ExperimentRow]) -> str:
     """The options of ``perflab compare`` that differ from the defaults."""
     opts = ""
     if result.method != "auto":

@@ -1,7 +1,7 @@
 """The report's plots (matplotlib, Agg, no pyplot state): each function returns a Figure.
 
 Every plot draws numbers already computed — comparisons and summaries from
-`CompareResult`, per-run values and histogram spectra from `RunData` — never a new
+`ComparisonTable`, per-run values and histogram spectra from `RunData` — never a new
 statistic. Variant colours come from one mapping (`palette.variant_colors`) so a variant
 is the same colour everywhere; axes carry units; text is sized and laid out with
 constrained layout so that labels do not overlap. `render` turns a figure into SVG or

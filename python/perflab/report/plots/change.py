@@ -7,7 +7,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from perflab.analysis.compare import ComparedCell, CompareResult
+from perflab.analysis.comparison_table import ComparedCell, ComparisonTable
 from perflab.records import MetricDef
 from perflab.report.numbers import tldr_text
 from perflab.report.palette import VERDICT_COLORS
@@ -15,7 +15,7 @@ from perflab.report.plots.axes import WIDTH, cell_title, pct_tick
 from perflab.stats import Verdict
 
 
-def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:
+def relative_change(result: ComparisonTable, metric: MetricDef, colors: dict[str, str]) -> Figure:
     """Each cell's relative change vs the baseline with its interval; 0 = no change."""
     data = result.dataset
     by_key = {
@@ -38,7 +38,7 @@ def relative_change(result: CompareResult, metric: MetricDef, colors: dict[str, 
     return fig
 
 
-def _row_labels(result: CompareResult, rows: list[tuple[str, str]]) -> list[str]:
+def _row_labels(result: ComparisonTable, rows: list[tuple[str, str]]) -> list[str]:
     """The cell, with the variant when there are several candidates."""
     many = len(result.candidates) > 1
     labels = []
@@ -86,7 +86,7 @@ def _draw_row(ax: Axes, y: int, c: ComparedCell | None, color: str) -> list[floa
 
 
 def _set_axes(
-    ax: Axes, result: CompareResult, metric: MetricDef, labels: list[str], bounds: list[float]
+    ax: Axes, result: ComparisonTable, metric: MetricDef, labels: list[str], bounds: list[float]
 ) -> None:
     lo, hi = min(bounds), max(bounds)
     pad = max((hi - lo) * 0.12, 0.5)

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.records import MetricDef
 from perflab.report.plots.axes import WIDTH, axis_label, log_worthy, pct_tick, value_formatter
 
@@ -19,7 +19,7 @@ _Points = list[tuple[float, str, str]]
 
 
 def scaling(
-    result: CompareResult,
+    result: ComparisonTable,
     param: str,
     values: dict[str, float],
     metric: MetricDef,
@@ -60,7 +60,7 @@ def scaling(
 
 
 def _groups(
-    result: CompareResult, param: str, values: dict[str, float]
+    result: ComparisonTable, param: str, values: dict[str, float]
 ) -> dict[tuple[str, ...], _Points]:
     """The cells with a numeric value of ``param``, grouped by the other parameters' labels."""
     data = result.dataset
@@ -75,7 +75,7 @@ def _groups(
 
 
 def _draw_means(
-    ax: Axes, result: CompareResult, metric: MetricDef, pts: _Points, colors: dict[str, str]
+    ax: Axes, result: ComparisonTable, metric: MetricDef, pts: _Points, colors: dict[str, str]
 ) -> list[float]:
     """Each variant's mean and CI band; returns every mean drawn (for a log y axis)."""
     summaries = {
@@ -100,7 +100,7 @@ def _draw_means(
 
 
 def _draw_changes(
-    axr: Axes, result: CompareResult, metric: MetricDef, pts: _Points, colors: dict[str, str]
+    axr: Axes, result: ComparisonTable, metric: MetricDef, pts: _Points, colors: dict[str, str]
 ) -> None:
     """Each candidate's relative change (in %) and its interval band."""
     comps = {

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from perflab.analysis.compare import CompareResult
+from perflab.analysis.comparison_table import ComparisonTable
 from perflab.records import MetricDef
 from perflab.report.plots.axes import (
     MAX_COLS,
@@ -24,7 +24,7 @@ from perflab.report.rundata import RunData, RunPoint
 from perflab.stats import Summary
 
 
-def distribution(result: CompareResult, metric: MetricDef, colors: dict[str, str]) -> Figure:
+def distribution(result: ComparisonTable, metric: MetricDef, colors: dict[str, str]) -> Figure:
     """Every run as a point per variant, beside the mean and its interval; a panel per cell."""
     data = result.dataset
     summaries = {
@@ -91,7 +91,7 @@ def _mean_bar(ax: Axes, x: int, s: Summary | None) -> None:
 
 
 def run_order(
-    result: CompareResult, runs: RunData, metric: MetricDef, colors: dict[str, str]
+    result: ComparisonTable, runs: RunData, metric: MetricDef, colors: dict[str, str]
 ) -> Figure:
     """Values against execution order, coloured by variant: drift and warm-up effects show."""
     data = result.dataset

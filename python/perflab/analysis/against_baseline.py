@@ -1,4 +1,4 @@
-"""Comparisons of every variant against the baseline, per cell and metric (pure).
+"""Every candidate variant against the baseline, per cell and metric (pure).
 
 This is computed once here and rendered by every reporter (terminal, markdown,
 CSV, JSON, HTML); reporters never recompute statistics.
@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.analysis.comparison_table import (
+    ComparedCell,
+    ComparisonTable,
+    Note,
+    SummarizedCell,
+    dedupe_notes,
+)
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.engine import Engine, PendingRow
 from perflab.analysis.overhead import overhead_metrics, overhead_warnings
-from perflab.analysis.sweep import SweepRow, Sweeps, summarize_sweeps
+from perflab.analysis.sweep import Sweeps, summarize_sweeps
 from perflab.analysis.system_conditions import system_warnings
 from perflab.errors import InputError
 from perflab.stats import (
     CORRECTIONS,
     DEFAULT_METHOD,
-    Comparison,
     StatWarning,
-    Summary,
     Verdict,
     classify,
     correct,
@@ -32,55 +36,6 @@ from perflab.stats import (
 from perflab.stats.auto import Choice
 from perflab.stats.records import made
 from perflab.stats.warnings import EXPLAINS
-from perflab.store import MetricDef
-
-
-@dataclass(frozen=True)
-class ComparedCell:
-    cell_key: str
-    labels: dict[str, str]
-    variant: str
-    metric: MetricDef
-    comparison: Comparison | None  # None: a side has no successful run
-    verdict: Verdict
-
-
-@dataclass(frozen=True)
-class SummarizedCell:
-    cell_key: str
-    labels: dict[str, str]
-    variant: str
-    metric: MetricDef
-    summary: Summary | None  # None: no successful run
-
-
-@dataclass(frozen=True)
-class Note:
-    """A warning with where it applies (empty fields: the whole experiment)."""
-
-    warning: StatWarning
-    cell_key: str = ""
-    variant: str = ""
-    metric: str = ""
-
-
-@dataclass(frozen=True)
-class CompareResult:
-    dataset: Dataset
-    method: str
-    confidence: float
-    threshold: float  # fraction; 0 = any significant change counts
-    correction: str = "holm"  # multiple-comparison correction applied to the TLDR family
-    correction_statement: str = ""  # what it controlled, one sentence for under the table
-    comparisons: list[ComparedCell] = field(default_factory=list)
-    summaries: list[SummarizedCell] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    sweeps: list[SweepRow] = field(default_factory=list)  # geometric mean across cells (≥ 2 cells)
-
-    @property
-    def candidates(self) -> list[str]:
-        return [v for v in self.dataset.variants if v != self.dataset.baseline]
-
 
 #: Above this many (cell, variant, metric) samples, diagnostics are off unless asked for.
 DIAGNOSE_MAX_SAMPLES = 400
@@ -96,7 +51,7 @@ def compare_dataset(
     correction: str = "holm",
     diagnostics: bool | None = None,
     metrics: Sequence[str] = (),
-) -> CompareResult:
+) -> ComparisonTable:
     """Every candidate vs the baseline per cell and metric, plus per-variant summaries.
 
     metrics: only these (by name, in this order; empty: every metric) — the table, the
@@ -143,7 +98,7 @@ def compare_dataset(
     sweeps = _sweeps(data, summaries, confidence, threshold)
     notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
     notes = [_fit_advice(n, data.experiment.settings, engine.choices) for n in notes]
-    return CompareResult(
+    return ComparisonTable(
         data,
         method,
         confidence,
@@ -375,32 +330,3 @@ def _fit_advice(
         note.variant,
         note.metric,
     )
-
-
-def regressions(result: CompareResult, pct: float) -> list[ComparedCell]:
-    """Comparisons significantly worse, with a point estimate worse than ``pct`` percent
-    (a change on the absolute scale — a baseline within its noise of zero — has no percentage:
-    significantly worse is worse than any)."""
-    out = []
-    for c in result.comparisons:
-        if c.verdict is not Verdict.WORSE or c.comparison is None:
-            continue
-        if c.comparison.scale == "absolute":
-            out.append(c)
-            continue
-        worse_by = c.comparison.estimate if c.metric.better == "lower" else -c.comparison.estimate
-        if worse_by * 100 > pct:
-            out.append(c)
-    return out
-
-
-def dedupe_notes(notes: list[Note]) -> list[Note]:
-    """The notes in order, each (code, message, place) once."""
-    seen = set()
-    out = []
-    for n in notes:
-        key = (n.warning.code, n.warning.message, n.cell_key, n.variant, n.metric)
-        if key not in seen:
-            seen.add(key)
-            out.append(n)
-    return out

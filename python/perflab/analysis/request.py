@@ -1,33 +1,23 @@
-"""The one path from a question about stored experiments to its answer.
-
-A `ComparisonRequest` says what to compare — one experiment's variants with its baseline,
-experiment B against experiment A, every cell against a reference cell (``across``), or
-cost against a numeric parameter (``scaling``) — and how (the statistics options);
-`answer` computes it once and returns everything a renderer draws from it (`Answer`):
-the comparison, the scaling fits, the profile movers, where the runs came from. `perflab
-compare`, `perflab report` and `perflab.open(...).compare(...)` all call it, so the
-numbers are the same to the last digit whichever door a question comes in by.
+"""A question about stored experiments, as asked: a `ComparisonRequest` — what to compare
+(one experiment's variants with its baseline, experiment B against experiment A, every cell
+against a reference cell, or cost against a numeric parameter) and how (`CompareOptions`,
+declared once as `CompareKwargs` for keyword callers) — with the parsing of the text forms
+the command line and the Python API take (``--across PARAM=VALUE``, ``--variant A=B``,
+``--threshold 1%``). `perflab.analysis.answer` answers it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.analysis.compare import CompareResult
-    from perflab.analysis.dataset import Dataset
-    from perflab.analysis.experiment_pair import CrossDataset, RunOrigin
-    from perflab.analysis.scaling import ScalingOptions as ScalingOptions
-    from perflab.analysis.scaling import ScalingResult
-    from perflab.observe.movers import Mover
-    from perflab.stats.warnings import StatWarning
-    from perflab.store import Database, ExperimentRow
+    from perflab.analysis.scaling import ScalingOptions
 
 
 #: The choices of the options argparse restricts for the command.
@@ -230,160 +220,46 @@ def scaling_options(
     return ScalingOptions(param, exponent, size, tuple(metrics))
 
 
-def regressions(found: Answer, worse_than: float) -> list[Any]:
-    """What is significantly worse by more than ``worse_than`` percent: compared cells of
-    the comparison, or (group, fit) pairs of the scaling fits."""
-    if found.fits is not None and found.result is None:
-        from perflab.analysis.scaling import scaling_regressions
-
-        return list(scaling_regressions(found.fits, worse_than))
-    from perflab.analysis.compare import regressions as worse
-
-    return list(worse(found.comparison, worse_than))
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A request's answer: what every renderer draws from.
-
-    ``result``: the comparison (None for the scaling fits alone); ``fits``: the scaling
-    fits; ``movers``: functions whose share of the profiles' samples changed; ``origins``:
-    the stored experiments the compared runs come from, and how they map into the
-    comparison; ``experiments``: those experiments' rows, baseline first; ``runs_view``:
-    across, the comparison whose cells and variants the plots of runs draw."""
-
-    request: ComparisonRequest
-    result: CompareResult | None
-    fits: ScalingResult | None
-    movers: tuple[Mover, ...]
-    origins: list[RunOrigin]
-    experiments: list[ExperimentRow]
-    runs_view: CompareResult | None = None
-
-    @property
-    def comparison(self) -> CompareResult:
-        """The comparison (a request with ``table``)."""
-        assert self.result is not None, "a scaling-only answer has no comparison"
-        return self.result
-
-
-def answer(
-    store: Database,
-    request: ComparisonRequest,
+def ask(
+    experiment: str | int,
+    other: str | int | None = None,
     *,
-    while_reading: Callable[[], object] | None = None,
-) -> Answer:
-    """Compute ``request`` over ``store``'s experiments (see `ComparisonRequest`).
-
-    ``while_reading``: called while one experiment's values are read in a thread (the
-    caller loads its renderer meanwhile: `perflab compare` of 80,000 runs saves ~0.1 s)."""
-    if request.other is None and request.across is None and request.table:
-        store.prefetch(store.experiment(request.experiment).id)
-    if while_reading is not None:
-        while_reading()
-    if request.across is not None:
-        return _across(store, request)
-    opts = {**request.options.analysis_kwargs(), "metrics": request.metrics}
-    if request.other is None:
-        from perflab.analysis.compare import compare_dataset
-        from perflab.analysis.dataset import load_dataset
-        from perflab.analysis.experiment_pair import single_origin
-
-        data = _only_variants(load_dataset(store, request.experiment), request.variants)
-        origins, experiments, notes = single_origin(data), [data.experiment], []
-        result = compare_dataset(data, **opts) if request.table else None
-    else:
-        from perflab.analysis.experiment_pair import compare_cross
-
-        cross = _cross(store, request)
-        data, origins, experiments = cross.dataset, cross.origins, [cross.a, cross.b]
-        notes = list(cross.notes)
-        result = compare_cross(cross, **opts) if request.table else None
-    fits = _fits(data, request, result, notes)
-    movers: tuple[Mover, ...] = ()
-    if request.movers and result is not None and request.other is None:
-        from perflab.observe.movers import profile_movers
-
-        found = profile_movers(store, data.experiment.id, data.baseline, result.confidence)
-        movers = tuple(found or ())
-    return Answer(request, result, fits, movers, origins, experiments)
-
-
-def _cross(store: Database, request: ComparisonRequest) -> CrossDataset:
-    from perflab.analysis.experiment_pair import cross_dataset
-
-    assert request.other is not None
-    pairs = [(v, v) if isinstance(v, str) else (v[0], v[1]) for v in request.variants]
-    return cross_dataset(store, request.experiment, request.other, pairs or None)
-
-
-def _fits(
-    data: Dataset,
-    request: ComparisonRequest,
-    result: CompareResult | None,
-    notes: list[StatWarning],
-) -> ScalingResult | None:
-    """The scaling fits of ``request`` (with the comparison: at its confidence and
-    threshold; alone: at the options', the pairing's notes first)."""
-    if request.scaling is None:
-        return None
-    from perflab.analysis.scaling import fit_dataset
-
-    if result is not None:
-        return fit_dataset(
-            data, request.scaling, confidence=result.confidence, threshold=result.threshold
-        )
-    o = request.options
-    if o.method not in ("auto", "welch") or o.method_options:
-        raise InputError(
-            "--scaling fits the per-size means by weighted least squares: --method, --interval, "
-            "--statistic, --resamples and --scale do not apply to it"
-        )
-    fits = fit_dataset(data, request.scaling, confidence=o.confidence, threshold=o.threshold)
-    if notes:
-        from perflab.analysis.compare import Note
-
-        fits = dataclasses.replace(fits, notes=[Note(w) for w in notes] + fits.notes)
-    return fits
-
-
-def _across(store: Database, request: ComparisonRequest) -> Answer:
-    from perflab.analysis.across import across_dataset, compare_across, run_view
-    from perflab.analysis.dataset import load_dataset
-    from perflab.analysis.experiment_pair import single_origin
-
-    assert request.across is not None
-    data = _only_variants(load_dataset(store, request.experiment), request.variants)
-    cells = across_dataset(data, *request.across)
-    compared = compare_across(cells, **request.options.analysis_kwargs(), metrics=request.metrics)
-    return Answer(
-        request,
-        compared,
-        None,
-        (),
-        single_origin(data),
-        [data.experiment],
-        runs_view=run_view(cells, compared),
+    variants: Sequence[str | tuple[str, str]] = (),
+    across: str | tuple[str, str] | None = None,
+    scaling: str | None = None,
+    exponent: float | None = None,
+    at: str | float | None = None,
+    metrics: Sequence[str] = (),
+    table: bool = True,
+    movers: bool = False,
+    flags: bool = False,
+    **statistics: Unpack[CompareKwargs],
+) -> ComparisonRequest:
+    """The question as either door takes it — texts as typed (``across="PARAM=VALUE"``,
+    ``variants=["A=B"]`` with ``other``, ``threshold="1%"``, ``at="10M"``) or already
+    parsed — checked once (InputError, one line). ``flags``: an error names a statistics
+    option as the command line spells it (``--confidence``)."""
+    try:
+        options = compare_options(**statistics)
+    except InputError as e:
+        if not flags:
+            raise
+        raise InputError(f"--{e.message}", hint=e.hint) from None
+    kept: list[str | tuple[str, str]] = list(variants)
+    if other is not None:
+        texts = [v for v in kept if isinstance(v, str)]
+        kept = [*(parse_variant_pairs(texts) or ()), *(v for v in kept if not isinstance(v, str))]
+    fit = None
+    if scaling is not None:
+        fit = scaling_options(scaling, exponent, None if at is None else str(at), metrics)
+    return ComparisonRequest(
+        experiment,
+        other,
+        variants=tuple(kept),
+        across=parse_across(across) if isinstance(across, str) else across,
+        scaling=fit,
+        table=table,
+        metrics=tuple(metrics),
+        options=options,
+        movers=movers,
     )
-
-
-def _only_variants(data: Dataset, variants: Sequence[str | tuple[str, str]]) -> Dataset:
-    """``data`` with only the named candidates (and its baseline)."""
-    if not variants:
-        return data
-    wanted = []
-    for v in variants:
-        if not isinstance(v, str):
-            raise InputError(
-                "variant pairs (A, B) pair the variants of two experiments: give other=B"
-            )
-        if v not in data.variants:
-            raise InputError(
-                f"no variant '{v}' in experiment {data.experiment.id} "
-                f"(variants: {', '.join(data.variants)})"
-            )
-        if v == data.baseline:
-            raise InputError(f"'{v}' is the baseline: name the variants to compare with it")
-        wanted.append(v)
-    kept = [v for v in data.variants if v == data.baseline or v in wanted]
-    return dataclasses.replace(data, variants=kept)
