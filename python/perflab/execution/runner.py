@@ -119,7 +119,7 @@ class Runner:
         if holder:
             self.hosts.close()  # nothing connected yet: its folder of control sockets goes
             raise PerflabError(
-                f"experiment {self.eid} is being run by process {holder[0]} on this host"
+                f"experiment {self.eid} is being run by process {holder.pid} on this host"
             )
         # From here on, whatever ends run() (a scratch folder that cannot be made included)
         # gives the caller back its signal handlers and the experiment's lock.

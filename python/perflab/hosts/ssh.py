@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from perflab.errors import StoppedError
 from perflab.hosts.base import output_tail
@@ -40,7 +41,15 @@ _DESTINATION = re.compile(
 )
 
 
-def parse_destination(text: str) -> tuple[str | None, str, int | None]:
+class Destination(NamedTuple):
+    """An ssh destination taken apart: its user and port when it names them."""
+
+    user: str | None
+    address: str
+    port: int | None
+
+
+def parse_destination(text: str) -> Destination:
     """(user, address, port) of an ssh destination ``user@address:port`` (``[::1]:22`` for
     IPv6; every part but the address optional; an ``~/.ssh/config`` alias is an address).
     Raises ValueError saying what is wrong."""
@@ -53,7 +62,7 @@ def parse_destination(text: str) -> tuple[str | None, str, int | None]:
     port = int(m["port"]) if m["port"] else None
     if port is not None and not 0 < port < 65536:
         raise ValueError(f"bad port {port} in ssh destination {text!r}")
-    return m["user"], m["v6"] or m["host"], port
+    return Destination(m["user"], m["v6"] or m["host"], port)
 
 
 class HostError(StoppedError):

@@ -32,7 +32,7 @@ from perflab.store.location import StoreURL, store_location
 from perflab.store.rows import experiment_row, metric_def, run_row
 
 if TYPE_CHECKING:
-    from perflab.store.dialect import Backend
+    from perflab.store.dialect import Backend, Holder
 
 #: The experiment-level artifact that says why an experiment is ``stopped``.
 STOP_REASON = "stop_reason"
@@ -267,7 +267,7 @@ class Database(HotReads):
         return None if data is None else data.decode("utf-8", "replace")
 
     @writes("lock experiment {eid} for this runner")
-    def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
+    def claim(self, eid: int, pid: int, host: str) -> Holder | None:
         """Take the experiment's runner lock; returns the holder when another live process has it."""
         return self.backend.claim(eid, pid, host)
 

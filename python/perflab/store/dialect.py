@@ -11,14 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 #: An experiment's measured values as the hot read hands them over: (keys, offsets, values,
 #: blocks) — group g is ``[offsets[g], offsets[g + 1])`` of values (float64) and blocks
 #: (int64); offsets are uint64; native byte order (`perflab.store.grouped.Grouped`).
 RawValues = tuple[list[tuple[str, str, str]], bytes, bytes, bytes]
+
+
 #: Its distinct (cell_key, cell JSON, variant) in order of first appearance, and its runs
 #: per status in byte order of the status.
+class Holder(NamedTuple):
+    """Who holds an experiment's runner lock: a process on a host."""
+
+    pid: int
+    host: str
+
+
 RawCells = tuple[list[tuple[str, str, str]], list[tuple[str, int]]]
 
 
@@ -65,7 +74,7 @@ class Backend(Protocol):
         """Run an INSERT of one row into a table with an ``id`` column; its new id."""
         ...
 
-    def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
+    def claim(self, eid: int, pid: int, host: str) -> Holder | None:
         """Take experiment ``eid``'s runner lock for process ``pid`` on ``host`` (and record
         them in the experiment's row); the holder when another live process has it."""
         ...

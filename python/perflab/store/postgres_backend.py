@@ -24,7 +24,7 @@ import psycopg
 
 from perflab.errors import StoreError
 from perflab.store import postgres_reads, postgres_schema
-from perflab.store.dialect import RawCells, RawValues
+from perflab.store.dialect import Holder, RawCells, RawValues
 from perflab.store.location import StoreURL
 from perflab.store.postgres_connection import PgConnection, connect, first_line, pg_transaction
 from perflab.store.postgres_schema import LOCK_KEY
@@ -77,7 +77,7 @@ class PostgresBackend:
         row = self.db.execute(sql + " RETURNING id", parameters).fetchone()
         return int(row["id"])
 
-    def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
+    def claim(self, eid: int, pid: int, host: str) -> Holder | None:
         """The lock is an advisory lock of this connection's session. A session that has
         just ended (a runner killed a moment ago) may still hold it while the server cleans
         up: waited for, `LOCK_WAIT_S` at most, before the holder is named."""
@@ -93,7 +93,11 @@ class PostgresBackend:
                 row = self.db.execute(
                     "SELECT runner_pid, runner_host FROM experiments WHERE id=?", (eid,)
                 ).fetchone()
-                return (row["runner_pid"] or 0, row["runner_host"] or "?") if row else (0, "?")
+                return (
+                    Holder(row["runner_pid"] or 0, row["runner_host"] or "?")
+                    if row
+                    else Holder(0, "?")
+                )
             self._held.add(eid)
         self.db.execute(
             "UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid)

@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from perflab.store.connect import BUSY_TIMEOUT, connect
+from perflab.store.dialect import Holder
 from perflab.store.faults import detail
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class SqliteBackend:
         assert rowid is not None  # set by the INSERT just executed
         return rowid
 
-    def claim(self, eid: int, pid: int, host: str) -> tuple[int, str] | None:
+    def claim(self, eid: int, pid: int, host: str) -> Holder | None:
         """The lock is the row's runner_pid and runner_host: a live process of this host
         holds it (one of another host cannot be checked from here, and is taken over)."""
         with self.transaction():
@@ -50,7 +51,7 @@ class SqliteBackend:
             ).fetchone()
             holder_pid, holder_host = row["runner_pid"], row["runner_host"]
             if holder_pid and holder_pid != pid and holder_host == host and _alive(holder_pid):
-                return holder_pid, holder_host
+                return Holder(holder_pid, holder_host)
             self.db.execute(
                 "UPDATE experiments SET runner_pid=?, runner_host=? WHERE id=?", (pid, host, eid)
             )
