@@ -108,6 +108,7 @@ class Import:
     source: str  # the importing module
     target: str  # the imported module (the package's __init__ for a name it defines)
     line: int
+    typing: bool = False  # under ``if TYPE_CHECKING:``: names a type for annotations only
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line} imports {self.target}"
@@ -163,6 +164,7 @@ def imports_of(name: str, is_package: bool, source: str, modules: Iterable[str])
     strings = [
         n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
     ]
+    typing_lines = _type_checking_lines(tree)
     found: list[tuple[str, int]] = []
     for node in ast.walk(tree):  # every node: function bodies, `if TYPE_CHECKING:` blocks
         if isinstance(node, ast.Import):
@@ -189,9 +191,23 @@ def imports_of(name: str, is_package: bool, source: str, modules: Iterable[str])
             continue
         while module not in known and "." in module:
             module = module.rpartition(".")[0]  # a name defined in a module: that module
-        if module in known and module != name and Import(name, module, line) not in out:
-            out.append(Import(name, module, line))
+        found_import = Import(name, module, line, line in typing_lines)
+        if module in known and module != name and found_import not in out:
+            out.append(found_import)
     return out
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """The lines of the module's ``if TYPE_CHECKING:`` blocks."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        named = isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+        if named or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            assert isinstance(node, ast.If)
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
 
 
 def _is_import_module(func: ast.expr) -> bool:
@@ -349,12 +365,21 @@ def package_cycles(graph: Graph) -> list[str]:
     ]
 
 
-def imports_outside(graph: Graph, layer: str, allowed: frozenset[str]) -> list[str]:
-    """Imports of ``layer`` that reach a layer not in ``allowed`` (itself always is)."""
+def imports_outside(
+    graph: Graph, layer: str, allowed: frozenset[str], *, types_anywhere: bool = False
+) -> list[str]:
+    """Imports of ``layer`` that reach a layer (or a module, dotted under the package:
+    ``store.location``) not in ``allowed`` (itself always is);
+    ``types_anywhere``: an import for annotations only (``TYPE_CHECKING``) may reach any
+    layer below (the layering rule holds it) — naming a type is not calling its code."""
     return [
         f"{i}: {layer}/ may import only {', '.join(sorted(allowed))}"
+        + (" (any type, under TYPE_CHECKING)" if types_anywhere else "")
         for i in sorted(graph.imports, key=lambda i: (i.source, i.line))
-        if layer_of(i.source) == layer and layer_of(i.target) not in allowed | {layer}
+        if layer_of(i.source) == layer
+        and layer_of(i.target) not in allowed | {layer}
+        and i.target.partition(".")[2] not in allowed
+        and not (types_anywhere and i.typing)
     ]
 
 
@@ -470,13 +495,29 @@ def test_imports_go_down_the_layers():
 
 #: What the command line may import: the use-case layer (`api/`: the one orchestrator of
 #: what perflab does) and the renderers (`report/`), besides its own and the basic values.
-#: What cli/ may import: the use cases (api/), questions about stored runs asked and
-#: answered (analysis/: `request`, `answer`), the renderers (report/), and the leaves.
-CLI_MAY_IMPORT = frozenset({"api", "analysis", "report", "errors", "durations", "_version"})
+#: What cli/ may call: the use cases (api/), questions about stored runs asked and
+#: answered (analysis/: `request`, `answer`), the renderers (report/), and the leaves
+#: (with the values of stored results, `records`), and two modules of plain values for
+#: its help and tables: where the default store is, the model's units. Types for its
+#: annotations it takes from where they are defined (under TYPE_CHECKING), never through
+#: a re-export.
+CLI_MAY_IMPORT = frozenset(
+    {
+        "api",
+        "analysis",
+        "report",
+        "errors",
+        "durations",
+        "_version",
+        "records",
+        "store.location",
+        "model.units",
+    }
+)
 
 
 def test_the_command_line_calls_only_the_use_cases_and_the_renderers():
-    problems = imports_outside(GRAPH, "cli", CLI_MAY_IMPORT)
+    problems = imports_outside(GRAPH, "cli", CLI_MAY_IMPORT, types_anywhere=True)
     assert not problems, _report(
         "cli/ parses, calls api/ or analysis/, prints with report/", problems
     )
@@ -563,6 +604,36 @@ def test_the_checks_report_a_cycle_an_upward_import_and_impure_stats(tmp_path):
         "fake.stats:2 imports fake.low.a: stats/ imports nothing of perflab outside itself",
         "fake.stats:1: imports os (I/O)",
         "fake.stats:4: calls open() (I/O)",
+    ]
+
+
+def test_a_layer_may_name_a_type_from_below_but_call_only_what_it_is_allowed(tmp_path):
+    pkg = _fake_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "store.py": "class Database:\n    pass\n",
+            "api.py": "def open_store():\n    pass\n",
+            "cli.py": (
+                "from typing import TYPE_CHECKING\n"
+                "from fake.api import open_store\n"
+                "if TYPE_CHECKING:\n"
+                "    from fake.store import Database\n"
+                "def run() -> 'Database':\n"
+                "    from fake.store import Database\n"
+                "    return Database()\n"
+            ),
+        },
+    )
+    graph = build_graph(pkg)
+    allowed = frozenset({"api"})
+    called = "fake.cli:6 imports fake.store: cli/ may import only api"
+    assert imports_outside(graph, "cli", allowed, types_anywhere=True) == [
+        f"{called} (any type, under TYPE_CHECKING)"
+    ]
+    assert imports_outside(graph, "cli", allowed) == [
+        "fake.cli:4 imports fake.store: cli/ may import only api",
+        called,
     ]
 
 

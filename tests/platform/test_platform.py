@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from perflab.cli import main
 from perflab.errors import InputError, PerflabError
-from perflab.platform import LogicalCpu, Topology, parse_cpu_list, pick_cores, read_topology
+from perflab.hosts.proc_text import parse_cpu_list
+from perflab.platform import LogicalCpu, Topology, pick_cores, read_topology
 
 
 def cpu(n, siblings, l2=None, *, pkg=0, freq=None, kind=None, allowed=True, online=True, cap=None):

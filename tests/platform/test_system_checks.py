@@ -128,7 +128,7 @@ def test_this_machine_every_check_is_typed_and_matches_the_files():
     )
     online = _read("/sys/devices/system/cpu/online")
     if online:
-        from perflab.platform import parse_cpu_list
+        from perflab.hosts.proc_text import parse_cpu_list
 
         assert load.data["cpus"] == len(parse_cpu_list(online))
     assert (load.status == "warn") == (load.data["load1"] > load.data["cpus"] / 2)

@@ -14,12 +14,10 @@ from perflab.cli import main
 from perflab.errors import InputError
 from perflab.workloads.probes import (
     SCHEMA_VERSION,
-    latency_table,
     memmove_cases,
     parse_coremark,
     run_probe,
     size_label,
-    sweep_table,
 )
 
 CORE = max(os.sched_getaffinity(0))
@@ -91,7 +89,7 @@ def test_memmove_sweep_grid():
         sweep_sizes=[64, 4096],
         sweep_buffers=[16, 3071],
     )
-    sizes, bufs, cells = sweep_table(res)
+    sizes, bufs, cells = res.sweep_table()
     assert sizes == [64, 4096] and bufs == [16, 3071]
     assert all(v > 0 for v in cells.values()) and len(cells) == 4
     assert "memmove_sweep_4096b_3071buf_mib_per_sec" in res.metrics()
@@ -117,7 +115,7 @@ def test_memmove_bad_arguments():
 
 def test_latency_probe_sees_the_memory_hierarchy():
     res = run_probe("latency", core=CORE, repeat=1, duration=0.02, max_size=64 << 20)
-    rows = dict(latency_table(res))
+    rows = dict(res.latency_table())
     assert min(rows) == 4096 and max(rows) == 64 << 20 and len(rows) == 15
     assert all(set(d) == {"page", "random"} for d in rows.values())
     assert all(v > 0 for d in rows.values() for v in d.values())
@@ -132,7 +130,7 @@ def test_latency_options():
     res = run_probe(
         "latency", repeat=1, duration=0.01, max_size=32 << 10, points_per_octave=2, orders=("page",)
     )
-    sizes = [s for s, _ in latency_table(res)]
+    sizes = [s for s, _ in res.latency_table()]
     assert sizes[:3] == [4096, 5760, 8192] and sizes[-1] == 32 << 10
     assert all(r["order"] == "page" for r in res.raw)
     with pytest.raises(InputError, match="need 4096 ≤ min ≤ max"):

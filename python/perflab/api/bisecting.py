@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from perflab.api.bisect_spec import BAD, CANDIDATE, GOOD
 from perflab.api.bisect_verdict import Change, StepEvidence
-from perflab.commits.git import Commit as Commit  # re-exported: the CLI prints commits
+from perflab.commits.git import Commit
 from perflab.commits.search import Search, expected_steps
 from perflab.errors import InputError, StoreError
 

@@ -13,9 +13,7 @@ from perflab.errors import InputError
 
 if TYPE_CHECKING:
     from perflab.analysis.comparison_table import Note
-    from perflab.records import ExperimentRow as ExperimentRow
-    from perflab.records import MetricDef as MetricDef
-    from perflab.records import RunRow as RunRow
+    from perflab.records import ExperimentRow, MetricDef, RunRow
     from perflab.store import Database
 
 

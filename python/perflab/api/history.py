@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.analysis.version_series import History as History
+    from perflab.analysis.version_series import History
     from perflab.records import ExperimentRow
     from perflab.store import Database
 

@@ -5,14 +5,20 @@ or the part that ran, when interrupted."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.workloads.kv import KvConfig as KvConfig
-    from perflab.workloads.kv import KvProgress as KvProgress
-    from perflab.workloads.kv_result import KvResult as KvResult
+    from perflab.workloads.kv import KvConfig, KvProgress
+    from perflab.workloads.kv_result import KvResult
+
+
+class LoadRun(NamedTuple):
+    """A load's result, and whether an interrupt cut it short (the part that ran)."""
+
+    result: KvResult
+    interrupted: bool
 
 
 def load_config(values: Mapping[str, Any], flags: Mapping[str, str]) -> KvConfig:
@@ -36,17 +42,17 @@ def run_load(
     *,
     progress: Callable[[KvProgress], None] | None,
     interval: float,
-) -> tuple[KvResult, bool]:
-    """(the result, whether it was interrupted): an interrupt keeps the part that ran,
+) -> LoadRun:
+    """The result, and whether it was interrupted: an interrupt keeps the part that ran,
     when there is one (else it propagates)."""
     from perflab.workloads.kv import KvConfigError, run_kv
 
     try:
-        return run_kv(config, progress=progress, progress_interval=interval), False
+        return LoadRun(run_kv(config, progress=progress, progress_interval=interval), False)
     except KvConfigError as e:
         raise InputError(f"{flags.get(e.field, e.field)}: {e.reason}") from None
     except KeyboardInterrupt as e:
         partial: KvResult | None = getattr(e, "partial_result", None)
         if partial is None:
             raise
-        return partial, True
+        return LoadRun(partial, True)

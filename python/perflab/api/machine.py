@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.platform.pick import CoreChoice as CoreChoice
-    from perflab.platform.system_state import SystemState as SystemState
-    from perflab.platform.topology import Topology as Topology
+    from perflab.platform.pick import CoreChoice
+    from perflab.platform.system_state import SystemState
+    from perflab.platform.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def topology() -> Topology:
 
 def cpu_list(text: str) -> frozenset[int]:
     """The CPUs of a list such as ``0,2-3`` (``--exclude``); empty text: none."""
-    from perflab.platform import parse_cpu_list
+    from perflab.hosts.proc_text import parse_cpu_list
 
     try:
         return parse_cpu_list(text) if text else frozenset()

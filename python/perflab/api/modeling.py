@@ -10,14 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import InputError
-from perflab.model.units import BANDWIDTH_UNITS as BANDWIDTH_UNITS
-from perflab.model.units import bytes_per_second as bytes_per_second
 
 if TYPE_CHECKING:
-    from perflab.model import FitResult as FitResult
-    from perflab.model import IndexTable as IndexTable
-    from perflab.model import Observation as Observation
-    from perflab.model import Prediction as Prediction
+    from perflab.model import FitResult, IndexTable, Observation, Prediction
 
 
 def observations_from_csv(

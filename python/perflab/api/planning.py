@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from perflab.analysis.plan_estimate import DurationEstimate
     from perflab.plan import PlannedRun
-    from perflab.spec import Spec as Spec
+    from perflab.spec import Spec
 
 
 def load_spec(path: str | Path) -> Spec:

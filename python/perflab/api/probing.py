@@ -4,10 +4,17 @@ repeat) that the cross-platform model reads back."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from perflab.workloads.probes import ProbeResult as ProbeResult
+    from perflab.workloads.probes import ProbeResult
+
+
+class ProbeRun(NamedTuple):
+    """A probe's result, and the experiment it was stored as (None: not stored)."""
+
+    result: ProbeResult
+    experiment_id: int | None
 
 
 def run_probe(
@@ -18,36 +25,15 @@ def run_probe(
     store: str | None = None,
     name: str | None = None,
     **options: Any,
-) -> tuple[ProbeResult, int | None]:
+) -> ProbeRun:
     """The probe's result, and the id of the experiment it was stored as (``store``)."""
     import perflab.workloads.probes as probes  # numpy/scipy: imported when a probe runs
 
     result: ProbeResult = probes.run_probe(probe, core=core, repeat=repeat, **options)
     if store is None:
-        return result, None
+        return ProbeRun(result, None)
     from perflab.platform.stored import record_probe
     from perflab.store import Database
 
     with Database(store) as db:
-        return result, record_probe(db, result, name=name)
-
-
-def memmove_cases() -> dict[str, tuple[int, int]]:
-    """mmbm's memmove cases: name → (copy size in bytes, buffer count)."""
-    import perflab.workloads.probes as probes
-
-    return probes.memmove_cases()
-
-
-def sweep_table(result: ProbeResult) -> tuple[list[int], list[int], dict[tuple[int, int], float]]:
-    """A memmove sweep as (copy sizes, buffer counts, (size, buffers) → median MiB/s)."""
-    import perflab.workloads.probes as probes
-
-    return probes.sweep_table(result)
-
-
-def latency_table(result: ProbeResult) -> list[tuple[int, dict[str, float]]]:
-    """A latency probe as [(working-set bytes, {order: median ns/access})]."""
-    import perflab.workloads.probes as probes
-
-    return probes.latency_table(result)
+        return ProbeRun(result, record_probe(db, result, name=name))

@@ -16,14 +16,11 @@ if TYPE_CHECKING:
     from perflab.analysis.answer import Answer
     from perflab.api.lab import Experiment
     from perflab.execution.adaptive import Decided
-    from perflab.execution.experiment import OpenedExperiment as OpenedExperiment
-    from perflab.execution.run_execution import RunOutcome as RunOutcome
-    from perflab.execution.runner import ExperimentOutcome as ExperimentOutcome
-    from perflab.execution.runner import Observer as Observer
+    from perflab.execution.experiment import OpenedExperiment
+    from perflab.execution.runner import ExperimentOutcome, Observer
     from perflab.report.output import ExportManager
     from perflab.spec import Spec
-    from perflab.store import Database
-    from perflab.store import RunRow as RunRow
+    from perflab.store import Database, RunRow
     from perflab.store.location import StoreURL
 
 

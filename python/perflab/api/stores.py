@@ -8,12 +8,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perflab.store.location import DEFAULT_STORE as DEFAULT_STORE  # light: the help names it
 from perflab.store.location import default_store_path
 
 if TYPE_CHECKING:
-    from perflab.store import Database as Database
-    from perflab.store.copy import Copied as Copied
+    from perflab.store import Database
+    from perflab.store.copy import Copied
     from perflab.store.location import StoreURL
 
 
@@ -34,7 +33,7 @@ def open_store(path: str | None, *, write: bool = False, create: bool = True) ->
     """The store at ``path`` (None: the default). Reading (the default) creates and
     changes nothing: a missing store is an error; ``write`` creates it unless ``create``
     is False."""
-    from perflab.store import Database as Database
+    from perflab.store import Database
 
     return Database(path, write=write, create=create)
 

@@ -14,10 +14,11 @@ from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_NOT_FOUND
 
 if TYPE_CHECKING:
     from perflab.api.bisect_verdict import Change
-    from perflab.api.bisecting import BisectPlan, BisectResult, BisectStep, Commit
-    from perflab.api.running import Observer
+    from perflab.api.bisecting import BisectPlan, BisectResult, BisectStep
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
+    from perflab.commits.git import Commit
+    from perflab.execution.observer import Observer
 
 
 def _steps(text: str) -> int:

@@ -9,12 +9,12 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from perflab.api.stores import DEFAULT_STORE
 from perflab.errors import InputError
+from perflab.store.location import DEFAULT_STORE
 
 if TYPE_CHECKING:
     from perflab.analysis.request import ComparisonRequest
-    from perflab.api.stores import Database
+    from perflab.store import Database
 
     #: What each command's ``register`` adds its parser to (argparse's type has no public name).
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]

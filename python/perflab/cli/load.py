@@ -19,9 +19,9 @@ from perflab.report.safe_text import terminal_safe
 if TYPE_CHECKING:  # the engine and numpy load on use: building the parser stays light
     import argparse
 
-    from perflab.api.load import KvConfig, KvProgress
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
+    from perflab.workloads.kv import KvConfig, KvProgress
 
 
 #: KvConfig field → the flag that sets it (for error messages).

@@ -14,9 +14,9 @@ from perflab.report.safe_text import terminal_safe
 if TYPE_CHECKING:
     import argparse
 
-    from perflab.api.experiments import ExperimentRow
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
+    from perflab.records import ExperimentRow
 
 
 def register(sub: Subparsers) -> None:

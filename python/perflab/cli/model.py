@@ -14,16 +14,16 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perflab.api.modeling import BANDWIDTH_UNITS  # light; the fitting code is imported on use
 from perflab.cli.model_tables import print_fit, print_index, print_predictions
 from perflab.errors import InputError
+from perflab.model.units import BANDWIDTH_UNITS  # light; the fitting code is imported on use
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from perflab.api.modeling import FitResult, Observation, Prediction
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
+    from perflab.model import FitResult, Observation, Prediction
 
 
 def register(sub: Subparsers) -> None:
@@ -299,7 +299,8 @@ def run_fit(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def run_predict(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.modeling import bytes_per_second, observation, predict
+    from perflab.api.modeling import observation, predict
+    from perflab.model.units import bytes_per_second
 
     obs = load_observations(args.csv, args)
     targets: list[Observation] = []

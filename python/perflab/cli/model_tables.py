@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 from perflab.cli.lazy_rich import Table
 
 if TYPE_CHECKING:
-    from perflab.api.modeling import FitResult, IndexTable, Observation, Prediction
     from perflab.cli.io import CliIO
+    from perflab.model import FitResult, IndexTable, Observation, Prediction
 
 
 def print_index(
     io: CliIO, obs: list[Observation], table: IndexTable, M: float, N: float, unit: str
 ) -> None:
     """I per platform for given M and N (``unit``: the memmove column's), and its spread."""
-    from perflab.api.modeling import bytes_per_second
+    from perflab.model.units import bytes_per_second
 
     per_unit = bytes_per_second(unit)
     t = Table(
@@ -131,7 +131,7 @@ def print_predictions(
     unit: str,
 ) -> None:
     """Each target's predicted rate with its interval (and the observed rate when given)."""
-    from perflab.api.modeling import bytes_per_second
+    from perflab.model.units import bytes_per_second
 
     t = Table(title=f"predicted rate ({method} {res.confidence:.0%} prediction interval)")
     for col in (

@@ -8,16 +8,15 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import perflab.api.probing as probing
 from perflab.cli.lazy_rich import Table
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
     import argparse
 
-    from perflab.api.probing import ProbeResult
     from perflab.cli.common import Arguments, Subparsers
     from perflab.cli.io import CliIO
+    from perflab.workloads.probes import ProbeResult
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.I)
@@ -240,7 +239,7 @@ def _summary_table(
 
 
 def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
-    cases = probing.memmove_cases()
+    cases = result.memmove_cases()
     sums = result.summaries()
     t = Table(title="memmove (mmbm cases): copy bandwidth, MiB/s")
     for col, j in (
@@ -272,7 +271,7 @@ def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
     if t.row_count:
         io.console.print(t)
         io.print("* the case the router performance-index model uses (memmove_mib_per_sec)")
-    sizes, counts, cells = probing.sweep_table(result)
+    sizes, counts, cells = result.sweep_table()
     if cells:
         st = Table(
             title="memmove sweep: median MiB/s by copy size (rows) and buffer count (columns); "
@@ -287,7 +286,7 @@ def _memmove_tables(io: CliIO, result: ProbeResult) -> None:
 
 
 def _latency_table(io: CliIO, result: ProbeResult) -> None:
-    rows = probing.latency_table(result)
+    rows = result.latency_table()
     t = Table(title="pointer-chase latency, ns per access (median)")
     t.add_column("working set", justify="right")
     orders = sorted({o for _, d in rows for o in d}, reverse=False)

@@ -22,7 +22,9 @@ from perflab.report.numbers import fmt_number
 from perflab.report.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from perflab.api.running import ExperimentOutcome, RunOutcome, RunRow
+    from perflab.execution.observer import ExperimentOutcome
+    from perflab.execution.run_execution import RunOutcome
+    from perflab.records import RunRow
 
 
 class ConsoleObserver:

@@ -10,10 +10,10 @@ from perflab.cli.exit_codes import EXIT_INTERRUPTED, EXIT_RUNS_FAILED
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.api.planning import Spec
-    from perflab.api.running import OpenedExperiment
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
+    from perflab.execution.experiment import OpenedExperiment
+    from perflab.spec import Spec
 
 
 def _count(text: str) -> int:

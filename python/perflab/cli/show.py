@@ -13,9 +13,10 @@ from perflab.report.safe_text import safe_text, terminal_safe
 if TYPE_CHECKING:
     import argparse
 
-    from perflab.api.experiments import ExperimentRow, MetricDef, RunRow, Shown
+    from perflab.api.experiments import Shown
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
+    from perflab.records import ExperimentRow, MetricDef, RunRow
 
 
 def register(sub: Subparsers) -> None:

@@ -10,9 +10,9 @@ from perflab.cli.common import store_argument
 if TYPE_CHECKING:
     import argparse
 
-    from perflab.api.stores import Copied
     from perflab.cli.common import Subparsers
     from perflab.cli.io import CliIO
+    from perflab.store.copy import Copied
 
 
 def register(sub: Subparsers) -> None:

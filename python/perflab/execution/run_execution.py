@@ -28,7 +28,7 @@ from perflab.execution.phase_kinds import runner_of
 from perflab.execution.phase_watch import PhaseWatch
 from perflab.execution.run_context import PhaseContext
 from perflab.execution.variant_kernel import Readiness
-from perflab.spec.schema import GROSS_SUFFIX, OVERHEAD_SUFFIX
+from perflab.spec.suffixes import GROSS_SUFFIX, OVERHEAD_SUFFIX
 from perflab.spec.template import render_shell
 from perflab.store import RunRow
 from perflab.store import artifact_keys as keys

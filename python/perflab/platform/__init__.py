@@ -6,6 +6,6 @@ fed to it.
 """
 
 from perflab.platform.pick import CoreChoice, pick_cores
-from perflab.platform.topology import LogicalCpu, Topology, parse_cpu_list, read_topology
+from perflab.platform.topology import LogicalCpu, Topology, read_topology
 
-__all__ = ["CoreChoice", "LogicalCpu", "Topology", "parse_cpu_list", "pick_cores", "read_topology"]
+__all__ = ["CoreChoice", "LogicalCpu", "Topology", "pick_cores", "read_topology"]

@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from perflab.hosts.base import Queried, Reader
 from perflab.hosts.local import LocalHost
-from perflab.hosts.proc_text import meminfo_bytes
-from perflab.platform.topology import parse_cpu_list
+from perflab.hosts.proc_text import meminfo_bytes, parse_cpu_list
 
 Status = Literal["ok", "warn", "unknown"]
 

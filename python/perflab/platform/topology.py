@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from perflab.errors import PerflabError
-from perflab.hosts.proc_text import parse_cpu_list as parse_cpu_list  # re-exported
+from perflab.hosts.proc_text import parse_cpu_list
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from perflab.spec.metric_names import NameSet
 from perflab.spec.name_rules import choices_hint
 from perflab.spec.phase_kinds import kind_of
-from perflab.spec.schema import HARNESS_METRICS, OVERHEAD_SUFFIXES, regex_value_group
+from perflab.spec.schema import HARNESS_METRICS, regex_value_group
+from perflab.spec.suffixes import OVERHEAD_SUFFIXES
 
 if TYPE_CHECKING:
     from perflab.spec.experiment_file import Spec

@@ -28,9 +28,6 @@ from pydantic import (
 from perflab.durations import parse_duration
 from perflab.spec.locate import Path as KeyPath
 from perflab.spec.position import SourceSpec, VersionCommand, VersionText
-from perflab.spec.suffixes import GROSS_SUFFIX as GROSS_SUFFIX  # re-exported
-from perflab.spec.suffixes import OVERHEAD_SUFFIX as OVERHEAD_SUFFIX  # re-exported
-from perflab.spec.suffixes import OVERHEAD_SUFFIXES as OVERHEAD_SUFFIXES  # re-exported
 from perflab.spec.types import (
     Bool,
     Command,

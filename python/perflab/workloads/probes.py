@@ -79,6 +79,10 @@ def _native() -> ModuleType:
     return _native
 
 
+#: A memmove sweep's metric: copy size and buffer count in its name.
+_SWEEP_METRIC = re.compile(r"^memmove_sweep_(\d+)b_(\d+)buf_mib_per_sec$")
+
+
 @dataclass
 class ProbeResult:
     """Results of one probe invocation: every repeat's value of every metric.
@@ -103,6 +107,30 @@ class ProbeResult:
 
     def summaries(self, confidence: float = 0.95) -> dict[str, Summary]:
         return {name: summarize(v, confidence) for name, v in self.samples.items()}
+
+    def memmove_cases(self) -> dict[str, tuple[int, int]]:
+        """mmbm's memmove cases, as this result's table lists them: name → (copy size in
+        bytes, buffer count)."""
+        return memmove_cases()
+
+    def sweep_table(self) -> tuple[list[int], list[int], dict[tuple[int, int], float]]:
+        """A memmove sweep as (copy sizes, buffer counts, (size, buffers) → median MiB/s)."""
+        cells: dict[tuple[int, int], float] = {}
+        for name, value in self.metrics().items():
+            m = _SWEEP_METRIC.match(name)
+            if m:
+                cells[(int(m.group(1)), int(m.group(2)))] = value
+        sizes = sorted({s for s, _ in cells})
+        bufs = sorted({b for _, b in cells})
+        return sizes, bufs, cells
+
+    def latency_table(self) -> list[tuple[int, dict[str, float]]]:
+        """A latency probe as [(working-set bytes, {order: median ns/access})] in size order."""
+        rows: dict[int, dict[str, float]] = {}
+        med = self.metrics()
+        for r in self.raw:
+            rows.setdefault(r["size_bytes"], {})[r["order"]] = med[r["metric"]]
+        return sorted(rows.items())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -362,19 +390,6 @@ def _run_memmove(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
     return ProbeResult("memmove", core, repeat, o, samples, dict.fromkeys(samples, "MiB/s"), raw)
 
 
-def sweep_table(result: ProbeResult) -> tuple[list[int], list[int], dict[tuple[int, int], float]]:
-    """(copy sizes, buffer counts, (size, buffers) → median MiB/s) of a memmove sweep."""
-    cells: dict[tuple[int, int], float] = {}
-    pat = re.compile(r"^memmove_sweep_(\d+)b_(\d+)buf_mib_per_sec$")
-    for name, value in result.metrics().items():
-        m = pat.match(name)
-        if m:
-            cells[(int(m.group(1)), int(m.group(2)))] = value
-    sizes = sorted({s for s, _ in cells})
-    bufs = sorted({b for _, b in cells})
-    return sizes, bufs, cells
-
-
 # ---------------------------------------------------------------------------- latency
 
 
@@ -407,15 +422,6 @@ def _run_latency(core: int | None, repeat: int, o: dict[str, Any]) -> ProbeResul
     return ProbeResult(
         "latency", core, repeat, o, samples, dict.fromkeys(samples, "ns/access"), raw
     )
-
-
-def latency_table(result: ProbeResult) -> list[tuple[int, dict[str, float]]]:
-    """[(working-set bytes, {order: median ns/access})] in size order."""
-    rows: dict[int, dict[str, float]] = {}
-    med = result.metrics()
-    for r in result.raw:
-        rows.setdefault(r["size_bytes"], {})[r["order"]] = med[r["metric"]]
-    return sorted(rows.items())
 
 
 # ---------------------------------------------------------------------------- shared
