@@ -637,6 +637,53 @@ def test_a_layer_may_name_a_type_from_below_but_call_only_what_it_is_allowed(tmp
     ]
 
 
+def names_shadowed_by_modules(package: Path) -> list[str]:
+    """Names a package exports (its ``__all__``) that are also the name of one of its
+    modules or subpackages: importing that module replaces the name on the package
+    (a module exported as itself — its loader's table maps the name to the module — is
+    no clash)."""
+    out = []
+    for init in sorted(package.rglob("__init__.py")):
+        exported: list[str] = []
+        tree = ast.parse(init.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                exported = list(ast.literal_eval(node.value))
+        folder = init.parent
+        dotted = ".".join(folder.relative_to(package.parent).parts)
+        itself = {
+            k.value
+            for d in ast.walk(tree)
+            if isinstance(d, ast.Dict)
+            for k, v in zip(d.keys, d.values)
+            if isinstance(k, ast.Constant)
+            and isinstance(v, ast.Constant)
+            and v.value == f"{dotted}.{k.value}"
+        }
+        for name in exported:
+            if name in itself:
+                continue
+            if (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists():
+                where = folder.relative_to(package.parent)
+                out.append(f"{where}: exports {name!r} and has a module of that name")
+    return out
+
+
+def test_no_module_is_named_like_a_name_its_package_exports():
+    problems = names_shadowed_by_modules(PACKAGE)
+    assert not problems, _report("a module named like its package's function", problems)
+
+
+def test_the_shadowing_check_finds_a_module_named_like_an_export(tmp_path):
+    pkg = _fake_package(
+        tmp_path,
+        {"__init__.py": '__all__ = ["fit", "open"]\n', "fit.py": "def fit():\n    pass\n"},
+    )
+    assert names_shadowed_by_modules(pkg) == ["fake: exports 'fit' and has a module of that name"]
+
+
 #: A module longer than this holds more than one concern; a function longer than this
 #: says why in its docstring ("long because …").
 MAX_MODULE_LINES = 500

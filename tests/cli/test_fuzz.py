@@ -940,7 +940,8 @@ def test_fuzz_tool_files(found, options):
 
 def test_found_model_predict_then_fit_in_one_process():
     """`perflab model predict` (the README's command) ended in a TypeError: predict.py imports the
-    submodule perflab.model.fit, which replaced the package's lazily loaded `fit` function."""
+    submodule perflab.model.fit, which replaced the package's lazily loaded `fit` function
+    (the module is now model/fitting.py: no module is named like a function of its package)."""
     target = ["--target-cpu", "20000", "--target-memmove", "40", "--target-length", "172"]
     code, err = check_cli(
         ["model", "predict", str(PLATFORMS), *ROUTER_MODEL_COLUMNS, "--N", "0", *target]

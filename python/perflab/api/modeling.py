@@ -62,7 +62,7 @@ def fit(
     seed: int,
 ) -> FitResult:
     """M, N and each platform's index fitted, with intervals at ``confidence``."""
-    from perflab.model.fit import fit as fit_model
+    from perflab.model.fitting import fit as fit_model
 
     if bootstrap < 0:
         raise InputError(f"--bootstrap must be ≥ 0, not {bootstrap}")
@@ -80,6 +80,6 @@ def observation(
 
 
 def predict(fitted: FitResult, target: Observation, *, method: str, seed: int) -> Prediction:
-    from perflab.model.predict import predict as predict_rate
+    from perflab.model.prediction import predict as predict_rate
 
     return predict_rate(fitted, target, method=method, seed=seed)

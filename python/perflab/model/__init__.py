@@ -12,12 +12,19 @@ from CSV-like rows with explicit units).
 import importlib
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the names __getattr__ loads, for type checkers (fit, index and predict
-    # are also submodules, which is what a type checker takes them for)
+if TYPE_CHECKING:  # the names __getattr__ loads, for type checkers (no module of this
+    # package is named like one of its functions, so `import perflab.model.X` shadows none)
     from perflab.model.fit_result import FitResult, LeaveOneOut, PlatformFit
-    from perflab.model.index import IndexRow, IndexTable, index_table, per_packet_time
+    from perflab.model.fitting import fit
     from perflab.model.observations import Columns, Observation, check, from_rows
-    from perflab.model.predict import Prediction
+    from perflab.model.performance_index import (
+        IndexRow,
+        IndexTable,
+        index,
+        index_table,
+        per_packet_time,
+    )
+    from perflab.model.prediction import Prediction, predict
     from perflab.model.units import BANDWIDTH_UNITS, bytes_per_second
 
 # Names are loaded on first use (PEP 562): the fitting code imports scipy, which the CLI
@@ -26,18 +33,18 @@ _HOMES = {
     "FitResult": "fit_result",
     "LeaveOneOut": "fit_result",
     "PlatformFit": "fit_result",
-    "fit": "fit",
-    "IndexRow": "index",
-    "IndexTable": "index",
-    "index": "index",
-    "index_table": "index",
-    "per_packet_time": "index",
+    "fit": "fitting",
+    "IndexRow": "performance_index",
+    "IndexTable": "performance_index",
+    "index": "performance_index",
+    "index_table": "performance_index",
+    "per_packet_time": "performance_index",
     "Columns": "observations",
     "Observation": "observations",
     "check": "observations",
     "from_rows": "observations",
-    "Prediction": "predict",
-    "predict": "predict",
+    "Prediction": "prediction",
+    "predict": "prediction",
     "BANDWIDTH_UNITS": "units",
     "bytes_per_second": "units",
 }

@@ -1,4 +1,4 @@
-"""The least-squares problem behind `perflab.model.fit.fit`, scaled, and its bounded solver.
+"""The least-squares problem behind `perflab.model.fitting.fit`, scaled, and its bounded solver.
 
 Parameters are (lnI, m, n) with m = M·sb/sa and n = N/sa (sa, sb: the medians of the
 CPU and copy times), so that every term is of order one; M and N are bounded to

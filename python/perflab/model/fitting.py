@@ -290,7 +290,7 @@ def _loo_statement(result: FitResult, n: int, k: int) -> str:
 def _leave_one_out(
     obs: list[Observation], M: float | None, N: float | None, confidence: float
 ) -> list[LeaveOneOut]:
-    from perflab.model.predict import predict  # predict builds on fit
+    from perflab.model.prediction import predict  # predict builds on fit
 
     k = 1 + (M is None) + (N is None)
     out = []
