@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-NAMES = ["stdtr", "stdtrit", "ndtr", "ndtri", "bdtr", "chdtrc", "nctdtr"]
+NAMES = ["stdtr", "stdtrit", "ndtr", "ndtri", "bdtr", "chdtrc", "fdtrc", "nctdtr"]
 
 
 def _run(code: str) -> list[str]:

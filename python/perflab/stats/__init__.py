@@ -8,8 +8,9 @@ docstrings; warnings are typed data attached to them (see `warnings.py`).
 Methods (one file each, docstring = assumption and why): `auto` (the default: Welch
 where a cell's runs look clean, Mann–Whitney where they are outlying or skewed), `welch` (option
 ``interval="fieller"``), `bootstrap` (BCa, any statistic), `mannwhitney`
-(Hodges–Lehmann), `paired` (blocked runs); `histogram` bootstraps merged-histogram
-percentiles. Around them: `classify` (verdict with a practical threshold),
+(Hodges–Lehmann), `paired` (blocked runs), `devices` (runs on several devices: the change
+within each, combined; `device_spread` reports how far each device sits from the others);
+`histogram` bootstraps merged-histogram percentiles. Around them: `classify` (verdict with a practical threshold),
 `correction` (Holm/BH/Bonferroni over a family), `diagnostics` and `power`
 (actionable warnings), `sweep` (geometric-mean ratio over cells), `adaptive`
 (when to stop repeating), `overhead` (subtract a measured overhead), `scaling`
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
         compare_family,
         correct,
     )
+    from perflab.stats.device_offsets import DeviceOffset, DeviceSpread, device_spread
+    from perflab.stats.devices import Devices, device_batch
     from perflab.stats.diagnostics import (
         SampleDiagnostics,
         Trend,
@@ -89,6 +92,9 @@ _WHERE = {
     "DEFAULT_CORRECTION": "perflab.stats.correction",
     "DEFAULT_METHOD": "perflab.stats.methods",
     "Decision": "perflab.stats.adaptive",
+    "DeviceOffset": "perflab.stats.device_offsets",
+    "DeviceSpread": "perflab.stats.device_offsets",
+    "Devices": "perflab.stats.devices",
     "Estimate": "perflab.stats.scaling",
     "FamilyResult": "perflab.stats.correction",
     "HistogramBootstrap": "perflab.stats.histogram",
@@ -120,6 +126,8 @@ _WHERE = {
     "correct": "perflab.stats.correction",
     "decide": "perflab.stats.adaptive",
     "detectable_change": "perflab.stats.power",
+    "device_batch": "perflab.stats.devices",
+    "device_spread": "perflab.stats.device_offsets",
     "diagnose_comparison": "perflab.stats.diagnostics",
     "diagnose_sample": "perflab.stats.diagnostics",
     "fit_scaling": "perflab.stats.scaling",
@@ -155,6 +163,9 @@ __all__ = [
     "Choice",
     "Comparison",
     "Decision",
+    "DeviceOffset",
+    "DeviceSpread",
+    "Devices",
     "Estimate",
     "FamilyResult",
     "HistogramBootstrap",
@@ -185,6 +196,8 @@ __all__ = [
     "correct",
     "decide",
     "detectable_change",
+    "device_batch",
+    "device_spread",
     "diagnose_comparison",
     "diagnose_sample",
     "fit_scaling",

@@ -124,7 +124,12 @@ def choose_blocks(blocks: Sequence[FloatArray]) -> list[Choice]:
 
 def _flags_of_batch(groups: Sequence[FloatArray]) -> tuple[BoolArray, BoolArray]:
     """(outlying, skewed) per row of E groups given as (E, n_v) arrays, one per variant."""
-    residuals = np.concatenate([x - medians(x)[:, None] for x in groups], axis=1)
+    return residual_flags(np.concatenate([x - medians(x)[:, None] for x in groups], axis=1))
+
+
+def residual_flags(residuals: FloatArray) -> tuple[BoolArray, BoolArray]:
+    """(outlying, skewed) per row of (E, N) residuals: runs less the location of their own
+    group (a variant; a device and a variant), as the choice judges them."""
     # Rescale each row to unit spread first: runs of 1e-300 or 1e300 decide alike.
     span = np.max(np.abs(residuals), axis=1, keepdims=True)
     return _flags(residuals / np.where(span > 0, span, 1.0))

@@ -27,7 +27,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["bdtr", "chdtrc", "nctdtr", "ndtr", "ndtri", "stdtr", "stdtrit"]
+__all__ = ["bdtr", "chdtrc", "fdtrc", "nctdtr", "ndtr", "ndtri", "stdtr", "stdtrit"]
 
 #: Whether the functions came from the lean load (False: from ``scipy.special``).
 LEAN = False
@@ -70,4 +70,5 @@ ndtr = _module.ndtr  # standard normal CDF
 ndtri = _module.ndtri  # standard normal quantile
 bdtr = _module.bdtr  # binomial CDF
 chdtrc = _module.chdtrc  # chi-square survival function
+fdtrc = _module.fdtrc  # F survival function
 nctdtr = _module.nctdtr  # non-central t CDF

@@ -96,6 +96,7 @@ READING_ORDER = (
     "bimodal",
     "outliers",
     "drift",
+    "odd_device",
     "sweep_heterogeneous",
     "ratio_unbounded",
     "quantile_in_gap",
