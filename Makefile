@@ -4,7 +4,8 @@
 # Tests run alone, before the others: the kernel builds (their compilers fault in pages by
 # the million) and the tests that count a phase's system-wide page faults (another
 # worker's tests show in them).
-ALONE = tests/hosts/test_kernel_builds.py tests/observe/test_monitors.py tests/observe/test_counters.py
+ALONE = tests/hosts/test_kernel_builds.py tests/observe/test_monitors.py tests/observe/test_counters.py \
+	tests/hosts/test_device_pool.py
 
 setup:
 	@scripts/setup

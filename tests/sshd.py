@@ -34,8 +34,11 @@ READY_TIMEOUT_S = 10.0
 
 
 class Sshd:
-    def __init__(self, workdir: Path, kernel: str | None = None) -> None:
+    def __init__(
+        self, workdir: Path, kernel: str | None = None, listen: tuple[str, ...] = (LOOPBACK,)
+    ) -> None:
         self.workdir = workdir
+        self.listen = listen  # loopback addresses only (127.0.0.0/8)
         self.user = getpass.getuser()
         self.identity = workdir / "client_key"
         self.known_hosts = workdir / "known_hosts"
@@ -53,7 +56,9 @@ class Sshd:
         self.port = free_port()
         config = workdir / "sshd_config"
         config.write_text(
-            f"Port {self.port}\nListenAddress {LOOPBACK}\nHostKey {workdir / 'host_key'}\n"
+            f"Port {self.port}\n"
+            + "".join(f"ListenAddress {a}\n" for a in listen)
+            + f"HostKey {workdir / 'host_key'}\n"
             f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile {workdir / 'sshd.pid'}\n"
             "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
@@ -96,7 +101,7 @@ class Sshd:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"sshd exited at start: {self.log()[-500:]}")
             try:
-                with socket.create_connection((LOOPBACK, self.port), timeout=1.0) as s:
+                with socket.create_connection((self.listen[0], self.port), timeout=1.0) as s:
                     if s.recv(64).startswith(b"SSH-2.0"):
                         return
             except OSError:
@@ -163,5 +168,8 @@ regex = 'v=(?P<value>[0-9]+)'
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_sshd(kernel: str | None = None) -> Sshd:
-    return Sshd(Path(tempfile.mkdtemp(prefix="perflab-sshd-")), kernel)
+def start_sshd(kernel: str | None = None, listen: tuple[str, ...] = (LOOPBACK,)) -> Sshd:
+    """An sshd on ``listen`` (loopback addresses: 127.0.0.10 and 127.0.0.11 make two
+    "devices" of one server for a pool)."""
+    assert all(a.startswith("127.") for a in listen), "loopback only"
+    return Sshd(Path(tempfile.mkdtemp(prefix="perflab-sshd-")), kernel, listen)

@@ -80,6 +80,7 @@ class RunRow:
     ended_at: float | None
     pid: int | None
     pid_start: str | None
+    device: str | None = None  # a pool's device it ran on (``NAME[SLOT]``)
 
 
 @dataclass(frozen=True)

@@ -439,7 +439,7 @@ def test_a_host_that_dies_mid_experiment_fails_its_runs_and_stalls_nothing(tmp_p
     "host",
     [
         'boot = "kexec {kernal}"\n',
-        '[hosts.dut.control]\nboot = "start-vm {kernel} {slot}"\n',
+        '[hosts.dut.control]\nboot = "start-vm {kernel} {slat}"\n',
         '[hosts.dut.control]\nboot = "start-vm"\nconsole = "cmd:picocom {tty}"\n',
     ],
 )

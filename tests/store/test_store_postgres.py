@@ -161,6 +161,7 @@ def _downgrade(execute) -> None:
     """Make a store of this version one of version 1 (as an older perflab made it)."""
     for column in ("user_name", "controller_host", "version", "source_commit", "source_repo"):
         execute(f"ALTER TABLE experiments DROP COLUMN {column}")
+    execute("ALTER TABLE runs DROP COLUMN device")
     execute("UPDATE meta SET value='1' WHERE key='schema_version'")
 
 
@@ -189,7 +190,7 @@ def test_an_older_store_is_read_as_it_is_and_migrated_by_a_writer(pg_url, tmp_pa
         assert ls.code == 0, ls.err
         assert [(e["name"], e["user"]) for e in json.loads(ls.out)] == [("old", None)]
         assert lite.read_bytes() == before  # a reading command migrates nothing
-        _one_experiment(where)  # a writer migrates: version 3, the old rows without a user
+        _one_experiment(where)  # a writer migrates: version 4, the old rows without a user
         with Database(where, write=False) as s:
             users = [(e.name, e.user is not None) for e, _ in s.experiments()]
         assert users == [("old", True), ("old", False)]

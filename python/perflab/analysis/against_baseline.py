@@ -14,6 +14,7 @@ from perflab.analysis.comparison_table import (
     ComparedCell,
     ComparisonTable,
     Note,
+    SpreadCell,
     SummarizedCell,
     dedupe_notes,
 )
@@ -97,6 +98,8 @@ def compare_dataset(
     notes += _experiment_notes(data, n_samples if skipped_diagnostics else 0)
     sweeps = _sweeps(data, summaries, confidence, threshold)
     notes += [Note(w, "", variant, metric) for variant, metric, w in sweeps.warnings]
+    spreads = _device_spreads(data, confidence)
+    notes += [Note(w, x.cell_key, "", x.metric.name) for x in spreads for w in x.spread.warnings]
     notes = [_fit_advice(n, data.experiment.settings, engine.choices) for n in notes]
     return ComparisonTable(
         data,
@@ -109,7 +112,33 @@ def compare_dataset(
         summaries,
         dedupe_notes(notes),
         sweeps.rows,
+        spreads,
     )
+
+
+def _device_spreads(data: Dataset, confidence: float) -> list[SpreadCell]:
+    """Per cell and metric whose runs two or more of a pool's devices made: each device's
+    offset from the others over every variant's runs, and a warning naming a board apart."""
+    from perflab.stats.device_offsets import device_spread
+
+    out = []
+    for cell_key, labels in data.cells:
+        for metric in data.metrics:
+            keys = [(cell_key, v, metric.name) for v in data.variants]
+            keys = [k for k in keys if data.measured(k)]
+            if data.devices_of(cell_key, metric.name, [k[1] for k in keys]) < 2:
+                continue
+            try:
+                spread = device_spread(
+                    [data.arrays[k] for k in keys],
+                    [data.devices[k] for k in keys],
+                    confidence,
+                    better=metric.better,
+                )
+            except ValueError:  # a variant on devices the baseline never ran on
+                continue
+            out.append(SpreadCell(cell_key, labels, metric, spread))
+    return out
 
 
 def _compared_cells(pending: list[PendingRow], threshold: float) -> list[ComparedCell]:
@@ -191,9 +220,24 @@ def _summaries(
                         for w in overhead_warnings(data, cell_key, variant, metric.name, confidence)
                     ]
                 if diagnostics and len(values := samples[where]) >= 3:
+                    values = _within_devices(values, data.devices.get(where))
                     d = diagnose_sample(values, in_order=True, better=metric.better)
                     notes += [Note(w, *where) for w in d.warnings]
     return summaries, notes
+
+
+def _within_devices(values: list[float], devices: list[str] | None) -> list[float]:
+    """A pool's runs less their device's mean (plus the runs' mean): the boards' offsets
+    are no outliers, drift or second mode of the runs (`stats/device_offsets.py` reports
+    them); runs of one device as they are."""
+    if not devices or len(set(devices)) < 2:
+        return values
+    by_device: dict[str, list[float]] = {}
+    for v, d in zip(values, devices):
+        by_device.setdefault(d, []).append(v)
+    means = {d: sum(vs) / len(vs) for d, vs in by_device.items()}
+    mean = sum(values) / len(values)
+    return [v - means[d] + mean for v, d in zip(values, devices)]
 
 
 def _first_comparisons(
@@ -222,7 +266,9 @@ def _first_comparisons(
             notes += [Note(w, *where) for w in comp.warnings if w.code != "too_few_runs"]
         if not diagnostics:
             continue
-        base, cand = samples[cell_key, baseline, metric.name], samples[where]
+        base_key = (cell_key, baseline, metric.name)
+        base = _within_devices(samples[base_key], data.devices.get(base_key))
+        cand = _within_devices(samples[where], data.devices.get(where))
         if len(base) >= 2 and len(cand) >= 2:
             notes += [
                 Note(w, *where)

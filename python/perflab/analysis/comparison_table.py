@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from perflab.analysis.dataset import Dataset
 from perflab.analysis.sweep import SweepRow
 from perflab.stats import Comparison, StatWarning, Summary, Verdict
+from perflab.stats.device_offsets import DeviceSpread
 from perflab.store import MetricDef
 
 
@@ -93,6 +94,17 @@ class SummarizedCell:
 
 
 @dataclass(frozen=True)
+class SpreadCell:
+    """The devices of a pool in one cell, for one metric: each one's offset from the
+    others' mean over every variant's runs (`perflab.stats.device_offsets`)."""
+
+    cell_key: str
+    labels: dict[str, str]
+    metric: MetricDef
+    spread: DeviceSpread
+
+
+@dataclass(frozen=True)
 class Note:
     """A warning with where it applies (empty fields: the whole experiment)."""
 
@@ -114,6 +126,8 @@ class ComparisonTable:
     summaries: list[SummarizedCell] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     sweeps: list[SweepRow] = field(default_factory=list)  # geometric mean across cells (≥ 2 cells)
+    # a pool's runs: how far each device sits from the others, per cell and metric
+    device_spreads: list[SpreadCell] = field(default_factory=list)
 
     @property
     def candidates(self) -> list[str]:

@@ -35,6 +35,8 @@ class Dataset:
 
     samples[(cell_key, variant, metric)] — list of floats in the metric's unit.
     blocks[(cell_key, variant, metric)]  — the block of each value (for paired analysis).
+    devices[(cell_key, variant, metric)] — the pool's device of each value (empty: the runs
+    were not made on a pool, `perflab.execution.pool`).
     values[cell_key] — {param: value} as the spec gave it (``{"lookups": 1000}`` for the label
     ``1K``); empty for stores older than this field and for imports (see `numeric_values`).
     """
@@ -50,6 +52,13 @@ class Dataset:
     failed: list[FailedRun] = field(default_factory=list)
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     system: list[dict[str, Any]] = field(default_factory=list)  # snapshots, oldest first
+    devices: Mapping[tuple[str, str, str], list[str]] = field(default_factory=dict)
+
+    def devices_of(self, cell_key: str, metric: str, variants: Sequence[str]) -> int:
+        """How many devices the runs of ``variants`` in a cell ran on (0: not a pool's)."""
+        if not self.devices:
+            return 0
+        return len({d for v in variants for d in self.devices.get((cell_key, v, metric), ())})
 
     @property
     def baseline(self) -> str:
@@ -238,7 +247,22 @@ def load_dataset(store: Database, ref: str | int) -> Dataset:
         failed,
         values,
         _system_snapshots(store, exp.id),
+        _devices(store, exp.id, blocks),
     )
+
+
+def _devices(
+    store: Database, eid: int, blocks: Mapping[tuple[str, str, str], list[int]]
+) -> dict[tuple[str, str, str], list[str]]:
+    """Each value's device (`Dataset.devices`), where the runs name them and line up with
+    the values read (their blocks agree); else none."""
+    found = store.run_devices(eid)
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for key, pairs in found.items():
+        if [b for b, _ in pairs] != list(blocks.get(key, ())):
+            return {}  # (not the runs the values came from: no device is better than a wrong one)
+        out[key] = [d for _, d in pairs]
+    return out
 
 
 def _system_snapshots(store: Database, eid: int) -> list[dict[str, Any]]:

@@ -11,9 +11,15 @@ from perflab.analysis.dataset import Dataset
 from perflab.errors import InputError
 from perflab.stats import Comparison, Summary, get_method
 from perflab.stats.auto import Auto, Choice, choose_blocks, choose_many
+from perflab.stats.devices import Devices
 from perflab.stats.methods import Method
 from perflab.stats.paired import Paired
 from perflab.store import MetricDef
+
+#: The methods a pool's runs are compared within devices by, and the test of
+#: `perflab.stats.devices` each becomes (``paired`` pairs blocks, each on one device
+#: already; the bootstrap resamples runs as they are).
+DEVICE_TESTS = {"auto": "auto", "welch": "fixed", "mannwhitney": "ranks"}
 
 #: A comparison to make: (cell_key, labels, variant, metric, its result once made).
 PendingRow: TypeAlias = tuple[str, dict[str, str], str, MetricDef, Comparison | None]
@@ -76,7 +82,47 @@ class Engine:
 
     def compare(self, rows: list[PendingRow], levels: list[float]) -> list[Comparison]:
         """The comparisons of ``rows`` (cell, labels, variant, metric, _), each at its level:
-        all at once where the method can (one vectorized call per sample size)."""
+        all at once where the method can (one vectorized call per sample size); a row whose
+        runs a pool's devices made (two or more), within each device (`_devices`)."""
+        test = DEVICE_TESTS.get(self.method)
+        pooled = (
+            []
+            if test is None
+            else [
+                i
+                for i, (k, _, v, m, _) in enumerate(rows)
+                if self.data.devices_of(k, m.name, [self.data.baseline, v]) >= 2
+            ]
+        )
+        if not pooled:
+            return self._compare(rows, levels)
+        rest = [i for i in range(len(rows)) if i not in set(pooled)]
+        out: list[Comparison | None] = [None] * len(rows)
+        made = self._compare([rows[i] for i in rest], [levels[i] for i in rest]) if rest else []
+        for i, c in zip(rest, made):
+            out[i] = c
+        assert test is not None
+        for i in pooled:
+            out[i] = self._devices(Devices(test), rows[i], levels[i])
+        return [c for c in out if c is not None]
+
+    def _devices(self, impl: Devices, row: PendingRow, level: float) -> Comparison:
+        """One comparison within each device of a pool, combined (`perflab.stats.devices`)."""
+        data = self.data
+        k, _, v, m, _ = row
+        base, cand = (k, data.baseline, m.name), (k, v, m.name)
+        try:
+            return impl.compare(
+                data.arrays[base],
+                data.arrays[cand],
+                level,
+                baseline_devices=data.devices[base],
+                candidate_devices=data.devices[cand],
+            )
+        except ValueError as e:
+            raise InputError(f"{self.method} at {k} · {v} · {m.name}: {e}") from None
+
+    def _compare(self, rows: list[PendingRow], levels: list[float]) -> list[Comparison]:
         data = self.data
         if isinstance(self.impl, Paired):  # method "paired"
             impl = self.impl

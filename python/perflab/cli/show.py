@@ -135,6 +135,7 @@ def _run_dict(r: RunRow, metrics_by_run: dict[int, dict[str, float]]) -> dict[st
         "reason": r.reason,
         "attempts": r.attempts,
         "host": r.host,
+        "device": r.device,
         "started_at": r.started_at,
         "ended_at": r.ended_at,
         "metrics": metrics_by_run.get(r.id, {}),
@@ -305,7 +306,8 @@ def _show_runs(
     column it folded a character a line)."""
     from perflab.report.numbers import fmt_number
 
-    head = ("run", "block", "cell", "variant", "rep", "status")
+    pooled = any(r.device for r in runs)  # a pool's: which device each ran on
+    head = ("run", "block", "cell", "variant", "rep", "status", *(("device",) if pooled else ()))
     rows = [
         (
             [
@@ -315,6 +317,7 @@ def _show_runs(
                 r.variant,
                 f"{r.repetition}{'w' if r.warmup else ''}",
                 r.status,
+                *((r.device or "–",) if pooled else ()),
             ],
             [fmt_number(metrics_by_run.get(r.id, {}).get(m.name)) for m in defs],
             r.reason or "",
@@ -383,7 +386,8 @@ def _show_run(
     dur = f"{r.ended_at - r.started_at:.3f} s" if r.started_at and r.ended_at else "–"
     c.print(
         safe_text(
-            f"host {r.host or '–'}, started {_when(r.started_at)}, took {dur}, attempts {r.attempts}",
+            f"host {r.host or '–'}{f', device {r.device}' if r.device else ''}, "
+            f"started {_when(r.started_at)}, took {dur}, attempts {r.attempts}",
             one_line=True,
         )
     )

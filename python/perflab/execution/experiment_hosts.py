@@ -39,12 +39,39 @@ if TYPE_CHECKING:
 LOCAL = "local"
 
 
+def device_name(host: str, slot: int) -> str:
+    """A device of pool ``host``, as its runs record it: ``router[1]``."""
+    return f"{host}[{slot}]"
+
+
+def in_slot(spec: Any, slot: int) -> Any:
+    """A pool's ``[hosts.NAME]`` table as device ``slot`` of it: ``{slot}`` replaced in its
+    ssh, boot and control commands (`perflab.spec.host_rules.pool_texts`)."""
+
+    def fill(text: str | None) -> str | None:
+        return None if text is None else text.replace("{slot}", str(slot))
+
+    update: dict[str, Any] = {"ssh": fill(spec.ssh), "boot": fill(spec.boot)}
+    c = spec.control
+    if c is not None:
+        update["control"] = c.model_copy(
+            update={
+                "boot": fill(c.boot),
+                "power_off": fill(c.power_off),
+                "console": fill(c.console),
+                "counters": fill(c.counters),
+            }
+        )
+    return spec.model_copy(update=update)
+
+
 class Hosts:
     """name → host; ``local`` is always there.
 
     specs: the spec's ``[hosts.NAME]`` tables (`perflab.spec.schema.HostSpec`); workdir:
     where this machine's control commands start; values: what their templates may name
-    (the spec's params)."""
+    (the spec's params); slot: which device of a pool (``pool = N``) the pool's host is
+    here, ``{slot}`` in its ssh and control commands replaced by it."""
 
     def __init__(
         self,
@@ -54,6 +81,7 @@ class Hosts:
         workdir: Path | None = None,
         values: dict[str, Any] | None = None,
         kill_grace: float = TERM_GRACE_S,
+        slot: int = 0,
     ):
         self.local = local or LocalHost()
         self._remote: dict[str, RemoteHost] = {}
@@ -67,12 +95,16 @@ class Hosts:
         self._grace = kill_grace
         self.booted: set[str] = set()  # the hosts booted at least once, by name
         self.stop: threading.Event | None = None  # the experiment's stop request: ends a boot
+        self.slot = slot
         for name, h in self._specs.items():
             if self._control_dir is None:
                 self._control_dir = control_folder()
             if h.labgrid is not None or h.ssh is None:
                 continue  # lent by a labgrid place: made when it is acquired (prepare)
-            target = SshTarget.parse(name, h.ssh, h.identity, h.jump, tuple(h.options))
+            if h.pool is not None:  # this device of the pool, and its name in messages
+                h = self._specs[name] = in_slot(h, slot)
+            label = device_name(name, slot) if h.pool is not None and h.pool > 1 else name
+            target = SshTarget.parse(label, h.ssh, h.identity, h.jump, tuple(h.options))
             c = h.control
             control = (
                 None
@@ -134,6 +166,17 @@ class Hosts:
     def is_down(self, name: str) -> bool:
         """The host is known not to answer (a device not booted, or whose boot failed)."""
         return self._remote[name].conn.down is not None
+
+    def label(self, name: str) -> str:
+        """Host ``name`` as messages name it: a pool's device with its slot (``router[1]``)."""
+        h = self._specs.get(name)
+        pooled = h is not None and h.pool is not None and h.pool > 1
+        return device_name(name, self.slot) if pooled else name
+
+    def lost(self, name: str) -> bool:
+        """Host ``name`` is down, or is a device whose VM ended under it."""
+        device = self._devices.get(name)
+        return self.is_down(name) or (device is not None and device.gone())
 
     def revive(self) -> None:
         """Gives each host that was unreachable (not a device known down) a new chance:

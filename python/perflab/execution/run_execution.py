@@ -57,6 +57,7 @@ class RunContext(PhaseContext, Protocol):
     store: Database
     eid: int
     variants: dict[str, VariantSpec]
+    device: str | None  # a pool's device the run runs on (``NAME[SLOT]``), else None
 
     @property
     def executor(self) -> Host: ...
@@ -100,7 +101,7 @@ class RunExecution:
         """Run the steps, clean up, extract the metrics and commit the run."""
         r, run, m = self.runner, self.run, self.model
         self.run_dir.mkdir()
-        r.store.start_run(run.id, r.executor.name)
+        r.store.start_run(run.id, r.executor.name, r.device)
         self.t0 = time.monotonic()
         self.deadline = None if m.timeout is None else self.t0 + m.timeout
         self.values = r.run_values(run, self.run_dir)

@@ -77,7 +77,8 @@ class Runner:
         self.spec = spec
         self.eid = experiment_id
         self.executor: Host = executor or LocalHost()
-        # The experiment's machines: this one and every [hosts.NAME] (connected in run()).
+        # The experiment's machines: this one and every [hosts.NAME] (connected in run());
+        # a pool's host is its first device here, the others' workers make their own.
         self.hosts = Hosts(
             self.executor,
             spec.model.hosts,
@@ -85,6 +86,9 @@ class Runner:
             values=dict(spec.model.params),
             kill_grace=spec.model.kill_grace,
         )
+        #: A pool of devices ([hosts.NAME] pool = N): its name and size (execution/pool.py).
+        self.pool = next(((n, h.pool) for n, h in spec.model.hosts.items() if h.pool), None)
+        self.device: str | None = None  # a pool's device this runner's runs run on
         self.observer = observer or SilentObserver()
         self.say_once: Callable[[str], None] = SayOnce(self.observer.message)  # said once
         # perf profiles of the phases: the spec's `profile`, or every measured phase (--profile)
@@ -101,7 +105,7 @@ class Runner:
         self.variants = {v.name: v for v in spec.model.variant}
         # Processes finished steps left running, held until their scope ends: the run's
         # steps' until the run's end, before_all's until the experiment's end.
-        self._held: list[HeldProcesses] = []
+        self.held: list[HeldProcesses] = []
         self._experiment_held: list[HeldProcesses] = []
         self._told_leftovers = False
         self._ended = False  # how the experiment ended is recorded
@@ -157,7 +161,7 @@ class Runner:
         finally:  # whatever ended the experiment, what its steps left running goes now
             try:  # the runner's handlers stay for this (a second Ctrl-C stops waiting for it)
                 self.stop_services(self.services.running)
-                for held in (self._held, self._experiment_held):
+                for held in (self.held, self._experiment_held):
                     stop_all(held)
                 self.hosts.close()
             finally:
@@ -205,10 +209,12 @@ class Runner:
         capture_environments(
             self.store, self.eid, self.spec.model, self.hosts, self.executor, self.core_choices
         )
+        # With a pool, this machine's only: the devices' workers use the hosts meanwhile.
+        remote = [] if self.pool else [ex for ex in self.hosts.remote() if ex is not self.executor]
         self.snapshots = EverySnapshot(
             self.store,
             self.eid,
-            [self.executor, *(ex for ex in self.hosts.remote() if id(ex) != id(self.executor))],
+            [self.executor, *remote],
             self.spec.model.order,
             message=self.observer.message,
             every=self.spec.model.snapshot_every,
@@ -238,7 +244,7 @@ class Runner:
             return
         command = render_shell(hook.command, self.experiment_values())
         step = self.step("before_all", self.request("before_all", command, scratch), host=hook.on)
-        self._experiment_held, self._held = self._held, []
+        self._experiment_held, self.held = self.held, []
         if not step.ok:
             raise PerflabError(
                 f"before_all failed, no run started: {step.failure()}",
@@ -260,10 +266,21 @@ class Runner:
     def _execute_plan(
         self, scratch: Path, pending: list[RunRow], done: int, total: int
     ) -> tuple[str, str | None]:
-        """Run the pending runs; with adaptive repetitions, then decide after each block
-        whether to add one more. Returns (status, message)."""
+        """Run the pending runs (a pool's: spread over its devices); with adaptive
+        repetitions, then decide after each block whether to add one more. Returns
+        (status, message)."""
         m = self.spec.model
+        pool = None
+        if self.pool is not None:
+            from perflab.execution.pool import Pool
+
+            pool = Pool(self, scratch, *self.pool)
         while True:
+            if pool is not None:
+                status, message = pool.execute(pending, done, total)
+                if status != "complete":
+                    return status, message
+                pending = []
             for i, run in enumerate(pending):
                 if self.stop.is_set():
                     return "interrupted", None
@@ -274,7 +291,7 @@ class Runner:
                     return "interrupted", None
                 unstarted = None if boot.why else self.services.follow_variant(run, scratch)
                 if unstarted is not None:  # its variant's services: the run fails, not all
-                    outcome = self._fail_unstarted(run, unstarted)
+                    outcome = self.fail_unstarted(run, unstarted)
                 else:
                     outcome = RunExecution(self, run, scratch, boot).execute()
                 self.observer.run_finished(run, outcome, done + i + 1, total)
@@ -301,7 +318,7 @@ class Runner:
             self.observer.replanned(total, step.projected_total)
             pending = self.store.runs(self.eid, ["pending"])
 
-    def _fail_unstarted(self, run: RunRow, why: VariantServicesFailed) -> RunOutcome:
+    def fail_unstarted(self, run: RunRow, why: VariantServicesFailed) -> RunOutcome:
         """Records a run that could not start because its variant's services did not."""
         host = self.executor.name
         self.store.start_run(run.id, host)
@@ -406,7 +423,7 @@ class Runner:
     ) -> StepOutput:
         """Run one command of the experiment on ``host`` (None: this machine), its
         environment as that host takes it; processes it leaves running are held until their
-        scope ends (``_held``)."""
+        scope ends (``held``)."""
         executor = self.hosts[host]
 
         def on_start(pid: int) -> None:
@@ -418,7 +435,7 @@ class Runner:
         request = dataclasses.replace(request, env=env, on_start=on_start)
         step = run_command(executor, name, request)
         if step.process is not None and step.process.lingering is not None:
-            self._held.append(step.process.lingering)
+            self.held.append(step.process.lingering)
         return step
 
     # -- services, kernels, leftovers (what a run asks of the experiment: `RunContext`)
@@ -444,7 +461,7 @@ class Runner:
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:
         """Stop what the run's steps left running; say so the first time a run leaves any."""
-        left = stop_all(self._held)
+        left = stop_all(self.held)
         if left and not self._told_leftovers:
             self._told_leftovers = True
             self.observer.message(

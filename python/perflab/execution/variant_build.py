@@ -13,6 +13,7 @@ run after it (``stdout:build``, ``stderr:build``)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,8 +23,6 @@ from perflab.spec.template import render_shell
 from perflab.store import artifact_keys as keys
 
 if TYPE_CHECKING:
-    import threading
-
     from perflab.execution.command import StepOutput
     from perflab.hosts.step import StepRequest
     from perflab.spec.schema import ExperimentSpec, VariantSpec
@@ -62,11 +61,17 @@ class VariantBuilds:
         self.context = context
         self._done: dict[str, Built] = {}
         self._told: set[str] = set()
+        self._lock = threading.Lock()  # a pool's devices ask from threads of their own
 
     def ensure(self, variant: VariantSpec, scratch: Path) -> Built | None:
         """The variant's build, run now if it has not run yet (None: it has none)."""
         if variant.build is None:
             return None
+        with self._lock:
+            return self._ensure(variant, scratch)
+
+    def _ensure(self, variant: VariantSpec, scratch: Path) -> Built | None:
+        assert variant.build is not None
         done = self._done.get(variant.name)
         if done is not None:
             if variant.name in self._told:

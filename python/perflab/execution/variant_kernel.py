@@ -52,10 +52,15 @@ def ensure_kernel(
             if why or need.each_run:
                 booted = hosts.boot(name, kernel, cmdline, variant.boot if mine else None)
                 state, how = booted.state, booted.how
-                message(f"host '{name}' booted ({how}): {state.kernel}, for variant {variant.name}")
+                message(
+                    f"host '{hosts.label(name)}' booted ({how}): {state.kernel}, "
+                    f"for variant {variant.name}"
+                )
                 why = mismatch(state, kernel, cmdline)
                 if why:
-                    return Readiness(f"host '{name}' {why} after booting ({how})", _joined(records))
+                    return Readiness(
+                        f"host '{hosts.label(name)}' {why} after booting ({how})", _joined(records)
+                    )
         except HostError as e:
             return Readiness(e.one_line(), _joined(records))
         assert state is not None  # read, or booted into

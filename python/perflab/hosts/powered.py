@@ -135,6 +135,7 @@ class PoweredHost(RemoteHost):
         self.boots = 0
         self._dir: Path | None = None
         self._power: _Held | None = None
+        self._held_up = False  # its boot command still ran when it answered (a VM)
         self._console_command: _Held | None = None
         self._follow: threading.Event | None = None
         self.conn.down = "not booted yet"
@@ -214,8 +215,15 @@ class PoweredHost(RemoteHost):
                 self.conn.down = "booting"
             else:
                 self.up = True
+                self._held_up = power.alive()  # a VM in the foreground, not a power switch
                 return state
             time.sleep(max(0.0, min(POLL_S, deadline - time.monotonic())))
+
+    def gone(self) -> bool:
+        """The boot command that was still running when the device answered (a VM in the
+        foreground) has exited since: the device went away, whatever the connection says."""
+        power = self._power
+        return self.up and self._held_up and power is not None and not power.alive()
 
     def _note(self) -> str:
         tail = self.console.tail()

@@ -27,6 +27,9 @@ Change log (fields are only ever added within ``perflab.compare/1``):
   across — added, in an across-cells comparison only (``--across PARAM=VALUE``, on
           ``compare`` and ``report``): {param, value, reference, references: {cell: its
           reference cell}}.
+  device_spreads — added, for runs a pool's devices made (``pool = N``): per cell and
+          metric, {cell, labels, metric, offsets: [{device, runs, offset, low, high}],
+          scale, confidence, p_value (every device alike), df, warnings}.
 
 Schema ``perflab.report/1`` (one object; NaN and infinities are written as null):
 
@@ -182,6 +185,11 @@ def compare_document(result: ComparisonTable) -> dict[str, Any]:
     across = across_fields(result)
     if across is not None:
         doc["across"] = across
+    if result.device_spreads:  # a pool's runs: each device's offset from the others
+        doc["device_spreads"] = [
+            {"cell": x.cell_key, "labels": x.labels, "metric": x.metric.name, **x.spread.to_dict()}
+            for x in result.device_spreads
+        ]
     return doc
 
 

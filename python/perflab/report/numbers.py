@@ -195,7 +195,20 @@ _METHOD_NAMES = {
 def method_words(method: str, comparisons: list[Comparison]) -> str:
     """Which method ran, and for ``auto`` why, in a few words: ``Welch: runs clean``,
     ``auto: Mann–Whitney (outlying runs)``, ``auto: Welch in 12, Mann–Whitney in 3
-    (outlying or skewed runs)``."""
+    (outlying or skewed runs)``; a pool's runs: ``auto: within each device (fixed
+    effects)``."""
+    pooled = [c for c in comparisons if c.method == "devices"]
+    if pooled:
+        ranks = sum(c.interval == "van-elteren" for c in pooled)
+        how = (
+            "fixed effects"
+            if not ranks
+            else "van Elteren's ranks"
+            if ranks == len(pooled)
+            else f"fixed effects in {len(pooled) - ranks}, van Elteren's ranks in {ranks}"
+        )
+        lead = "auto" if method == "auto" else _METHOD_NAMES.get(method, method)
+        return f"{lead}: within each device ({how})"
     if method != "auto":
         return _METHOD_NAMES.get(method, method)
     used: dict[str, int] = {}

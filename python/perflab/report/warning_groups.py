@@ -33,6 +33,7 @@ KIND_NAMES = {
     "sweep_heterogeneous": "cells that differ under a geometric mean",
     "sweep_cells_left_out": "cells left out of the geometric mean",
     "sweep_not_computed": "no geometric mean",
+    "odd_device": "a board apart from the others",
 }
 
 #: How many places a group's line names before "…".

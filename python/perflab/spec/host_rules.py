@@ -58,6 +58,7 @@ def check_hosts(spec: Spec) -> None:
     for name, h in m.hosts.items():
         _check_host_files(spec, name, h.files)
         _check_lent_host(spec, name)
+        _check_pool(spec, name)
         if h.control is not None and h.boot is not None:
             raise spec.error(
                 ("hosts", name, "boot"),
@@ -113,6 +114,82 @@ def _check_lent_host(spec: Spec, name: str) -> None:
                 ("hosts", name, "labgrid"),
                 f"hosts '{other}' and '{name}' are both labgrid place '{h.labgrid}': a place "
                 "is one device; give it one [hosts.NAME] table",
+            )
+
+
+#: What a pool's table names its device by.
+SLOT = "{slot}"
+
+
+def pool_texts(spec: Spec, name: str) -> list[tuple[KeyPath, str]]:
+    """The keys of ``[hosts.NAME]`` where ``{slot}`` may name a pool's device: its ssh
+    destination and the commands that boot, power off, watch and count it."""
+    h = spec.model.hosts[name]
+    out: list[tuple[KeyPath, str]] = []
+    if h.ssh is not None:
+        out.append((("hosts", name, "ssh"), h.ssh))
+    if h.boot is not None:
+        out.append((("hosts", name, "boot"), h.boot))
+    if h.control is not None:
+        c = h.control
+        for key, text in (
+            ("boot", c.boot),
+            ("power_off", c.power_off),
+            ("console", c.console),
+            ("counters", c.counters),
+        ):
+            if text is not None:
+                out.append((("hosts", name, "control", key), text))
+    return out
+
+
+def _check_pool(spec: Spec, name: str) -> None:
+    """``pool = N``: N devices told apart by ``{slot}`` in ssh (and in the control commands
+    of devices booted from here); ``{slot}`` only in a pool; one pool per experiment, and
+    no other device booted from here (each block running side by side would boot it)."""
+    m = spec.model
+    h = m.hosts[name]
+    texts = pool_texts(spec, name)
+    if h.pool is None:
+        for loc, text in texts:
+            if SLOT in text:
+                raise spec.error(
+                    loc, f"{SLOT} names a device of a pool: set pool = N in [hosts.{name}]"
+                )
+        return
+    where = ("hosts", name, "pool")
+    if h.labgrid is not None:
+        raise spec.error(
+            where,
+            f"host '{name}' is lent by labgrid place '{h.labgrid}', one device: leave pool "
+            "out (a pool is made of the devices its ssh names by {slot})",
+        )
+    others = [o for o, oh in m.hosts.items() if o != name and oh.pool is not None]
+    if others:
+        raise spec.error(
+            where,
+            f"hosts '{others[0]}' and '{name}' are both pools: an experiment spreads its "
+            "blocks over one pool",
+        )
+    booted = [o for o, oh in m.hosts.items() if o != name and oh.control is not None]
+    if booted and h.pool > 1:
+        raise spec.error(
+            where,
+            f"the pool's blocks run side by side, and each would boot device '{booted[0]}' "
+            f"as well: make it part of the pool, or leave out [hosts.{booted[0]}.control]",
+        )
+    if h.pool == 1:
+        return
+    needs = [
+        (loc, text) for loc, text in texts if loc[-1] == "ssh" or loc[2:] == ("control", "boot")
+    ]
+    for loc, text in needs:
+        if SLOT not in text:
+            key = ".".join(str(k) for k in loc)
+            raise spec.error(
+                loc,
+                f"the {h.pool} devices of pool '{name}' are told apart by {SLOT}: name it in "
+                f'{key} (e.g. ssh = "root@127.0.0.1:2223{SLOT}" and --ssh-port 2223{SLOT})',
             )
 
 

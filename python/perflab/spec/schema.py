@@ -134,9 +134,12 @@ class HostSpec(_Strict):
     ``labgrid = "PLACE"`` instead of ``ssh``: a device lent by a labgrid coordinator
     (``labgrid_coordinator = "HOST:PORT"``, else ``LG_COORDINATOR``), acquired for the
     experiment (waiting up to ``labgrid_timeout`` while someone holds it) and released at
-    its end; its SSH address, power and console come from the place's resources."""
+    its end; its SSH address, power and console come from the place's resources.
+    ``pool = N``: N identical devices, ``{slot}`` (0 … N−1) in ssh and the control and
+    boot commands naming each; blocks are spread over them (execution/pool.py)."""
 
     ssh: Destination | None = None
+    pool: Annotated[WholeNumber, Field(ge=1, le=64)] | None = None
     labgrid: Short | None = None  # a place of a labgrid coordinator (instead of ssh)
     labgrid_coordinator: Short | None = None  # HOST:PORT; default: $LG_COORDINATOR
     labgrid_timeout: Duration = 600.0  # how long to wait for the place while it is held

@@ -97,7 +97,7 @@ BOOT_NAMES = ("kernel", "cmdline", "host")
 
 def check_boot_templates(spec: Spec) -> None:
     """Boot and control commands name only ``{kernel}``, ``{cmdline}``, ``{host}`` and
-    the spec's params (they run outside any run)."""
+    the spec's params (they run outside any run); a pool's, ``{slot}`` too."""
     m = spec.model
     known = set(BOOT_NAMES) | set(m.params)
     places: list[tuple[KeyPath, str | None]] = [
@@ -116,8 +116,9 @@ def check_boot_templates(spec: Spec) -> None:
                 ),
             ]
     for loc, text in places:
+        pooled = loc[0] == "hosts" and m.hosts[str(loc[1])].pool is not None
         for name in placeholders(text or ""):
-            if name not in known:
+            if name not in known and not (pooled and name == "slot"):
                 raise spec.error(
                     loc,
                     f"unknown parameter '{{{name}}}': a boot command knows "

@@ -141,7 +141,7 @@ Cores = Annotated[StrictInt | StrictStr, BeforeValidator(_cores)]
 
 
 def _destination(text: str) -> str:
-    parse_destination(text)
+    parse_destination(text.replace("{slot}", "0"))  # a pool's device: its slot named later
     return text
 
 

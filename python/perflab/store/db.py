@@ -296,11 +296,12 @@ class Database(HotReads):
         return [run_row(r) for r in self.db.execute(sql + " ORDER BY order_index", args).fetchall()]
 
     @writes("start {run}")
-    def start_run(self, run_id: int, host: str) -> None:
+    def start_run(self, run_id: int, host: str, device: str | None = None) -> None:
+        """The run starts on ``host`` (this machine's name), on a pool's ``device``."""
         self.db.execute(
             "UPDATE runs SET status='running', started_at=?, ended_at=NULL, host=?,"
-            " attempts=attempts+1, pid=NULL, pid_start=NULL WHERE id=?",
-            (time.time(), host, run_id),
+            " attempts=attempts+1, pid=NULL, pid_start=NULL, device=? WHERE id=?",
+            (time.time(), host, device, run_id),
         )
 
     @writes("record the process of {run}")
@@ -335,12 +336,14 @@ class Database(HotReads):
 
     @writes("reset {run} to pending")
     def reset_run(self, run_id: int) -> None:
-        """Put an interrupted run back to pending (its partial artifacts are dropped)."""
+        """Put an interrupted run back to pending (its partial artifacts and values are
+        dropped: a run a pool's failed device left is run again on another)."""
         with self.transaction():
             self.db.execute("DELETE FROM artifacts WHERE run_id=?", (run_id,))
+            self.db.execute("DELETE FROM metrics WHERE run_id=?", (run_id,))
             self.db.execute(
-                "UPDATE runs SET status='pending', started_at=NULL, ended_at=NULL, pid=NULL,"
-                " pid_start=NULL WHERE id=?",
+                "UPDATE runs SET status='pending', reason=NULL, started_at=NULL, ended_at=NULL,"
+                " pid=NULL, pid_start=NULL, device=NULL WHERE id=?",
                 (run_id,),
             )
 

@@ -58,6 +58,26 @@ class HotReads:
         return Grouped(keys, offsets, values, "d"), Grouped(keys, offsets, blocks, "q")
 
     @reads
+    def run_devices(self, eid: int) -> dict[tuple[str, str, str], list[tuple[int, str]]]:
+        """(block, device) of each measured value by (cell_key, variant, metric), in run
+        order — the runs `measured_values` gives, of a pool's devices; empty when no run of
+        the experiment ran on a pool's device."""
+        if not self.backend.db.execute(
+            "SELECT 1 FROM runs WHERE experiment_id=? AND device IS NOT NULL LIMIT 1", (eid,)
+        ).fetchall():
+            return {}
+        out: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+        for r in self.backend.db.execute(
+            "SELECT r.cell_key, r.variant, m.name, r.block, r.device FROM metrics m"
+            " JOIN runs r ON r.id = m.run_id WHERE r.experiment_id=? AND r.status='ok'"
+            " AND r.warmup=0 ORDER BY r.order_index",
+            (eid,),
+        ).fetchall():
+            key = (r["cell_key"], r["variant"], r["name"])
+            out.setdefault(key, []).append((r["block"], r["device"] or ""))
+        return out
+
+    @reads
     def cells_and_variants(self, eid: int) -> list[tuple[str, dict[str, str], str]]:
         """Distinct (cell_key, labels, variant) of every run, in order of first appearance."""
         return self.runs_overview(eid)[0]

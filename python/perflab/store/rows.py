@@ -72,6 +72,7 @@ def run_row(row: Row) -> RunRow:
         ended_at=row["ended_at"],
         pid=row["pid"],
         pid_start=row["pid_start"],
+        device=column_or_none(row, "device"),
     )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from perflab.errors import StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Version → the statements that bring a store of the version before up to it.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -37,6 +37,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE experiments ADD COLUMN source_commit TEXT",
         "ALTER TABLE experiments ADD COLUMN source_repo TEXT",
     ),
+    4: ("ALTER TABLE runs ADD COLUMN device TEXT",),  # a pool's device it ran on: NAME[SLOT]
 }
 
 DDL = """
