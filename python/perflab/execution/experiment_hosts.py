@@ -273,6 +273,12 @@ class Hosts:
         step) — what ``perflab run --dry-run`` says of the hosts."""
         lines = []
         for name, h in self._specs.items():
+            if h.pool is not None and h.pool > 1:
+                devices = ", ".join(device_name(name, k) for k in range(h.pool))
+                lines.append(
+                    f"host {name}: a pool of {h.pool} devices ({devices}), blocks spread over "
+                    "them; the first shown below"
+                )
             if h.labgrid is not None:
                 from perflab.hosts.labgrid import coordinator_address, look
 
