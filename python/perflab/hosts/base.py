@@ -18,8 +18,10 @@ from typing import NamedTuple, Protocol, runtime_checkable
 from perflab.hosts.process import ProcessResult
 from perflab.hosts.step import StepRequest
 
-#: Seconds a version or probe command may take before it is abandoned.
-TOOL_TIMEOUT = 5.0
+#: Seconds a version or probe command may take before it is abandoned: a first run of perf
+#: on an emulated router (7 MB of code read from its disk, a dozen libraries linked) took
+#: over 5 s while the machine running QEMU was busy.
+TOOL_TIMEOUT = 15.0
 
 
 class Queried(NamedTuple):
