@@ -401,6 +401,7 @@ def test_a_store_of_schema_2_reads_without_versions_and_is_migrated_by_a_writer(
     con = sqlite3.connect(db)
     for column in ("version", "source_commit", "source_repo"):
         con.execute(f"ALTER TABLE experiments DROP COLUMN {column}")
+    con.execute("ALTER TABLE runs DROP COLUMN device")  # schema 4's
     con.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     con.commit()
     con.close()

@@ -223,7 +223,7 @@ DAMAGE = {
     "no version": (lambda p: sqlite_edit(p, "DELETE FROM meta"), "is not a perflab store"),
     "future": (
         lambda p: sqlite_edit(p, "UPDATE meta SET value='99' WHERE key='schema_version'"),
-        "has schema 99, newer than this perflab (3) (upgrade perflab)",
+        "has schema 99, newer than this perflab (4) (upgrade perflab)",
     ),
 }
 
