@@ -17,6 +17,7 @@ from perflab.workloads.kv import KvConfig, run_kv
 from servers import LOOPBACK
 
 REPLY_GAP_S = 0.002  # between two groups of replies: each reaches the client on its own
+REFILL_WAIT_S = 1.0  # the longest a group waits for the refill the group before made room for
 
 
 class PacedMemcache:
@@ -25,10 +26,15 @@ class PacedMemcache:
     and records, for every read that brought requests, how many it brought and how many
     were in flight before it. One thread reads and answers, and reads whatever has come
     before it answers: a refill the client sent within the gap is counted before the next
-    group goes out, however late the thread runs."""
+    group goes out, however late the thread runs. Until the client's ``quota`` of requests
+    has come, the next group also waits (at most ``REFILL_WAIT_S``) for the refill of the
+    group before, so a client slowed by a busy machine does not find two groups in one read:
+    a client that refills late (at half its pipeline, the rule before) still shows, as one
+    larger refill."""
 
-    def __init__(self, group: int) -> None:
+    def __init__(self, group: int, quota: int) -> None:
         self.group = group
+        self.quota = quota
         self.listener = socket.create_server((LOOPBACK, 0))
         self.port = self.listener.getsockname()[1]
         self.batches: list[tuple[int, int]] = []  # (in flight before, requests read)
@@ -43,13 +49,17 @@ class PacedMemcache:
     def _serve(self) -> None:
         conn, _ = self.listener.accept()
         received = answered = 0
+        refilled_at = 0  # the requests received once the last group's refill has come
         buffered = b""
         next_reply = time.monotonic() + REPLY_GAP_S
+        refill_deadline = next_reply
         with conn, selectors.DefaultSelector() as sel:
             sel.register(conn, selectors.EVENT_READ)
             while not self._stop.is_set():
                 now = time.monotonic()
-                if sel.select(max(0.0, next_reply - now) if received > answered else 0.2):
+                waiting = received < min(refilled_at, self.quota) and now < refill_deadline
+                due_at = refill_deadline if waiting else next_reply
+                if sel.select(max(0.0, due_at - now) if received > answered else 0.2):
                     try:
                         data = conn.recv(65536)
                     except OSError:
@@ -63,14 +73,18 @@ class PacedMemcache:
                         self.batches.append((received - answered, gets))
                         received += gets
                     continue  # read all that came before answering
-                if received > answered and time.monotonic() >= next_reply:
+                now = time.monotonic()
+                waiting = received < min(refilled_at, self.quota) and now < refill_deadline
+                if received > answered and now >= next_reply and not waiting:
                     due = min(self.group, received - answered)
                     answered += due
                     try:
                         conn.sendall(b"END\r\n" * due)
                     except OSError:
                         return
+                    refilled_at = received + due
                     next_reply = time.monotonic() + REPLY_GAP_S  # paced, the point of this server
+                    refill_deadline = next_reply + REFILL_WAIT_S
 
     def close(self) -> None:
         self._stop.set()
@@ -86,7 +100,7 @@ REQUESTS = 120
 def test_a_pipeline_is_refilled_after_every_read_in_one_send_and_never_overfilled(
     pipeline, group, io
 ):
-    server = PacedMemcache(group)
+    server = PacedMemcache(group, REQUESTS)
     try:
         r = run_kv(
             KvConfig(
