@@ -6,10 +6,12 @@ import io
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from perflab.cli import main
+from proc_helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,6 +39,57 @@ def perflab_process(*argv: str, **kw) -> subprocess.Popen:
         env=env,
         **kw,
     )
+
+
+class Perflab:
+    """A perflab process whose output is read as it comes (its progress lines)."""
+
+    def __init__(self, *argv: str, env: dict[str, str] | None = None) -> None:
+        self.proc = perflab_process(*argv, env=env)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._read, args=(s, into), daemon=True)
+            for s, into in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
+        for t in self._readers:
+            t.start()
+
+    @staticmethod
+    def _read(stream, into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
+
+    def said(self, text: str, timeout: float = 60.0) -> str:
+        """The first line of its stderr holding ``text`` (waited for, bounded)."""
+
+        def found() -> str | None:
+            if self.proc.poll() is not None and not any(text in x for x in self.err):
+                for t in self._readers:
+                    t.join(5)
+                if not any(text in x for x in self.err):
+                    raise AssertionError(f"perflab exited without saying {text!r}: {self.stderr}")
+            return next((x for x in self.err if text in x), None)
+
+        return wait_until(found, timeout)
+
+    def finish(self, timeout: float = 120.0) -> int:
+        """Its exit status, once it has exited; never a traceback (labgrid's gRPC layer
+        included: it logs through asyncio when misused)."""
+        code = self.proc.wait(timeout)
+        for t in self._readers:
+            t.join(10)
+        assert "Traceback" not in self.stderr and "ERROR:" not in self.stderr, self.stderr
+        return code
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.err)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.finish()
 
 
 def write_spec(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:

@@ -38,6 +38,9 @@ from servers import LOOPBACK, free_port
 
 READY_TIMEOUT_S = 30.0
 EXPORTER = "lab-exporter"
+#: Two team members' labgrid identities (user, host).
+ALICE = ("alice", "alice-laptop")
+BOB = ("bob", "bob-desktop")
 BIN = Path(sys.executable).parent
 
 

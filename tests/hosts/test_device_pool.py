@@ -5,7 +5,10 @@ booted from here by one control command with ``{slot}`` in it.
 One experiment over the pool uses both devices side by side, keeps every block whole on
 one device and records each run's device; one device killed mid-experiment (its QEMU gone,
 its next boot refused) is set aside, and the experiment completes on the other, nothing
-lost. Alone in `make test`: two VMs take both cores.
+lost. The same two routers lent by a real labgrid coordinator as two places, each with a
+power port (a switch starting its VM) and a console: ``labgrid = "router-*"`` acquires
+both, boots each through labgrid's power driver, runs on both, and releases both. Alone
+in `make test`: two VMs take both cores.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import sqlite3
 from collections import defaultdict
 
 from cli_helpers import perflab, perflab_process
-from lab import VM, lab_fixture, ssh_options  # noqa: F401  (fixture `lab`)
+from lab import VM, lab_fixture, ssh_options, vm_argv  # noqa: F401  (fixture `lab`)
+from labgrid_helpers import Pdu, start_lab
 from perflab.store import Database
 from proc_helpers import wait_until
+from servers import LOOPBACK, free_port
 
 K47 = "6.1.0-47-4kc-malta"
 RUNS = 8  # 2 variants × 4 repetitions, interleaved: 4 blocks
@@ -151,3 +156,77 @@ def test_a_router_killed_mid_experiment_is_set_aside_and_nothing_is_lost(lab, tm
     assert {run.device for run, _ in runs} == {"router[0]", "router[1]"}
     assert max(run.attempts for run, _ in runs) <= 2  # at most the run in flight, again
     assert not _vms(prefix)
+
+
+PLACES_SPEC = """\
+name = "router-places"
+baseline = "a"
+repetitions = 2
+order = "interleaved"
+timeout = "3m"
+
+[hosts.router]
+labgrid = "router-*"
+labgrid_coordinator = "{address}"
+identity = "{identity}"
+options = [{options}]
+boot_timeout = "90s"
+
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+
+[[phase]]
+name = "p"
+on = "router"
+command = "cat /proc/sys/kernel/random/boot_id; sleep 1"
+
+[[metric]]
+name = "wall_time"
+phase = "p"
+better = "lower"
+"""
+
+
+def test_two_routers_lent_as_two_labgrid_places_are_acquired_used_and_released(lab, tmp_path):
+    env = {**os.environ, "PERFLAB_LAB_CACHE": str(lab.cache)}
+    pdus, resources = [], {}
+    try:
+        for k in (1, 2):
+            ssh_port, console_port = free_port(), free_port()
+            argv = vm_argv("router", ssh_port=ssh_port, console=f"tcp:{console_port}")
+            pdu = Pdu(argv, tmp_path / f"vm{k}.log", env)
+            pdus.append(pdu)
+            resources[f"router-{k}"] = {
+                "NetworkService": {"address": LOOPBACK, "username": "root", "port": ssh_port},
+                "NetworkSerialPort": {"host": LOOPBACK, "port": console_port, "protocol": "raw"},
+                "NetworkPowerPort": {"model": "simplerest", "host": pdu.url, "index": 0},
+            }
+        with start_lab(resources) as grid:
+            for place in resources:
+                grid.create_place(place, place)
+            opts = ", ".join(f'"{o}"' for o in ssh_options(lab, "router"))
+            text = PLACES_SPEC.format(address=grid.address, identity=lab.identity, options=opts)
+            spec = tmp_path / "places.toml"
+            spec.write_text(text)
+            db = tmp_path / "p.db"
+            r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+            assert r.code == 0, r.err
+            assert all(grid.holder(place) is None for place in resources)  # both released
+        for pdu in pdus:  # each booted through labgrid's power driver, and off at the end
+            assert pdu.events[-2:] == ["on", "off"] and not pdu.on, pdu.events
+        runs = _runs(db)
+        assert [run.status for run, _ in runs] == ["ok"] * 4
+        boots = defaultdict(set)
+        for run, out in runs:
+            boots[run.device].add(out.decode().split()[0])
+        assert set(boots) == {"router-1", "router-2"}
+        assert not boots["router-1"] & boots["router-2"]  # two machines, not one
+        with Database(db) as s:
+            envs = s.environments(1)
+        assert {envs[p]["labgrid"]["place"] for p in ("router-1", "router-2")} == set(resources)
+        assert envs["router-2"]["architecture"] == "mips"
+    finally:
+        for pdu in pdus:
+            pdu.stop()

@@ -20,13 +20,12 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from cli_helpers import perflab, perflab_process, write_spec
+from cli_helpers import Perflab, perflab, write_spec
 from lab import lab_fixture, ssh_options, vm_argv  # noqa: F401 (lab_fixture: the fixture lab)
-from labgrid_helpers import Pdu, identity_env, ssh_service, start_lab
+from labgrid_helpers import ALICE, BOB, Pdu, identity_env, ssh_service, start_lab
 from perflab.store import Database
 from proc_helpers import gone, live, marker_sleep, wait_until
 from servers import LOOPBACK, free_port
@@ -36,8 +35,6 @@ pytestmark = pytest.mark.server
 
 PLACE = "dut"
 CLIENT = Path(sys.executable).parent / "labgrid-client"
-ALICE = ("alice", "alice-laptop")
-BOB = ("bob", "bob-desktop")
 
 
 @pytest.fixture(scope="module")
@@ -92,57 +89,6 @@ name = "v"
 better = "higher"
 regex = 'v=(?P<value>[0-9]+)'
 """
-
-
-class Perflab:
-    """A perflab process whose output is read as it comes (its progress lines)."""
-
-    def __init__(self, *argv: str, env: dict[str, str] | None = None) -> None:
-        self.proc = perflab_process(*argv, env=env)
-        self.out: list[str] = []
-        self.err: list[str] = []
-        self._readers = [
-            threading.Thread(target=self._read, args=(s, into), daemon=True)
-            for s, into in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
-        ]
-        for t in self._readers:
-            t.start()
-
-    @staticmethod
-    def _read(stream, into: list[str]) -> None:
-        for line in stream:
-            into.append(line)
-
-    def said(self, text: str, timeout: float = 60.0) -> str:
-        """The first line of its stderr holding ``text`` (waited for, bounded)."""
-
-        def found() -> str | None:
-            if self.proc.poll() is not None and not any(text in x for x in self.err):
-                for t in self._readers:
-                    t.join(5)
-                if not any(text in x for x in self.err):
-                    raise AssertionError(f"perflab exited without saying {text!r}: {self.stderr}")
-            return next((x for x in self.err if text in x), None)
-
-        return wait_until(found, timeout)
-
-    def finish(self, timeout: float = 120.0) -> int:
-        """Its exit status, once it has exited; never a traceback (labgrid's gRPC layer
-        included: it logs through asyncio when misused)."""
-        code = self.proc.wait(timeout)
-        for t in self._readers:
-            t.join(10)
-        assert "Traceback" not in self.stderr and "ERROR:" not in self.stderr, self.stderr
-        return code
-
-    @property
-    def stderr(self) -> str:
-        return "".join(self.err)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.finish()
 
 
 def _run(tmp_path, text: str, *extra: str, env=None) -> Perflab:

@@ -12,6 +12,9 @@ when the experiment starts, from the place acquired then (its SSH service, and i
 and console: a device booted from here); the place is released at the experiment's end,
 whatever ends it (`Hosts.close`). Places are acquired in the order of their names, the
 same in every perflab, so that two experiments wanting the same two never hold one each.
+A pool of places (``labgrid = "router-*"`` or a list) is acquired whole here, and this
+host is its first place; each other place of it is given to the `Hosts` of its device's
+worker (``lease``), which makes its host from it and leaves its release to this one.
 """
 
 from __future__ import annotations
@@ -68,10 +71,11 @@ def in_slot(spec: Any, slot: int) -> Any:
 class Hosts:
     """name → host; ``local`` is always there.
 
-    specs: the spec's ``[hosts.NAME]`` tables (`perflab.spec.schema.HostSpec`); workdir:
+    specs: the spec's ``[hosts.NAME]`` tables (`perflab.spec.host_tables.HostSpec`); workdir:
     where this machine's control commands start; values: what their templates may name
     (the spec's params); slot: which device of a pool (``pool = N``) the pool's host is
-    here, ``{slot}`` in its ssh and control commands replaced by it."""
+    here, ``{slot}`` in its ssh and control commands replaced by it; lease: the place of a
+    pool of places that is that device (acquired and released by the runner's `Hosts`)."""
 
     def __init__(
         self,
@@ -82,11 +86,16 @@ class Hosts:
         values: dict[str, Any] | None = None,
         kill_grace: float = TERM_GRACE_S,
         slot: int = 0,
+        lease: Lease | None = None,
     ):
         self.local = local or LocalHost()
         self._remote: dict[str, RemoteHost] = {}
         self._devices: dict[str, PoweredHost] = {}
         self._leases: dict[str, Lease] = {}  # hosts lent by a labgrid place, once acquired
+        self._owned: list[Lease] = []  # the places acquired here: released at the end
+        self._lent = lease
+        #: A pool of places acquired here: every place, its first this host's.
+        self.pool_leases: list[Lease] = []
         self._control_dir: Path | None = None
         self._specs = dict(specs or {})
         self._base = workdir or Path.cwd()
@@ -168,10 +177,21 @@ class Hosts:
         return self._remote[name].conn.down is not None
 
     def label(self, name: str) -> str:
-        """Host ``name`` as messages name it: a pool's device with its slot (``router[1]``)."""
+        """Host ``name`` as messages name it: a pool's device with its slot (``router[1]``),
+        a pool of places' device by its place."""
         h = self._specs.get(name)
+        if h is not None and h.places is not None and name in self._leases:
+            return self._leases[name].place
         pooled = h is not None and h.pool is not None and h.pool > 1
         return device_name(name, self.slot) if pooled else name
+
+    def devices(self, name: str) -> list[str]:
+        """The devices of pool ``name``, as its runs record them: ``router[0]`` … for
+        ``pool = N``, the places acquired for a pool of places."""
+        h = self._specs[name]
+        if h.places is not None:
+            return [lease.place for lease in self.pool_leases]
+        return [device_name(name, k) for k in range(h.pool or 1)]
 
     def lost(self, name: str) -> bool:
         """Host ``name`` is down, or is a device whose VM ended under it."""
@@ -214,17 +234,13 @@ class Hosts:
         lent = [n for n, h in self._specs.items() if h.labgrid is not None]
         if not lent:
             return
-        from perflab.hosts.labgrid import acquire, coordinator_address
-
-        for name in sorted(lent, key=lambda n: (self._specs[n].labgrid, n)):
+        for name in sorted(lent, key=lambda n: (str(self._specs[n].labgrid), n)):
             h = self._specs[name]
-            address = coordinator_address(h.labgrid_coordinator)
-            lease = acquire(name, h.labgrid, address, h.labgrid_timeout, self.stop, self._message)
+            lease = self._lease(name)
             self._leases[name] = lease
-            if self._message is not None:
-                self._message(f"host {name}: labgrid place {lease.place} acquired ({lease.ssh})")
             options = tuple(h.options)
-            target = SshTarget.parse(name, lease.ssh, h.identity, h.jump or lease.jump, options)
+            label = self.label(name)
+            target = SshTarget.parse(label, lease.ssh, h.identity, h.jump or lease.jump, options)
             control = None
             if lease.power is not None and h.boot is None:
                 on, off = lease.power_command("on"), lease.power_command("off")
@@ -232,6 +248,32 @@ class Hosts:
             self._add(name, target, control)
         # the spec's order, as for every other host
         self._remote = {n: self._remote[n] for n in self._specs if n in self._remote}
+
+    def _lease(self, name: str) -> Lease:
+        """The place host ``name`` is: acquired here (one place, or a whole pool of
+        places, this host its first), or given (a worker's device of a pool of places)."""
+        from perflab.hosts.labgrid import acquire, acquire_pool, coordinator_address
+
+        h = self._specs[name]
+        if h.places is not None and self._lent is not None:
+            return self._lent
+        address = coordinator_address(h.labgrid_coordinator)
+        if h.places is None:
+            assert isinstance(h.labgrid, str)
+            lease = acquire(name, h.labgrid, address, h.labgrid_timeout, self.stop, self._message)
+            self._owned.append(lease)
+            acquired = [lease]
+        else:
+            acquired = acquire_pool(
+                name, h.places, h.count, h.min or 1, address, h.labgrid_timeout, self.stop,
+                self._message,
+            )  # fmt: skip
+            self._owned += acquired
+            self.pool_leases = acquired
+        if self._message is not None:
+            for lease in acquired:
+                self._message(f"host {name}: labgrid place {lease.place} acquired ({lease.ssh})")
+        return acquired[0]
 
     def places(self) -> dict[str, dict[str, Any]]:
         """Each host lent by a labgrid place → what the records keep of the place (its
@@ -274,7 +316,7 @@ class Hosts:
         lines = []
         for name, h in self._specs.items():
             if h.pool is not None and h.pool > 1:
-                devices = ", ".join(device_name(name, k) for k in range(h.pool))
+                devices = ", ".join(self.devices(name))
                 lines.append(
                     f"host {name}: a pool of {h.pool} devices ({devices}), blocks spread over "
                     "them; the first shown below"
@@ -283,7 +325,12 @@ class Hosts:
                 from perflab.hosts.labgrid import coordinator_address, look
 
                 address = coordinator_address(h.labgrid_coordinator)
-                lines.append(f"host {name}: {look(name, h.labgrid, address)}")
+                lines.append(f"host {name}: {look(name, h.places or [h.labgrid], address)}")
+                if h.places is not None:
+                    lines[-1] += (
+                        f"; a pool of up to {h.count or 'every one of them'}, once "
+                        f"{h.min or 1} are free, blocks spread over them"
+                    )
         for name, ex in self._remote.items():
             device = self._devices.get(name)
             if device is not None:
@@ -332,12 +379,14 @@ class Hosts:
 
     def _release_places(self) -> None:
         """Releases every place acquired; what went wrong is said, one line each."""
-        if not self._leases:
+        if not self._owned:
+            self._leases.clear()
             return
         from perflab.hosts.labgrid import release
 
-        while self._leases:
-            _, lease = self._leases.popitem()
+        self._leases.clear()
+        while self._owned:
+            lease = self._owned.pop()
             try:
                 note = release(lease)
             except HostError as e:

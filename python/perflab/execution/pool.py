@@ -1,5 +1,7 @@
-"""A pool of devices (``[hosts.NAME] pool = N``): an experiment's blocks spread over N
-identical devices, one block whole on one device, the devices working side by side.
+"""A pool of devices (``[hosts.NAME] pool = N``, or a pool of labgrid places: ``labgrid =
+"router-*"``): an experiment's blocks spread over identical devices, one block whole on
+one device, the devices working side by side. The devices start together, once each is
+ready or set aside.
 
 Each device has a worker on a thread of its own: a copy of the runner whose machines are
 its own (the pool's host is that device, ``{slot}`` filled in), with its own store
@@ -20,6 +22,7 @@ and takes no other.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import queue
 import threading
@@ -28,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perflab.execution.experiment_hosts import Hosts, device_name
+from perflab.execution.experiment_hosts import Hosts
+from perflab.execution.host_environments import capture_environments
 from perflab.execution.run_execution import RunContext, RunExecution, RunOutcome
 from perflab.execution.scratch import stop_all
 from perflab.execution.service_scopes import ServiceScopes
@@ -54,6 +58,7 @@ class Runner(RunContext, Protocol):
     device: str | None
     hosts: Hosts
     held: list[HeldProcesses]
+    described: set[str]
 
     def experiment_values(self) -> dict[str, Any]: ...
 
@@ -78,8 +83,10 @@ class _Event:
 class Pool:
     """The pool's devices executing a list of pending runs (`execute`)."""
 
-    def __init__(self, runner: Runner, scratch: Path, name: str, size: int):
-        self.runner, self.scratch, self.name, self.size = runner, scratch, name, size
+    def __init__(self, runner: Runner, scratch: Path, name: str, devices: list[str]):
+        self.runner, self.scratch, self.name = runner, scratch, name
+        self.devices = devices  # each slot's name, as its runs record it
+        self.size = len(devices)
         self.events: queue.Queue[_Event] = queue.Queue()
         self.halt = threading.Event()  # no new run: the failure policy stopped the experiment
         self.lock = threading.Lock()
@@ -97,6 +104,9 @@ class Pool:
             self.blocks[-1].append(run)
         self.again: deque[RunRow] = deque()  # runs a device set aside left: first in line
         slots = [s for s in range(self.size) if s not in self.aside]
+        # the devices start together, once each is ready or set aside: a device slower to
+        # connect to would otherwise find the first blocks taken
+        self.start = threading.Barrier(len(slots))
         workers = [threading.Thread(target=self._work, args=(s,), daemon=True) for s in slots]
         for w in workers:
             w.start()
@@ -171,6 +181,9 @@ class Pool:
             except HostError as e:  # it cannot be reached (or staged): not a device to use
                 self._set_aside(slot, None, e.one_line())
                 return
+            finally:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    self.start.wait()
             current: deque[RunRow] = deque()
             while not (self.runner.stop.is_set() or self.halt.is_set()):
                 run = self._next(current)
@@ -182,6 +195,7 @@ class Pool:
                     current.clear()
                     break
         except BaseException as e:  # a bug or the store gone: the runner's thread raises it
+            self.start.abort()  # (no device waits for this one)
             self.events.put(_Event("error", slot, error=e))
         finally:
             if worker is not None:
@@ -231,7 +245,7 @@ class Pool:
     def _set_aside(self, slot: int, run: RunRow | None, why: str) -> bool:
         """Device ``slot`` is used no more (said once); ``run``, which it failed, goes
         first in line for another device."""
-        device = device_name(self.name, slot)
+        device = self.devices[slot]
         with self.lock:
             if run is not None:
                 self.retried.add(run.id)
@@ -257,9 +271,10 @@ class Pool:
         prepared already), store connection, variant services and held processes."""
         r = self.runner
         worker = copy.copy(r)
-        worker.device = device_name(self.name, slot)
+        worker.device = self.devices[slot]
         worker.store = Database(r.store.path)
         worker.held = []
+        worker.described = set()  # its device's environment: captured at its first boot
         worker.services = ServiceScopes(worker)
         worker.services.ports.update(r.ports)  # the experiment's services' ports
         worker.ports = worker.services.ports
@@ -272,12 +287,15 @@ class Pool:
                 values=dict(m.params),
                 kill_grace=m.kill_grace,
                 slot=slot,
+                lease=r.hosts.pool_leases[slot] if r.hosts.pool_leases else None,
             )
             worker.hosts.stop = r.stop
             folder = self.scratch / f"device-{slot}"
             folder.mkdir(exist_ok=True)
             try:
                 worker.hosts.prepare(r.spec.workdir, folder, r.observer.message)
+                # the device's environment, under its name (one booted from here: at its boot)
+                capture_environments(worker.store, r.eid, m, worker.hosts, r.executor, {})
             except HostError as e:
                 worker.hosts.close()
                 worker.store.close()

@@ -86,8 +86,9 @@ class Runner:
             values=dict(spec.model.params),
             kill_grace=spec.model.kill_grace,
         )
-        #: A pool of devices ([hosts.NAME] pool = N): its name and size (execution/pool.py).
-        self.pool = next(((n, h.pool) for n, h in spec.model.hosts.items() if h.pool), None)
+        #: The host that is a pool of devices (pool = N, or a pool of labgrid places): its
+        #: name; its devices are known once its places are acquired (execution/pool.py).
+        self.pool = next((n for n, h in spec.model.hosts.items() if h.pooled), None)
         self.device: str | None = None  # a pool's device this runner's runs run on
         self.observer = observer or SilentObserver()
         self.say_once: Callable[[str], None] = SayOnce(self.observer.message)  # said once
@@ -98,7 +99,7 @@ class Runner:
         self.decided = decided
         self.stop = threading.Event()
         self.hosts.stop = self.stop  # a boot in progress ends on the stop request
-        self._described: set[str] = set()  # booted hosts whose environment was captured
+        self.described: set[str] = set()  # booted hosts whose environment was captured
         self.builds = VariantBuilds(spec.model, self)  # the variants' builds, once each
         self.cells: dict[str, Cell] = {c.key: c for c in expand_matrix(spec.model.matrix)}
         self.core_choices: dict[int, CoreChoice] = {}  # N → CoreChoice, picked once per experiment
@@ -274,7 +275,7 @@ class Runner:
         if self.pool is not None:
             from perflab.execution.pool import Pool
 
-            pool = Pool(self, scratch, *self.pool)
+            pool = Pool(self, scratch, self.pool, self.hosts.devices(self.pool))
         while True:
             if pool is not None:
                 status, message = pool.execute(pending, done, total)
@@ -452,11 +453,11 @@ class Runner:
         booted = ensure_kernel(self.hosts, self.spec.model, variant, self.observer.message)
         if built is not None and built.artifacts:
             booted = dataclasses.replace(booted, artifacts={**built.artifacts, **booted.artifacts})
-        if self.hosts.booted - self._described:  # a device up for the first time
+        if self.hosts.booted - self.described:  # a device up for the first time
             capture_environments(
                 self.store, self.eid, self.spec.model, self.hosts, self.executor, {}
             )
-            self._described |= self.hosts.booted
+            self.described |= self.hosts.booted
         return booted
 
     def stop_run_leftovers(self, run: RunRow) -> list[str]:

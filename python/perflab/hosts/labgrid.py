@@ -29,6 +29,7 @@ this host and that process is gone, the "held by" line says so and how to releas
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import shlex
 import sys
@@ -137,19 +138,113 @@ def acquire(
     session = _open(host, address)
     try:
         _wait_for(session, host, place, timeout, stop, message)
-        mark = f"{session.who.partition('/')[0]}/{MARK}{os.getpid()}-{_start_time()}"
-        try:
-            session.allow(place, mark)
-            state = session.place(place)
-            return _lease(session, host, state, mark)
-        except BaseException:  # a place acquired and not usable is given back at once
-            with contextlib.suppress(CoordinatorError):
-                session.release(place, session.who)
-            raise
+        return _lend(session, host, [place])[0]
     except CoordinatorError as e:
         raise HostError(f"host '{host}': {e}") from None
     finally:
         session.close()
+
+
+def acquire_pool(
+    host: str,
+    patterns: list[str],
+    count: int | None,
+    least: int,
+    address: str,
+    timeout: float,
+    stop: threading.Event | None = None,
+    message: Message | None = None,
+) -> list[Lease]:
+    """Acquires a pool of places for host ``host`` of the spec: of the coordinator's
+    places that ``patterns`` name (names, or shell patterns such as ``router-*``), in the
+    order of their names, at most ``count`` (all when None) of those free, once at least
+    ``least`` are free at once; waiting up to ``timeout`` s meanwhile (a progress line to
+    ``message`` each time what it waits for changes). Places are taken only when enough
+    are free, so two experiments waiting for the same places never hold some each and
+    wait for each other. HostError (one line naming the holders) when the wait is over,
+    ``stop`` is set, or no place matches."""
+    session = _open(host, address)
+    deadline = time.monotonic() + timeout
+    said = ", ".join(patterns)
+    told: str | None = None
+    try:
+        while True:
+            if stop is not None and stop.is_set():
+                raise HostError(f"host '{host}': stopped while waiting for labgrid places {said}")
+            names = _matching(session, host, patterns)
+            taken = _take(session, names, count if count is not None else len(names))
+            if len(taken) >= least:
+                return _lend(session, host, taken)
+            for name in taken:  # not enough at once: held by none while waiting
+                with contextlib.suppress(CoordinatorError):
+                    session.release(name, session.who)
+            session.sync()
+            held = "; ".join(
+                f"{n} {holder_line(session, session.place(n))}"
+                for n in names
+                if session.place(n).acquired
+            )
+            why = f"{len(taken)} of {len(names)} free, {least} wanted" + (
+                f" ({held})" if held else ""
+            )
+            if time.monotonic() >= deadline:
+                raise HostError(
+                    f"host '{host}': labgrid places {said}: {why}; waited {timeout:g} s "
+                    "(labgrid_timeout)"
+                )
+            if why != told and message is not None:
+                message(f"waiting for labgrid places {said}: {why}, up to {timeout:g} s")
+            told = why
+            session.wait(min(POLL_S, max(0.0, deadline - time.monotonic())))
+    except CoordinatorError as e:
+        raise HostError(f"host '{host}': {e}") from None
+    finally:
+        session.close()
+
+
+def _matching(session: CoordinatorSession, host: str, patterns: list[str]) -> list[str]:
+    """The coordinator's places that ``patterns`` name, sorted; HostError when a name
+    or pattern matches none."""
+    known = session.place_names()
+    names: set[str] = set()
+    for pattern in patterns:
+        found = fnmatch.filter(known, pattern)
+        if not found:
+            what = f"matches '{pattern}'" if any(c in pattern for c in "*?[") else f"'{pattern}'"
+            raise HostError(
+                f"host '{host}': no labgrid place {what} on the coordinator "
+                f"{session.address} (places: {', '.join(known) or 'none'})"
+            )
+        names.update(found)
+    return sorted(names)
+
+
+def _take(session: CoordinatorSession, names: list[str], count: int) -> list[str]:
+    """Acquires up to ``count`` of the places ``names`` that are free, in their order."""
+    taken: list[str] = []
+    for name in names:
+        if len(taken) == count:
+            break
+        if not session.place(name).acquired and session.acquire(name) is None:
+            taken.append(name)
+    return taken
+
+
+def _lend(session: CoordinatorSession, host: str, taken: list[str]) -> list[Lease]:
+    """Marks every place ``taken`` as this perflab's and makes its lease; a place acquired
+    and not usable is given back at once, with the others (HostError)."""
+    mark = f"{session.who.partition('/')[0]}/{MARK}{os.getpid()}-{_start_time()}"
+    try:
+        leases = []
+        for name in taken:
+            session.allow(name, mark)
+            leases.append(_lease(session, host, session.place(name), mark))
+        return leases
+    except BaseException:
+        for name in taken:
+            with contextlib.suppress(CoordinatorError):
+                session.release(name, session.who)
+        raise
 
 
 def release(lease: Lease) -> str | None:
@@ -182,17 +277,22 @@ def release(lease: Lease) -> str | None:
         session.close()
 
 
-def look(host: str, place: str, address: str) -> str:
-    """What ``--dry-run`` says of a place: who holds it and what it lends (not acquired)."""
+def look(host: str, patterns: list[str], address: str) -> str:
+    """What ``--dry-run`` says of the places ``patterns`` name (one place, or a pool's
+    names and patterns): who holds each and what it lends (none acquired)."""
     session = _open(host, address)
     try:
-        state = session.place(place)
-        lends = (
-            ", ".join(f"{entry.cls} {name}" for _, name, entry in session.resources(state))
-            or "no resources (is its exporter running?)"
-        )
-        held = holder_line(session, state) if state.acquired else "free"
-        return f"labgrid place '{place}' on {session.address}: {held}; lends {lends}"
+        said = []
+        names = _matching(session, host, patterns)
+        for name in names:
+            state = session.place(name)
+            lends = (
+                ", ".join(f"{entry.cls} {n}" for _, n, entry in session.resources(state))
+                or "no resources (is its exporter running?)"
+            )
+            held = holder_line(session, state) if state.acquired else "free"
+            said.append(f"labgrid place '{name}' on {session.address}: {held}; lends {lends}")
+        return "; ".join(said)
     except CoordinatorError as e:
         raise HostError(f"host '{host}': {e}") from None
     finally:

@@ -179,6 +179,11 @@ class CoordinatorSession:
             )
         return place
 
+    def place_names(self) -> list[str]:
+        """Every place the coordinator has, sorted."""
+        self._check_alive()
+        return sorted(self._session.places)
+
     def resources(self, place: Any) -> list[tuple[str, str, Any]]:
         """(``exporter/group/cls/name``, name in the place, labgrid's ``ResourceEntry``) of
         every resource the place holds (acquired) or would hold (not acquired)."""

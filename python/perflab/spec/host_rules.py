@@ -83,12 +83,19 @@ def _check_lent_host(spec: Spec, name: str) -> None:
                 f"host '{name}' says neither where it is (ssh = \"user@address:port\") nor "
                 'which labgrid place lends it (labgrid = "PLACE")',
             )
-        for key in ("labgrid_coordinator", "labgrid_timeout"):
+        for key in ("labgrid_coordinator", "labgrid_timeout", "count", "min"):
             if key in h.model_fields_set:
                 raise spec.error(("hosts", name, key), f'{key} is for labgrid = "PLACE"')
         return
-    if not h.labgrid.strip():
-        raise spec.error(("hosts", name, "labgrid"), "labgrid names a place: it is empty")
+    names = h.labgrid if isinstance(h.labgrid, list) else [h.labgrid]
+    for i, place in enumerate(names):
+        if not place.strip():
+            loc: KeyPath = ("hosts", name, "labgrid")
+            raise spec.error(
+                (*loc, i) if isinstance(h.labgrid, list) else loc,
+                "labgrid names a place: it is empty",
+            )
+    _check_places_pool(spec, name)
     if h.ssh is not None:
         raise spec.error(
             ("hosts", name, "ssh"),
@@ -112,9 +119,43 @@ def _check_lent_host(spec: Spec, name: str) -> None:
         if o.labgrid == h.labgrid and o.labgrid_coordinator == h.labgrid_coordinator:
             raise spec.error(
                 ("hosts", name, "labgrid"),
-                f"hosts '{other}' and '{name}' are both labgrid place '{h.labgrid}': a place "
-                "is one device; give it one [hosts.NAME] table",
+                f"hosts '{other}' and '{name}' are both labgrid place {_said(h.labgrid)}: a "
+                "place is one device; give it one [hosts.NAME] table",
             )
+
+
+def _said(labgrid: str | list[str] | None) -> str:
+    """A host's ``labgrid`` as a message quotes it."""
+    return ", ".join(f"'{p}'" for p in labgrid) if isinstance(labgrid, list) else f"'{labgrid}'"
+
+
+def _check_places_pool(spec: Spec, name: str) -> None:
+    """``count`` and ``min`` size a pool of places (``labgrid`` a pattern or a list):
+    at most ``count`` places, at least ``min`` free at once; ``min`` ≤ ``count``, and a
+    list of places no shorter than ``min``."""
+    h = spec.model.hosts[name]
+    if h.places is None:
+        for key in ("count", "min"):
+            if key in h.model_fields_set:
+                raise spec.error(
+                    ("hosts", name, key),
+                    f"{key} sizes a pool of places, and labgrid = '{h.labgrid}' is one place: "
+                    'name several (labgrid = ["router-1", "router-2"]) or a pattern ("router-*")',
+                )
+        return
+    if h.count is not None and h.min is not None and h.min > h.count:
+        raise spec.error(
+            ("hosts", name, "min"),
+            f"min = {h.min} is more than count = {h.count}: the pool waits for at least min "
+            "places and takes at most count",
+        )
+    literal = isinstance(h.labgrid, list) and not any(c in p for p in h.labgrid for c in "*?[")
+    if literal and h.min is not None and isinstance(h.labgrid, list) and h.min > len(h.labgrid):
+        raise spec.error(
+            ("hosts", name, "min"),
+            f"min = {h.min}, and labgrid names {len(h.labgrid)} places: the pool would wait "
+            "for ever",
+        )
 
 
 #: What a pool's table names its device by.
@@ -150,21 +191,21 @@ def _check_pool(spec: Spec, name: str) -> None:
     m = spec.model
     h = m.hosts[name]
     texts = pool_texts(spec, name)
-    if h.pool is None:
+    if not h.pooled:
         for loc, text in texts:
             if SLOT in text:
                 raise spec.error(
                     loc, f"{SLOT} names a device of a pool: set pool = N in [hosts.{name}]"
                 )
         return
-    where = ("hosts", name, "pool")
-    if h.labgrid is not None:
+    where = ("hosts", name, "pool" if h.pool is not None else "labgrid")
+    if h.pool is not None and h.labgrid is not None:
         raise spec.error(
             where,
-            f"host '{name}' is lent by labgrid place '{h.labgrid}', one device: leave pool "
-            "out (a pool is made of the devices its ssh names by {slot})",
+            f"host '{name}' is lent by labgrid {_said(h.labgrid)}: leave pool out (a pool of "
+            'places is labgrid = "router-*" or a list of places, with count = N)',
         )
-    others = [o for o, oh in m.hosts.items() if o != name and oh.pool is not None]
+    others = [o for o, oh in m.hosts.items() if o != name and oh.pooled]
     if others:
         raise spec.error(
             where,
@@ -172,13 +213,13 @@ def _check_pool(spec: Spec, name: str) -> None:
             "blocks over one pool",
         )
     booted = [o for o, oh in m.hosts.items() if o != name and oh.control is not None]
-    if booted and h.pool > 1:
+    if booted and (h.pool is None or h.pool > 1):
         raise spec.error(
             where,
             f"the pool's blocks run side by side, and each would boot device '{booted[0]}' "
             f"as well: make it part of the pool, or leave out [hosts.{booted[0]}.control]",
         )
-    if h.pool == 1:
+    if h.pool is None or h.pool == 1:
         return
     needs = [
         (loc, text) for loc, text in texts if loc[-1] == "ssh" or loc[2:] == ("control", "boot")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
+from pydantic import AfterValidator, BeforeValidator, Field, StrictStr
 
 from perflab.durations import parse_duration
-from perflab.spec.types import Command
+from perflab.spec.types import Command, Strict
 
 #: Longest version, commit id or repository text.
 MAX_VERSION = 200
@@ -43,11 +43,7 @@ VersionText = Annotated[StrictStr, AfterValidator(check_version)]
 SourceText = Annotated[StrictStr, Field(min_length=1), AfterValidator(check_version)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
-
-
-class VersionCommand(_Strict):
+class VersionCommand(Strict):
     """``version = { command = "git describe --always --dirty", timeout = "10s" }``: the
     version is what the command prints on stdout (stripped; one line), run with /bin/sh in
     the spec's folder when the experiment starts (not by ``--dry-run``, nor when
@@ -58,7 +54,7 @@ class VersionCommand(_Strict):
     timeout: Annotated[float, BeforeValidator(parse_duration)] = VERSION_TIMEOUT
 
 
-class SourceSpec(_Strict):
+class SourceSpec(Strict):
     """``source = { repo = "…", commit = "…" }``: the source the measured version was built
     from. ``repo``: a folder (relative to the spec's) or a URL; ``commit``: its commit id,
     read with ``git -C REPO rev-parse HEAD`` when not given (``repo`` is then a git work

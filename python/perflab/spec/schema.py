@@ -14,7 +14,6 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
@@ -25,27 +24,25 @@ from pydantic import (
     model_validator,
 )
 
-from perflab.durations import parse_duration
+from perflab.spec.host_tables import HostSpec
 from perflab.spec.locate import Path as KeyPath
 from perflab.spec.position import SourceSpec, VersionCommand, VersionText
 from perflab.spec.types import (
     Bool,
     Command,
     Cores,
-    Destination,
+    Duration,
+    DurationOrZero,
     Env,
     Label,
     OverheadCommand,
     RealNumber,
     Scalar,
     Short,
+    Strict,
     Text,
     WholeNumber,
 )
-
-Duration = Annotated[float, BeforeValidator(parse_duration)]
-# a duration that may be 0 ("0", 0, "0s"): "never wait" where that has a meaning
-DurationOrZero = Annotated[float, BeforeValidator(functools.partial(parse_duration, zero=True))]
 
 
 def parse_percent(value: object) -> float:
@@ -93,78 +90,7 @@ HARNESS_METRICS = {
 }
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
-
-
-class ControlSpec(_Strict):
-    """``[hosts.NAME.control]``: a device booted, reset and watched from outside (a VM, a
-    board behind a power switch and a serial console). These commands run on this
-    machine, the controller, never on the device.
-
-    ``boot`` starts the device into ``{kernel}`` with ``{cmdline}`` added to its command
-    line (values quoted): a VM started in the foreground is held running until the next
-    boot or the experiment's end; a command that only switches power on may exit.
-    ``power_off`` runs before every boot and at the end (default: the boot command's
-    processes are stopped). ``console``: ``tcp://HOST:PORT`` (connected to from here), a
-    file or serial device path, or ``cmd:COMMAND`` whose output is the console; default:
-    the boot command's own output. Every boot's console is kept with the run.
-    ``counters``: a command that prints ``EVENT COUNT`` lines, the device's counts that
-    its own software cannot take (an emulator's count of the guest's instructions); run
-    before and after each phase whose ``counters_on`` names this host, the difference is
-    the phase's count."""
-
-    boot: Command
-    power_off: Command | None = None
-    console: Short | None = None
-    counters: Command | None = None
-
-
-class HostSpec(_Strict):
-    """One `[hosts.NAME]`: a machine reached over SSH (`local`, this one, is implicit).
-
-    ``ssh`` is ``user@address:port``, ``address`` or an alias of ``~/.ssh/config`` (which
-    is honoured: ProxyJump, identities, known hosts); ``identity`` a private key file;
-    ``jump`` a ProxyJump destination; ``options`` extra ssh ``-o`` options such as
-    ``"StrictHostKeyChecking=accept-new"``; ``workdir`` where commands start there
-    (default: the login directory). Any CPU architecture with a POSIX shell will do:
-    where perflab's measurement shim cannot run (or ``stage = false``), steps are
-    measured by a portable sh path.
-
-    ``labgrid = "PLACE"`` instead of ``ssh``: a device lent by a labgrid coordinator
-    (``labgrid_coordinator = "HOST:PORT"``, else ``LG_COORDINATOR``), acquired for the
-    experiment (waiting up to ``labgrid_timeout`` while someone holds it) and released at
-    its end; its SSH address, power and console come from the place's resources.
-    ``pool = N``: N identical devices, ``{slot}`` (0 … N−1) in ssh and the control and
-    boot commands naming each; blocks are spread over them (execution/pool.py)."""
-
-    ssh: Destination | None = None
-    pool: Annotated[WholeNumber, Field(ge=1, le=64)] | None = None
-    labgrid: Short | None = None  # a place of a labgrid coordinator (instead of ssh)
-    labgrid_coordinator: Short | None = None  # HOST:PORT; default: $LG_COORDINATOR
-    labgrid_timeout: Duration = 600.0  # how long to wait for the place while it is held
-    identity: Short | None = None
-    jump: Short | None = None
-    options: Annotated[list[Short], Field(max_length=100)] = []
-    workdir: Short | None = None
-    # local files (relative to the spec's workdir) copied to the host's workdir under their
-    # own names before the first run and after every boot: a script, a program, a config
-    files: Annotated[list[Short], Field(max_length=100)] = []
-    # stage perflab's helper programs there (its measurement shim); false: nothing is
-    # copied and steps are measured by the portable sh path
-    stage: Bool = True
-    # how to boot it into a variant's kernel: a reboot or kexec command, run on the host
-    # (`{kernel}` is the kernel wanted, `{cmdline}` the variant's cmdline); default: "reboot"
-    boot: Command | None = None
-    # a device booted from this machine instead (power, boot into a kernel, console)
-    control: ControlSpec | None = None
-    # the kernel a controlled device boots when the run's variant names none
-    kernel: Short | None = None
-    boot_timeout: Duration = 600.0  # from the boot command to the host answering again
-    reset: Literal["never", "each-run"] = "never"  # "each-run": a fresh boot before every run
-
-
-class HookSpec(_Strict):
+class HookSpec(Strict):
     """An experiment-level hook as a table: ``before_each = { command = "...", on = "dut" }``
     (the plain string form runs here)."""
 
@@ -179,7 +105,7 @@ def _hook(value: object) -> object:
 Hook = Annotated[HookSpec, BeforeValidator(_hook)]
 
 
-class VariantSpec(_Strict):
+class VariantSpec(Strict):
     """One `[[variant]]`: what differs between the things compared."""
 
     name: Name
@@ -204,7 +130,7 @@ class VariantSpec(_Strict):
 MonitorSource = Literal["vmstat", "meminfo", "psi", "cpu", "net"]
 
 
-class MonitorSpec(_Strict):
+class MonitorSpec(Strict):
     """``monitor = { interval = "200ms", sources = ["vmstat", "psi"] }``: /proc sampled while
     a phase runs (top level: every measured phase; on a phase: that phase, replacing it)."""
 
@@ -231,7 +157,7 @@ Profile = Bool | Literal["process", "system"]
 PHASE_KINDS: Final = "phase_kinds"
 
 
-class PhaseSpec(_Strict):
+class PhaseSpec(Strict):
     """One `[[phase]]` of every run, executed in the order written.
 
     What it runs is its kind: the one key of a phase kind it has — ``command = "..."``,
@@ -316,13 +242,13 @@ def phase_model(kinds: tuple[tuple[str, Any], ...]) -> type[BaseModel]:
         fields[name] = (info.annotation, info)
         if name == "measure":
             fields.update({key: (schema | None, None) for key, schema in kinds})
-    return create_model("PhaseSpec", __base__=_Strict, **fields)
+    return create_model("PhaseSpec", __base__=Strict, **fields)
 
 
 FREE_PORT: Final = "{free_port}"
 
 
-class ServiceSpec(_Strict):
+class ServiceSpec(Strict):
     """One `[[service]]`: a long-running process (a server under test, a load sink) started
     before the phases of its scope, waited for until ready, stopped at its scope's end."""
 
@@ -341,7 +267,7 @@ class ServiceSpec(_Strict):
     on: Name | None = None  # the host it runs on (a server under test on a DUT); default here
 
 
-class MetricSpec(_Strict):
+class MetricSpec(Strict):
     """One `[[metric]]`: a number taken from each run, and which way is better."""
 
     name: Name
@@ -368,7 +294,7 @@ class MetricSpec(_Strict):
     overhead_phase: Name | None = None
 
 
-class AdaptiveRepetitions(_Strict):
+class AdaptiveRepetitions(Strict):
     """`repetitions = { min = 5, max = 50, target_ci = "1%" }`: blocks are added one at a
     time after `min` until every tracked interval's half-width is ≤ target_ci (or `max`)."""
 
@@ -378,7 +304,7 @@ class AdaptiveRepetitions(_Strict):
     metrics: list[Name] = []  # the metrics that must reach it (default: every metric)
 
 
-class ExperimentSpec(_Strict):
+class ExperimentSpec(Strict):
     """The whole experiment file."""
 
     name: Name

@@ -9,12 +9,15 @@ character (no command, file name or environment can carry one).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     StrictBool,
     StrictFloat,
@@ -22,6 +25,7 @@ from pydantic import (
     StrictStr,
 )
 
+from perflab.durations import parse_duration
 from perflab.hosts.ssh import parse_destination
 from perflab.spec.limits import KIB, MAX_COMMAND, MAX_SHORT, MAX_TEXT, size_text
 
@@ -147,3 +151,15 @@ def _destination(text: str) -> str:
 
 #: An ssh destination (`[hosts.NAME] ssh = ...`).
 Destination = Annotated[StrictStr, Field(max_length=256), AfterValidator(_destination)]
+
+
+class Strict(BaseModel):
+    """A table of the experiment file: unknown keys are errors, values frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+#: A duration ("90s", "10m", 1.5); bound it where used.
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+#: A duration that may be 0 ("0", 0, "0s"): "never wait" where that has a meaning.
+DurationOrZero = Annotated[float, BeforeValidator(functools.partial(parse_duration, zero=True))]
