@@ -112,6 +112,34 @@ def test_blocks_spread_over_the_devices_each_whole_on_one(sshd, tmp_path):
     assert "device" in table.out and "dut[1]" in table.out
 
 
+def test_a_command_run_here_names_its_runs_device_by_slot(sshd, tmp_path):
+    """``{slot}`` in a phase that runs on this machine is the slot of the device the run
+    is on (a load sent from here reaches its device: ``server = "127.0.0.1:1131{slot}"``);
+    before_all, which runs once, cannot name it; without a pool it is no parameter."""
+    text = _spec(sshd, repetitions=3).replace('name = "v"\n', 'name = "v"\nphase = "p"\n') + (
+        '\n[[phase]]\nname = "here"\ncommand = "echo slot={slot}"\n'
+        '\n[[metric]]\nname = "slot"\nphase = "here"\nbetter = "lower"\n'
+        "regex = 'slot=(?P<value>[0-9]+)'\n"
+    )
+    spec = tmp_path / "pool.toml"
+    spec.write_text(text)
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    with Database(db) as s:
+        runs = s.runs(1)
+        for run in runs:
+            said = s.artifact(1, "stdout:phase:here", run.id).decode().strip()
+            assert said == f"slot={run.device.removeprefix('dut[').removesuffix(']')}", said
+        assert {run.device for run in runs} == {"dut[0]", "dut[1]"}
+    spec.write_text('before_all = "echo {slot}"\n' + text)
+    r = perflab("run", str(spec), "--dry-run")
+    assert r.code == 2 and "'{slot}' is per run; before_all runs once" in r.err, r.err
+    spec.write_text(text.replace("pool = 2", "").replace("127.0.0.1{slot}", "127.0.0.10"))
+    r = perflab("run", str(spec), "--dry-run")
+    assert r.code == 2 and "unknown parameter '{slot}'" in r.err, r.err
+
+
 def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path):
     """Device 1's address has no server: it is set aside, said once, and every run is
     made on device 0."""

@@ -377,6 +377,7 @@ class Runner:
             "block": run.block,
             "cores_list": "",
             "seed": (m.seed * 1_000_003 + run.order_index) % (2**31),
+            **({"slot": self.hosts.slot} if self.pool else {}),  # the run's device in a pool
             **self.ports,  # services' {NAME_port}
         }
 

@@ -33,5 +33,12 @@ def service_ports(m: Any) -> list[str]:
     return [f"{s.name}_port" for s in m.service if s.port is not None]
 
 
+def pool_params(m: Any) -> list[str]:
+    """The parameter a pool gives its runs' commands: ``{slot}``, the device's slot (0 …
+    N−1: its place in a pool of places), so that a command run here reaches its device
+    (``server = "127.0.0.1:1131{slot}"``)."""
+    return ["slot"] if any(h.pooled for h in m.hosts.values()) else []
+
+
 def all_variant_params(m: ExperimentSpec) -> set[str]:
     return {k for v in m.variant for k in v.params}

@@ -9,7 +9,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from perflab.spec.matrix import expand_matrix
-from perflab.spec.param_names import BUILTIN_PARAMS, service_ports
+from perflab.spec.param_names import BUILTIN_PARAMS, pool_params, service_ports
 from perflab.spec.phase_kinds import choice, kind_of
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ def check_rendered(spec: Spec) -> dict[int, set[Hashable]]:
         for v in m.variant:
             values = {
                 **dict.fromkeys(BUILTIN_PARAMS, 0),
+                **dict.fromkeys(pool_params(m), 0),
                 **dict.fromkeys(service_ports(m), 1),
                 **m.params,
                 **cell.values,

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perflab.spec.name_rules import choices_hint
-from perflab.spec.param_names import BUILTIN_PARAMS, HOOKS, all_variant_params, service_ports
+from perflab.spec.param_names import (
+    BUILTIN_PARAMS,
+    HOOKS,
+    all_variant_params,
+    pool_params,
+    service_ports,
+)
 from perflab.spec.phase_kinds import kind_of
 from perflab.spec.template import placeholders, render_value
 
@@ -18,6 +24,7 @@ if TYPE_CHECKING:
 def check_templates(spec: Spec) -> None:
     m = spec.model
     base = set(BUILTIN_PARAMS) | set(m.params) | set(m.matrix) | set(service_ports(m))
+    per_device = set(pool_params(m))  # a pool's {slot}: the run's device
     common: list[tuple[KeyPath, str | None]] = [
         ((name,), hook.command) for name in HOOKS if (hook := getattr(m, name)) is not None
     ]
@@ -28,7 +35,7 @@ def check_templates(spec: Spec) -> None:
     ]
     common += [(("metric", i, "overhead"), x.overhead) for i, x in enumerate(m.metric)]
     for vi, v in enumerate(m.variant):
-        known = base | set(v.params)
+        known = base | per_device | set(v.params)
         own = [(("variant", vi, "setup"), v.setup), (("variant", vi, "teardown"), v.teardown)]
         for loc, text in common + own:
             if text is None:
@@ -43,6 +50,7 @@ def check_templates(spec: Spec) -> None:
                     "seed",
                     "block",
                     "cores_list",
+                    *per_device,
                 ):
                     raise spec.error(loc, f"'{{{name}}}' is per run; {loc[0]} runs once")
                 if loc[0] in ("before_all", "after_all") and name not in base:
