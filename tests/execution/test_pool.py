@@ -140,6 +140,24 @@ def test_a_command_run_here_names_its_runs_device_by_slot(sshd, tmp_path):
     assert r.code == 2 and "unknown parameter '{slot}'" in r.err, r.err
 
 
+def test_adaptive_repetitions_add_a_block_per_device_at_a_time(sshd, tmp_path):
+    """With adaptive repetitions a pool of two adds two blocks at a time (one per device, in
+    the time of one), up to the maximum, and both devices take the blocks added."""
+    text = _spec(sshd, sleep=0.2, command='sleep 0.2; echo "v=$PERFLAB_RUN"').replace(
+        "repetitions = 4", 'repetitions = { min = 2, max = 5, target_ci = "0.01%" }'
+    )
+    spec = tmp_path / "pool.toml"
+    spec.write_text(text)
+    db = tmp_path / "p.db"
+    r = perflab("run", str(spec), "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    assert "adding blocks 3–4" in r.err and "adding block 5" in r.err, r.err
+    runs = [run for run, _ in _runs(db)]
+    assert len({run.block for run in runs}) == 5 and len(runs) == 10
+    added = {run.device for run in runs if run.block in (2, 3)}  # blocks 3–4 (0-based 2, 3)
+    assert added == {"dut[0]", "dut[1]"}, added
+
+
 def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path):
     """Device 1's address has no server: it is set aside, said once, and every run is
     made on device 0."""

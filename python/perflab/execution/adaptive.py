@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from perflab.durations import format_duration
-from perflab.plan import plan_block
+from perflab.plan import PlannedRun, plan_block
 from perflab.spec import Spec
 from perflab.spec.matrix import expand_matrix
 from perflab.store import Database
@@ -62,10 +62,11 @@ def tracked_samples(data: Dataset, metrics: list[str]) -> Samples:
 
 
 def next_block(
-    store: Database, eid: int, spec: Spec, decided: Decided | None = None
+    store: Database, eid: int, spec: Spec, decided: Decided | None = None, width: int = 1
 ) -> AdaptiveStep:
     """Decide after a completed block; plan the next one when the target is not reached
-    (and ``decided`` did not answer)."""
+    (and ``decided`` did not answer) — ``width`` of them, up to the maximum, for a pool of
+    that many devices: one more block each, in the time of one."""
     from perflab.analysis.dataset import load_dataset
     from perflab.execution.experiment import planned_rows
 
@@ -106,14 +107,18 @@ def next_block(
     )
     if verdict.stop:
         return _stop(store, eid, spec, record, verdict, blocks, per_block, len(runs))
-    next_index = max(r.order_index for r in runs) + 1
-    new = plan_block(m, max(r.block for r in runs) + 1, next_index)
+    new: list[PlannedRun] = []
+    first = max(r.block for r in runs) + 1
+    adding = max(1, min(width, a.max - blocks))
+    for k in range(adding):
+        new += plan_block(m, first + k, max(r.order_index for r in runs) + 1 + len(new))
     record["summary"] = f"adaptive repetitions: {verdict.text}"
     store.append_runs(eid, planned_rows(new))
     store.update_settings(eid, adaptive=record)
-    projected_total = len(runs) + max(1, verdict.projected - blocks) * pairs
+    projected_total = len(runs) + max(adding, verdict.projected - blocks) * pairs
+    which = f"block {blocks + 1}" if adding == 1 else f"blocks {blocks + 1}–{blocks + adding}"
     return AdaptiveStep(
-        len(new), f"block {blocks}: {verdict.text}; adding block {blocks + 1}", projected_total
+        len(new), f"block {blocks}: {verdict.text}; adding {which}", projected_total
     )
 
 

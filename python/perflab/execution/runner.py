@@ -311,7 +311,8 @@ class Runner:
                 return ("interrupted" if self.stop.is_set() else "complete"), None
             from perflab.execution.adaptive import next_block
 
-            step = next_block(self.store, self.eid, self.spec, self.decided)
+            width = pool.size - len(pool.aside) if pool is not None else 1  # one per device
+            step = next_block(self.store, self.eid, self.spec, self.decided, width)
             if not step.runs:
                 return "complete", step.message
             self.observer.message(step.message)
