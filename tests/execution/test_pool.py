@@ -158,19 +158,21 @@ def test_adaptive_repetitions_add_a_block_per_device_at_a_time(sshd, tmp_path):
     assert added == {"dut[0]", "dut[1]"}, added
 
 
-def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path):
-    """Device 1's address has no server: it is set aside, said once, and every run is
-    made on device 0."""
-    with start_sshd(listen=ADDRESSES[:1]) as srv:
+@pytest.mark.parametrize("down", [1, 0])
+def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path, down):
+    """One device's address has no server (the first one too: the experiment does not
+    need device 0): it is set aside, said once, and every run is made on the other."""
+    up = 1 - down
+    with start_sshd(listen=(ADDRESSES[up],)) as srv:
         spec = tmp_path / "pool.toml"
         spec.write_text(_spec(srv, repetitions=2, sleep=0))
         db = tmp_path / "p.db"
         r = perflab("run", str(spec), "--store", str(db), "--no-compare")
     assert r.code == 0, r.err
-    assert r.err.count("device dut[1] set aside") == 1, r.err
+    assert r.err.count(f"device dut[{down}] set aside") == 1, r.err
     runs = _runs(db)
     assert len(runs) == 4 and {run.status for run, _ in runs} == {"ok"}
-    assert {run.device for run, _ in runs} == {"dut[0]"}
+    assert {run.device for run, _ in runs} == {f"dut[{up}]"}
 
 
 #: Device 1 (127.0.0.11) measures 6% lower than device 0, variant b 2% above a.

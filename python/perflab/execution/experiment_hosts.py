@@ -94,6 +94,9 @@ class Hosts:
         self._leases: dict[str, Lease] = {}  # hosts lent by a labgrid place, once acquired
         self._owned: list[Lease] = []  # the places acquired here: released at the end
         self._lent = lease
+        #: A pool's host that could not be made ready here (its device is set aside by
+        #: the pool, not the experiment stopped): host name → why.
+        self.unready: dict[str, HostError] = {}
         #: A pool of places acquired here: every place, its first this host's.
         self.pool_leases: list[Lease] = []
         self._control_dir: Path | None = None
@@ -214,7 +217,8 @@ class Hosts:
     ) -> None:
         """Connects to every remote host, stages what steps need there and copies each
         host's ``files`` (relative to ``base``) into its working directory; HostError (one
-        line naming the host) for the first that cannot be used. A device booted from here
+        line naming the host) for the first that cannot be used — a pool's host is left in
+        `unready` instead, for the pool to set its device aside. A device booted from here
         starts its console capture (in ``scratch``) and is connected to at its first boot."""
         self._base = base or self._base
         self._message = message
@@ -224,7 +228,13 @@ class Hosts:
             if device is not None:
                 device.start(scratch or Path(tempfile.mkdtemp(prefix="perflab-device-")))
                 continue
-            self._stage(name, ex)
+            try:
+                self._stage(name, ex)
+            except HostError as e:
+                if not self._specs[name].pooled:
+                    raise
+                self.unready[name] = e
+                ex.conn.down = ex.conn.down or e.one_line()
 
     def _acquire_places(self) -> None:
         """Acquires the place of every host lent by labgrid (waiting while one is held;

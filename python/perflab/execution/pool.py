@@ -270,6 +270,8 @@ class Pool:
         """A copy of the runner for device ``slot``: its own machines (slot 0: the runner's,
         prepared already), store connection, variant services and held processes."""
         r = self.runner
+        if slot == 0 and self.name in r.hosts.unready:  # not reached when the experiment began
+            raise r.hosts.unready[self.name]
         worker = copy.copy(r)
         worker.device = self.devices[slot]
         worker.store = Database(r.store.path)
@@ -294,6 +296,8 @@ class Pool:
             folder.mkdir(exist_ok=True)
             try:
                 worker.hosts.prepare(r.spec.workdir, folder, r.observer.message)
+                if self.name in worker.hosts.unready:
+                    raise worker.hosts.unready[self.name]
                 # the device's environment, under its name (one booted from here: at its boot)
                 capture_environments(worker.store, r.eid, m, worker.hosts, r.executor, {})
             except HostError as e:
