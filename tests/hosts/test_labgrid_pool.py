@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import sqlite3
 
 import pytest
 from cli_helpers import Perflab, perflab, write_spec
 from labgrid_helpers import ALICE, EXPORTER, start_lab
 from perflab.store import Database
+from proc_helpers import gone, live, marker_sleep, wait_until
 from sshd import start_sshd
 
 pytestmark = pytest.mark.server
@@ -81,6 +84,15 @@ name = "v"
 better = "higher"
 regex = 'v=(?P<value>[0-9]+)'
 """
+
+
+def _running(db) -> int:
+    """How many runs are in flight (0 while the store is not made)."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:  # never makes it
+            return int(c.execute("SELECT count(*) FROM runs WHERE status='running'").fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 def _reached(db, eid: int = 1) -> dict[str, set[str]]:
@@ -158,6 +170,35 @@ def test_a_pool_not_free_in_time_is_one_line_naming_the_holder_and_nothing_held(
     assert rigs.holder("rig-1") is None and rigs.holder("rig-2") is None
     with Database(tmp_path / "p.db") as s:
         assert {r.status for r in s.runs(1)} == {"pending"}  # resumable
+
+
+def test_sigterm_mid_run_on_both_places_releases_both_and_resume_finishes(rigs, sshd, tmp_path):
+    """SIGTERM while a run is in flight on each place: both places released, nothing
+    left running, no run recorded twice; --resume takes the places again and finishes."""
+    sleeper, hold = marker_sleep(tmp_path), tmp_path / "hold"
+    hold.write_text("")  # while it is there, a run waits
+    text = _spec(rigs, sshd, '"rig-*"', extra="count = 2\n", repetitions=2).replace(
+        "sleep 0.3;", f"if [ -e {hold} ]; then {sleeper} 300; fi;"
+    )
+    db = tmp_path / "p.db"
+    run = Perflab("run", str(write_spec(tmp_path, text)), "--store", str(db), "--no-compare")
+    try:
+        wait_until(lambda: _running(db) == 2 and live(sleeper), 60)  # one in flight on each
+        run.proc.send_signal(signal.SIGTERM)
+        assert run.finish(60) != 0
+        assert all(rigs.holder(p) is None for p in ADDRESSES), run.stderr
+        assert gone(sleeper)
+    finally:
+        run.kill()
+    with Database(db) as s:
+        assert {r.status for r in s.runs(1)} == {"pending"}  # the runs in flight: pending
+    hold.unlink()
+    r = perflab("run", "--resume", "1", "--store", str(db), "--no-compare")
+    assert r.code == 0, r.err
+    with Database(db) as s:
+        runs = s.runs(1)
+    assert [x.status for x in runs] == ["ok"] * 4 and max(x.attempts for x in runs) <= 2
+    assert all(rigs.holder(p) is None for p in ADDRESSES)
 
 
 def test_a_dry_run_names_every_place_of_the_pool_and_who_holds_it(rigs, sshd, tmp_path):
