@@ -61,13 +61,18 @@ class VariantBuilds:
         self.context = context
         self._done: dict[str, Built] = {}
         self._told: set[str] = set()
-        self._lock = threading.Lock()  # a pool's devices ask from threads of their own
+        # A pool's devices ask from threads of their own: one lock per variant, so that a
+        # device whose run needs a variant built already is not held up by another's build.
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
 
     def ensure(self, variant: VariantSpec, scratch: Path) -> Built | None:
         """The variant's build, run now if it has not run yet (None: it has none)."""
         if variant.build is None:
             return None
         with self._lock:
+            lock = self._locks.setdefault(variant.name, threading.Lock())
+        with lock:
             return self._ensure(variant, scratch)
 
     def _ensure(self, variant: VariantSpec, scratch: Path) -> Built | None:
