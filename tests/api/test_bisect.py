@@ -264,6 +264,21 @@ def test_a_kernel_variant_boots_the_kernel_built_from_the_candidate(tmp_path):
     }
 
 
+@pytest.mark.parametrize(("pool", "first"), [(None, 5), (2, 6), (3, 6), (16, 16)])
+def test_a_step_on_a_pool_starts_with_whole_rounds_of_blocks(tmp_path, pool, first):
+    """On a pool of N devices a step's first blocks are a multiple of N (N blocks take the
+    time of one), never past its maximum; on one device, the file's minimum (5)."""
+    from perflab.api.bisect_spec import read_spec, step_spec
+
+    spec = write_spec(tmp_path)
+    if pool is not None:
+        host = f'[hosts.dut]\nssh = "root@127.0.0.1:222{{slot}}"\npool = {pool}\n\n'
+        spec.write_text(spec.read_text().replace("[[variant]]", host + "[[variant]]", 1))
+    ids = {"good": "a" * 40, "candidate": "b" * 40, "bad": "c" * 40}
+    adaptive = step_spec(read_spec(spec, None), 1, ids, {}, tmp_path, 0.02).model.adaptive
+    assert adaptive is not None and (adaptive.min, adaptive.max) == (first, 40)
+
+
 def test_bad_input_is_one_line_before_anything_runs(tmp_path):
     repo, good, bad, _ = make_repo(tmp_path, commits=3, planted=2)
     spec, db = write_spec(tmp_path), tmp_path / "perflab.db"
