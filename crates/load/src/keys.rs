@@ -80,15 +80,34 @@ impl KeyGen {
             KeyPattern::Gaussian => {
                 let n = self.normal.as_ref().expect("gaussian");
                 for _ in 0..MAX_REDRAWS {
-                    let x = n.sample(rng).round();
+                    let x = round(n.sample(rng));
                     if x >= self.lo as f64 && x <= self.hi as f64 {
                         return x as u64;
                     }
                 }
-                (n.sample(rng).round().max(self.lo as f64) as u64).min(self.hi)
+                (round(n.sample(rng)).max(self.lo as f64) as u64).min(self.hi)
             }
             KeyPattern::Zipf => self.zipf.as_ref().expect("zipf").sample(rng),
         }
+    }
+}
+
+/// `x.round()` (half away from zero), without the call into libm that `f64::round` is on
+/// the baseline x86-64 target (no SSE4.1): a Gaussian key rounds one draw per request.
+#[inline]
+fn round(x: f64) -> f64 {
+    // from 2^52 on every f64 is a whole number; NaN and infinities are returned as they are
+    if x.is_nan() || x.abs() >= 4_503_599_627_370_496.0 {
+        return x;
+    }
+    let t = (x as i64 as f64).copysign(x); // toward zero (-0.0 as round gives it)
+    let d = x - t; // exact (Sterbenz), in (-1, 1)
+    if d >= 0.5 {
+        t + 1.0
+    } else if d <= -0.5 {
+        t - 1.0
+    } else {
+        t
     }
 }
 
@@ -191,6 +210,20 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_is_f64_round() {
+        let mut xs = vec![0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999999994, -0.49999999999999994];
+        xs.extend([4503599627370495.5, 4503599627370496.0, 1e300, -1e300, f64::INFINITY, f64::NEG_INFINITY]);
+        let mut rng = StreamRng::seed_from_u64(7);
+        let n = Normal::new(50_000.0, 16_666.0).unwrap();
+        xs.extend((0..100_000).map(|_| n.sample(&mut rng)));
+        xs.extend((0..10_000).map(|i| i as f64 / 4.0 - 1250.0));
+        for x in xs {
+            assert_eq!(round(x).to_bits(), x.round().to_bits(), "{x}");
+        }
+        assert!(round(f64::NAN).is_nan());
+    }
     use std::collections::HashSet;
 
     fn cfg(pattern: &str) -> Config {

@@ -96,22 +96,33 @@ fn realtime_offset_ns() -> i128 {
     real - now_ns() as i128
 }
 
+/// How often `Clock::refresh_at` takes the offset between the clocks again.
+const REFRESH_NS: u64 = 1_000_000;
+
 /// Converts receive timestamps to CLOCK_MONOTONIC. The offset between the clocks is taken
-/// again at every `refresh` (once per round of the event loop), so a step of the system
-/// clock shows for one round at most.
+/// again by `refresh_at` once a millisecond has passed (the event loop asks every round, and
+/// rounds come every few microseconds: two clock reads each time were wasted), so a step of
+/// the system clock shows for a millisecond at most.
 pub struct Clock {
     offset: i128,
+    /// CLOCK_MONOTONIC when the offset was taken.
+    at: u64,
 }
 
 impl Default for Clock {
     fn default() -> Self {
-        Clock { offset: realtime_offset_ns() }
+        Clock { offset: realtime_offset_ns(), at: now_ns() }
     }
 }
 
 impl Clock {
-    pub fn refresh(&mut self) {
-        self.offset = realtime_offset_ns();
+    /// Take the offset between the clocks again if `now` (CLOCK_MONOTONIC) is a
+    /// millisecond or more after it was last taken.
+    pub fn refresh_at(&mut self, now: u64) {
+        if now.wrapping_sub(self.at) >= REFRESH_NS {
+            self.offset = realtime_offset_ns();
+            self.at = now;
+        }
     }
 
     /// The time of a read done at `read_at` (CLOCK_MONOTONIC) whose control data is
@@ -167,6 +178,19 @@ mod tests {
         // the bytes arrived after they were sent and well before they were read (20 ms later)
         assert!(arrived + 1_000_000 >= sent, "arrived {arrived} before sent {sent}");
         assert!(arrived + 10_000_000 < read_at, "arrival {arrived} not before the read {read_at}");
+    }
+
+    #[test]
+    fn the_offset_between_the_clocks_is_taken_again_once_a_millisecond() {
+        // the event loop asks every round: two clock reads each time, every few microseconds
+        let mut clock = Clock::default();
+        let taken = clock.at;
+        clock.offset = 0; // stale (the real offset, since 1970, is far from 0)
+        clock.refresh_at(taken + REFRESH_NS - 1);
+        assert_eq!(clock.offset, 0, "taken again within the millisecond");
+        clock.refresh_at(taken + REFRESH_NS);
+        assert!(clock.offset > 1_000_000_000, "not taken again after a millisecond");
+        assert!(clock.at >= taken + REFRESH_NS);
     }
 
     #[test]

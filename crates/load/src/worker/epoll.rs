@@ -15,7 +15,7 @@ impl Worker<'_> {
         let now = now_ns();
         self.begin(now);
         let mut next_housekeeping = now + HOUSEKEEPING_NS;
-        while let Some(wake) = self.prepare_round(&mut next_housekeeping) {
+        while let Some(wake) = self.prepare_round(now_ns(), &mut next_housekeeping) {
             let now = now_ns();
             if let (Some(&Reverse((t, _))), Some(tfd)) = (self.timers.peek(), self.timerfd.as_mut()) {
                 if t <= wake {
@@ -44,7 +44,7 @@ impl Worker<'_> {
                     self.drain_events(&mut dirty);
                 }
             }
-            self.pump_dirty(&mut dirty);
+            self.pump_dirty(&mut dirty, now_ns());
             self.dirty = dirty;
             self.publish();
         }

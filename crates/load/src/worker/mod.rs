@@ -26,7 +26,7 @@ mod send;
 mod stats;
 mod uring;
 
-use crate::clock::{now_ns, TimerFd};
+use crate::clock::TimerFd;
 use crate::plan::{Plan, Shared};
 use crate::rxtime;
 use crate::schedule::Schedule;
@@ -177,15 +177,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The start of every round of either loop: timers due, the CPU clock at the start of
-    /// the measured window, housekeeping. Returns when to wake at the latest, or `None`
-    /// when the run is over for this worker.
-    fn prepare_round(&mut self, next_housekeeping: &mut u64) -> Option<u64> {
+    /// The start of every round of either loop, at `now`: timers due, the CPU clock at the
+    /// start of the measured window, housekeeping. Returns when to wake at the latest, or
+    /// `None` when the run is over for this worker.
+    fn prepare_round(&mut self, now: u64, next_housekeeping: &mut u64) -> Option<u64> {
         if self.aborted() || self.active == 0 {
             return None;
         }
-        let now = now_ns();
-        self.rx_clock.refresh();
+        self.rx_clock.refresh_at(now);
         self.fire_timers(now);
         if self.active == 0 {
             return None;
@@ -215,9 +214,8 @@ impl<'a> Worker<'a> {
         Some(wake)
     }
 
-    /// After a round of reads: let every connection noted in `dirty` send what it may.
-    fn pump_dirty(&mut self, dirty: &mut Vec<usize>) {
-        let now = now_ns();
+    /// After a round of reads, at `now`: let every connection noted in `dirty` send what it may.
+    fn pump_dirty(&mut self, dirty: &mut Vec<usize>, now: u64) {
         for &i in dirty.iter() {
             self.conns[i].dirty = false;
             if self.conns[i].state == State::Running {

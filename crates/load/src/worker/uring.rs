@@ -151,18 +151,22 @@ impl Worker<'_> {
             self.shared.set_fault(format!("io_uring: {e}"));
             return;
         }
-        let now = now_ns();
+        let mut now = now_ns();
         self.begin(now);
         let mut next_housekeeping = now + HOUSEKEEPING_NS;
         let mut dirty = std::mem::take(&mut self.dirty);
-        while let Some(wake) = self.prepare_round(&mut next_housekeeping) {
+        // Two clock reads a round: just before the submit (the sends' time, in `uring_enter`)
+        // and just after the wait, which serves the completions, the sends they allow and the
+        // next round's timers alike (they are microseconds apart).
+        while let Some(wake) = self.prepare_round(now, &mut next_housekeeping) {
             self.stats.polls += 1;
             if let Err(e) = self.uring_enter(wake) {
                 self.shared.set_fault(format!("io_uring event loop failed: {e}"));
                 break;
             }
-            self.uring_complete(&mut dirty);
-            self.pump_dirty(&mut dirty);
+            now = now_ns();
+            self.uring_complete(&mut dirty, now);
+            self.pump_dirty(&mut dirty, now);
             self.publish();
         }
         self.dirty = dirty;
@@ -297,12 +301,12 @@ impl Worker<'_> {
         }
     }
 
-    /// Handle every completion there is; note in `dirty` the connections that received.
-    fn uring_complete(&mut self, dirty: &mut Vec<usize>) {
+    /// Handle every completion there is (reaped at `now`); note in `dirty` the connections
+    /// that received.
+    fn uring_complete(&mut self, dirty: &mut Vec<usize>, now: u64) {
         let mut cqes = std::mem::take(&mut self.uring().cqes);
         cqes.clear();
         cqes.extend(self.uring().ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
-        let now = now_ns();
         for &(ud, res, flags) in &cqes {
             let i = (ud >> 2) as usize;
             match ud & 3 {
