@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -127,3 +128,13 @@ def mglru_store(folder: Path) -> tuple[Path, int]:
     r = perflab("import", str(MGLRU_RUNS), "--store", str(db), *metrics)
     assert r.code == 0, r.err
     return db, int(r.out.strip().splitlines()[-1])
+
+
+def runs_seen(db: Path) -> list[tuple[str, str | None]]:
+    """(status, device) of every run of the store at ``db`` as another process sees it
+    while a perflab writes it: read-only (it never makes the store), [] before it exists."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            return [(s, d) for s, d in c.execute("SELECT status, device FROM runs")]
+    except sqlite3.Error:  # not made yet
+        return []

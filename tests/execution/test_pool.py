@@ -14,11 +14,10 @@ import json
 import os
 import re
 import signal
-import sqlite3
 from collections import defaultdict
 
 import pytest
-from cli_helpers import perflab, perflab_process
+from cli_helpers import perflab, perflab_process, runs_seen
 from perflab.store import Database
 from proc_helpers import gone, wait_until
 from sshd import start_sshd
@@ -67,11 +66,7 @@ regex = 'v=(?P<value>[0-9.]+)'
 
 
 def _statuses(db) -> list[str]:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:  # never makes it
-            return [s for (s,) in c.execute("SELECT status FROM runs")]
-    except sqlite3.Error:  # not made yet
-        return []
+    return [status for status, _ in runs_seen(db)]
 
 
 def _runs(db):

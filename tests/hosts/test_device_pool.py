@@ -16,10 +16,9 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sqlite3
 from collections import defaultdict
 
-from cli_helpers import perflab, perflab_process
+from cli_helpers import perflab, perflab_process, runs_seen
 from lab import VM, lab_fixture, ssh_options, vm_argv  # noqa: F401  (fixture `lab`)
 from labgrid_helpers import Pdu, start_lab
 from perflab.store import Database
@@ -104,12 +103,7 @@ def _runs(db):
 
 
 def _ok_on(db, device: str) -> int:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:  # never makes it
-            sql = "SELECT count(*) FROM runs WHERE status='ok' AND device=?"
-            return int(c.execute(sql, (device,)).fetchone()[0])
-    except sqlite3.Error:
-        return 0
+    return runs_seen(db).count(("ok", device))
 
 
 def test_two_routers_share_the_blocks_each_whole_on_one(lab, tmp_path):

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 import re
 import signal
-import sqlite3
 
 import pytest
-from cli_helpers import Perflab, perflab, write_spec
+from cli_helpers import Perflab, perflab, runs_seen, write_spec
 from labgrid_helpers import ALICE, EXPORTER, start_lab
 from perflab.store import Database
 from proc_helpers import gone, live, marker_sleep, wait_until
@@ -84,15 +83,6 @@ name = "v"
 better = "higher"
 regex = 'v=(?P<value>[0-9]+)'
 """
-
-
-def _running(db) -> int:
-    """How many runs are in flight (0 while the store is not made)."""
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:  # never makes it
-            return int(c.execute("SELECT count(*) FROM runs WHERE status='running'").fetchone()[0])
-    except sqlite3.Error:
-        return 0
 
 
 def _reached(db, eid: int = 1) -> dict[str, set[str]]:
@@ -183,7 +173,9 @@ def test_sigterm_mid_run_on_both_places_releases_both_and_resume_finishes(rigs, 
     db = tmp_path / "p.db"
     run = Perflab("run", str(write_spec(tmp_path, text)), "--store", str(db), "--no-compare")
     try:
-        wait_until(lambda: _running(db) == 2 and live(sleeper), 60)  # one in flight on each
+        wait_until(
+            lambda: [st for st, _ in runs_seen(db)].count("running") == 2 and live(sleeper), 60
+        )  # one in flight on each
         run.proc.send_signal(signal.SIGTERM)
         assert run.finish(60) != 0
         assert all(rigs.holder(p) is None for p in ADDRESSES), run.stderr

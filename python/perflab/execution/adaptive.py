@@ -108,10 +108,10 @@ def next_block(
     if verdict.stop:
         return _stop(store, eid, spec, record, verdict, blocks, per_block, len(runs))
     new: list[PlannedRun] = []
-    first = max(r.block for r in runs) + 1
+    first, index = max(r.block for r in runs) + 1, max(r.order_index for r in runs) + 1
     adding = max(1, min(width, a.max - blocks))
     for k in range(adding):
-        new += plan_block(m, first + k, max(r.order_index for r in runs) + 1 + len(new))
+        new += plan_block(m, first + k, index + len(new))
     record["summary"] = f"adaptive repetitions: {verdict.text}"
     store.append_runs(eid, planned_rows(new))
     store.update_settings(eid, adaptive=record)

@@ -389,12 +389,11 @@ class Hosts:
 
     def _release_places(self) -> None:
         """Releases every place acquired; what went wrong is said, one line each."""
+        self._leases.clear()
         if not self._owned:
-            self._leases.clear()
             return
         from perflab.hosts.labgrid import release
 
-        self._leases.clear()
         while self._owned:
             lease = self._owned.pop()
             try:

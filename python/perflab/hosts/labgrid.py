@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from perflab.hosts.labgrid_session import CoordinatorError, CoordinatorSession
 from perflab.hosts.process import process_start_time
@@ -164,38 +164,31 @@ def acquire_pool(
     wait for each other. HostError (one line naming the holders) when the wait is over,
     ``stop`` is set, or no place matches."""
     session = _open(host, address)
-    deadline = time.monotonic() + timeout
     said = ", ".join(patterns)
-    told: str | None = None
+
+    def attempt() -> list[str] | str:
+        names = _matching(session, host, patterns)
+        taken = _take(session, names, count if count is not None else len(names))
+        if len(taken) >= least:
+            return taken
+        for name in taken:  # not enough at once: held by none while waiting
+            with contextlib.suppress(CoordinatorError):
+                session.release(name, session.who)
+        session.sync()
+        held = "; ".join(
+            f"{n} {holder_line(session, session.place(n))}"
+            for n in names
+            if session.place(n).acquired
+        )
+        return f"{len(taken)} of {len(names)} free, {least} wanted" + (f" ({held})" if held else "")
+
     try:
-        while True:
-            if stop is not None and stop.is_set():
-                raise HostError(f"host '{host}': stopped while waiting for labgrid places {said}")
-            names = _matching(session, host, patterns)
-            taken = _take(session, names, count if count is not None else len(names))
-            if len(taken) >= least:
-                return _lend(session, host, taken)
-            for name in taken:  # not enough at once: held by none while waiting
-                with contextlib.suppress(CoordinatorError):
-                    session.release(name, session.who)
-            session.sync()
-            held = "; ".join(
-                f"{n} {holder_line(session, session.place(n))}"
-                for n in names
-                if session.place(n).acquired
-            )
-            why = f"{len(taken)} of {len(names)} free, {least} wanted" + (
-                f" ({held})" if held else ""
-            )
-            if time.monotonic() >= deadline:
-                raise HostError(
-                    f"host '{host}': labgrid places {said}: {why}; waited {timeout:g} s "
-                    "(labgrid_timeout)"
-                )
-            if why != told and message is not None:
-                message(f"waiting for labgrid places {said}: {why}, up to {timeout:g} s")
-            told = why
-            session.wait(min(POLL_S, max(0.0, deadline - time.monotonic())))
+        taken = _poll(
+            session, host, f"labgrid places {said}", timeout, stop, message, attempt,
+            error=lambda why: f"labgrid places {said}: {why}",
+            progress=lambda why: f"waiting for labgrid places {said}: {why}",
+        )  # fmt: skip
+        return _lend(session, host, taken)
     except CoordinatorError as e:
         raise HostError(f"host '{host}': {e}") from None
     finally:
@@ -318,27 +311,56 @@ def _wait_for(
 ) -> None:
     """Acquires the place, waiting while it is held (a line each time its holder
     changes); HostError at the deadline or on the stop request."""
-    deadline = time.monotonic() + timeout
-    told: str | None = None
-    while True:
-        if stop is not None and stop.is_set():
-            raise HostError(f"host '{host}': stopped while waiting for labgrid place '{place}'")
+
+    def attempt() -> bool | str:
         state, refused = session.place(place), None
         if not state.acquired:
             refused = session.acquire(place)
             if refused is None:
-                return
+                return True
             session.sync()  # who took it first, if that is why
             state = session.place(place)
-        why = holder_line(session, state) if state.acquired else f"not free: {refused}"
+        return holder_line(session, state) if state.acquired else f"not free: {refused}"
+
+    _poll(
+        session, host, f"labgrid place '{place}'", timeout, stop, message, attempt,
+        error=lambda why: f"labgrid place '{place}' is {why}",
+        progress=lambda why: f"waiting for labgrid place {place} ({why})",
+    )  # fmt: skip
+
+
+T = TypeVar("T")
+
+
+def _poll(
+    session: CoordinatorSession,
+    host: str,
+    what: str,
+    timeout: float,
+    stop: threading.Event | None,
+    message: Message | None,
+    attempt: Callable[[], T | str],
+    *,
+    error: Callable[[str], str],
+    progress: Callable[[str], str],
+) -> T:
+    """``attempt()`` until it returns what it waited for (not a ``str``: why it must wait
+    on), up to ``timeout`` s, letting the coordinator's updates arrive between tries: a
+    ``progress`` line to ``message`` each time the why changes; HostError with the
+    ``error`` line at the deadline, or on the ``stop`` request."""
+    deadline = time.monotonic() + timeout
+    told: str | None = None
+    while True:
+        if stop is not None and stop.is_set():
+            raise HostError(f"host '{host}': stopped while waiting for {what}")
+        got = attempt()
+        if not isinstance(got, str):
+            return got
         if time.monotonic() >= deadline:
-            raise HostError(
-                f"host '{host}': labgrid place '{place}' is {why}; waited {timeout:g} s "
-                "(labgrid_timeout)"
-            )
-        if why != told and message is not None:
-            message(f"waiting for labgrid place {place} ({why}), up to {timeout:g} s")
-        told = why
+            raise HostError(f"host '{host}': {error(got)}; waited {timeout:g} s (labgrid_timeout)")
+        if got != told and message is not None:
+            message(f"{progress(got)}, up to {timeout:g} s")
+        told = got
         session.wait(min(POLL_S, max(0.0, deadline - time.monotonic())))
 
 
