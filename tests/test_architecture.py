@@ -512,6 +512,7 @@ CLI_MAY_IMPORT = frozenset(
         "records",
         "store.location",
         "model.units",
+        "stats.options",  # the methods' option choices, for argparse
     }
 )
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import InputError
+from perflab.importers.assemble import MAX_LABEL
 from perflab.records import Position
 from perflab.store import Database, MetricDef, NewRun
 
-#: Largest CSV accepted (a published result set is far smaller; this keeps memory bounded).
-#: Longest field, and longest variant or parameter label.
+#: Longest field (a published result set's are far shorter; this keeps memory bounded).
+#: Its labels are held to the importers' `MAX_LABEL`, as every imported run's are.
 MAX_FIELD = 64 << 10
-MAX_LABEL = 256
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,7 @@ def _label(p: Path, line: int, column: str, raw: str) -> str:
     if len(value) > MAX_LABEL:
         raise InputError(
             f"{p}:{line}: column {column!r}: a label of {len(value):,} characters "
-            f"(at most {MAX_LABEL})"
+            f"(at most {MAX_LABEL:,})"
         )
     return value
 

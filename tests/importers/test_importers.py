@@ -651,6 +651,31 @@ def test_csv_options_keep_their_rules(tmp_path):
     assert not db.exists()
 
 
+def test_a_csv_label_is_held_to_the_same_limit_as_a_tools(tmp_path):
+    """A CSV's variant label may be as long as a tool file's (a 300-character command line
+    is kept whole); one past the importers' limit is one line naming the file and line, and
+    nothing is written."""
+    from perflab.importers.assemble import MAX_LABEL
+
+    db = tmp_path / "p.db"
+    long = "sh -c '" + " | ".join(f"tr a-z A-Z <<< step{k}" for k in range(20)) + "'"
+    assert 300 < len(long) <= MAX_LABEL
+    csv = tmp_path / "runs.csv"
+    csv.write_text(f'v,t\nbase,1.0\nbase,1.1\n"{long}",2.0\n"{long}",2.1\n')
+    args = ("--variant", "v", "--metric", "t:lower", "--baseline", "base")
+    r = perflab("import", str(csv), "--store", str(db), *args)
+    assert r.code == 0, r.err
+    with Database(db) as store:
+        got = store.experiment("last")
+    assert long in [v["name"] for v in got.settings["variants"]]
+    too_long = tmp_path / "too-long.csv"
+    too_long.write_text(f"v,t\nbase,1.0\n{'x' * (MAX_LABEL + 1)},2.0\n")
+    r = perflab("import", str(too_long), "--store", str(tmp_path / "q.db"), *args)
+    assert r.code == 2 and len(r.err.splitlines()) == 1, r.err
+    assert f"{too_long}:3: column 'v': a label of {MAX_LABEL + 1:,} characters" in r.err
+    assert not (tmp_path / "q.db").exists()
+
+
 def test_the_cli_lists_every_format():
     from perflab.cli.import_csv import FORMATS as CLI_FORMATS
     from perflab.importers import FORMATS

@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from perflab.errors import InputError
+from perflab.stats.options import MANNWHITNEY_SCALES, WELCH_INTERVALS
 
 if TYPE_CHECKING:
     from perflab.analysis.scaling import ScalingOptions
 
 
-#: The choices of the options argparse restricts for the command.
-INTERVALS = ("auto", "difference", "fieller")
-SCALES = ("auto", "ratio", "shift")
 #: A method's own option names that method (`--interval fieller` alone means Welch).
 OPTION_OWNER = {
     "interval": "welch",
@@ -80,10 +78,10 @@ def compare_options(**given: Unpack[CompareKwargs]) -> CompareOptions:
         isinstance(confidence, (int, float)) and 0.5 < confidence < 1
     ):
         raise InputError(f"confidence must be between 0.5 and 1, e.g. 0.95 (got {confidence!r})")
-    if interval is not None and interval not in INTERVALS:
-        raise InputError(f"interval {interval!r}: choose from {', '.join(INTERVALS)}")
-    if scale is not None and scale not in SCALES:
-        raise InputError(f"scale {scale!r}: choose from {', '.join(SCALES)}")
+    if interval is not None and interval not in WELCH_INTERVALS:
+        raise InputError(f"interval {interval!r}: choose from {', '.join(WELCH_INTERVALS)}")
+    if scale is not None and scale not in MANNWHITNEY_SCALES:
+        raise InputError(f"scale {scale!r}: choose from {', '.join(MANNWHITNEY_SCALES)}")
     from perflab.stats.bootstrap import MIN_RESAMPLES
 
     if resamples is not None and (

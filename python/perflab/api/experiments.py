@@ -67,11 +67,6 @@ class Shown:
         return found
 
 
-def experiment(store: Database, ref: str | int) -> ExperimentRow:
-    """Experiment ``ref``: an id, a name (its latest) or ``last``."""
-    return store.experiment(ref)
-
-
 def show_experiment(store: Database, ref: str | int) -> Shown:
     e = store.experiment(ref)
     values: dict[int, dict[str, float]] = {}

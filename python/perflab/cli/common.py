@@ -10,6 +10,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from perflab.errors import InputError
+from perflab.stats.options import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    DEFAULT_RESAMPLES,
+    MANNWHITNEY_SCALES,
+    WELCH_INTERVALS,
+)
 from perflab.store.location import DEFAULT_STORE
 
 if TYPE_CHECKING:
@@ -104,7 +111,7 @@ def _statistics_options(g: Arguments) -> None:
     )
     g.add_argument(
         "--interval",
-        choices=["auto", "difference", "fieller"],
+        choices=WELCH_INTERVALS,
         default=None,
         help="welch: auto (default: Fieller's where the change is large next to the baseline's "
         "uncertainty), difference, or fieller",
@@ -116,11 +123,15 @@ def _statistics_options(g: Arguments) -> None:
         help="bootstrap: mean (default), median, or a percentile of the runs like p90",
     )
     g.add_argument(
-        "--resamples", type=int, default=None, metavar="N", help="bootstrap resamples (10000)"
+        "--resamples",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"bootstrap resamples ({DEFAULT_RESAMPLES})",
     )
     g.add_argument(
         "--scale",
-        choices=["auto", "ratio", "shift"],
+        choices=MANNWHITNEY_SCALES,
         default=None,
         help="mannwhitney: Hodges-Lehmann on the ratio or shift scale",
     )
@@ -140,8 +151,8 @@ def _statistics_options(g: Arguments) -> None:
     )
     g.add_argument(
         "--correction",
-        choices=["holm", "bonferroni", "bh", "none"],
-        default="holm",
+        choices=CORRECTIONS,
+        default=DEFAULT_CORRECTION,
         help="multiple-comparison correction over the table (default holm: the chance of "
         "any false change ≤ 5%%, changes found shown at 95%% each; bh: the false "
         "discovery rate; none: each comparison on its own)",

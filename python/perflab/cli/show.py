@@ -49,10 +49,10 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
 
     with open_store(args) as store:
         if args.warnings:
-            e = experiments.experiment(store, args.experiment)
+            e = store.experiment(args.experiment)
             return _show_warnings(io, experiments.comparison_warnings(store, e.id))
         if args.spec:
-            e = experiments.experiment(store, args.experiment)
+            e = store.experiment(args.experiment)
             text = e.spec_text or f"experiment {e.id} was imported; it has no spec\n"
             io.out.write(terminal_safe(text) if _is_tty(io.out) else text)  # exact for a file
             return 0

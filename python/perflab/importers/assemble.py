@@ -22,8 +22,9 @@ from perflab.errors import InputError
 from perflab.importers.model import TIME_UNITS, Sample, ToolFile, convert_time
 from perflab.store import NewRun
 
-#: Longest variant or parameter label: a command line hyperfine timed is one, whole (a
-#: table folds it for display; the record keeps it as written).
+#: Longest variant or parameter label of an imported run (a tool's file or a CSV): a command
+#: line hyperfine timed is one, whole (a table folds it for display; the record keeps it
+#: as written).
 MAX_LABEL = 4096
 
 

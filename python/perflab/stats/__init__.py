@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from perflab.stats.auto import Auto, Choice, choose, choose_many
     from perflab.stats.bootstrap import Bootstrap
     from perflab.stats.correction import (
-        CORRECTIONS,
-        DEFAULT_CORRECTION,
         FamilyResult,
         adjust_p_values,
         compare_family,
@@ -64,6 +62,7 @@ if TYPE_CHECKING:
     from perflab.stats.histogram import HistogramBootstrap, histogram_bootstrap, merged_percentile
     from perflab.stats.mannwhitney import MannWhitney
     from perflab.stats.methods import DEFAULT_METHOD, Method, available_methods, get_method
+    from perflab.stats.options import CORRECTIONS, DEFAULT_CORRECTION
     from perflab.stats.overhead import NetTime, compare_net, subtract_overhead
     from perflab.stats.paired import Paired
     from perflab.stats.power import detectable_change, runs_needed, welch_power
@@ -86,10 +85,10 @@ if TYPE_CHECKING:
 _WHERE = {
     "Auto": "perflab.stats.auto",
     "Bootstrap": "perflab.stats.bootstrap",
-    "CORRECTIONS": "perflab.stats.correction",
+    "CORRECTIONS": "perflab.stats.options",
     "Choice": "perflab.stats.auto",
     "Comparison": "perflab.stats.types",
-    "DEFAULT_CORRECTION": "perflab.stats.correction",
+    "DEFAULT_CORRECTION": "perflab.stats.options",
     "DEFAULT_METHOD": "perflab.stats.methods",
     "Decision": "perflab.stats.adaptive",
     "DeviceOffset": "perflab.stats.device_offsets",

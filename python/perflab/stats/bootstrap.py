@@ -59,13 +59,11 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
+from perflab.stats.options import DEFAULT_RESAMPLES
 from perflab.stats.statistic import Statistic, parse_statistic
 from perflab.stats.summary import Location, Summary, as_sample, summarize
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
-
-#: Resamples per interval by default: Monte-Carlo error of a 95% bound ≈ 1% of its width.
-DEFAULT_RESAMPLES = 10_000
 
 #: Rows × resamples per chunk of a batch: bounds each (rows, B) array to ~16 MB.
 _CHUNK_ELEMENTS = 2_000_000

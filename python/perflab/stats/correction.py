@@ -34,6 +34,7 @@ import numpy as np
 from perflab.stats import special
 from perflab.stats.arrays import FloatArray
 from perflab.stats.intervals import ABOVE_MINUS_ONE, check_confidence
+from perflab.stats.options import CORRECTIONS, DEFAULT_CORRECTION
 from perflab.stats.records import made
 from perflab.stats.types import Comparison, replace_comparison
 from perflab.stats.warnings import StatWarning
@@ -41,8 +42,6 @@ from perflab.stats.warnings import StatWarning
 if TYPE_CHECKING:  # (methods imports every method; at run time only compare_family needs one)
     from perflab.stats.methods import Method
 
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-DEFAULT_CORRECTION = "holm"
 HOLM_INTERVALS = ("stepped", "nominal")
 
 

@@ -36,10 +36,9 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
+from perflab.stats.options import DEFAULT_RESAMPLES
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import StatWarning
-
-DEFAULT_RESAMPLES = 10_000
 
 #: Fewest runs per variant for an interval (validated by simulation at 99th percentile).
 MIN_RUNS = 5

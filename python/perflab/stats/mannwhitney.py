@@ -67,6 +67,7 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
+from perflab.stats.options import MANNWHITNEY_SCALES
 from perflab.stats.records import made, replaced
 from perflab.stats.summary import (
     Location,
@@ -83,7 +84,6 @@ from perflab.stats.welch import COVERAGE_LOSS, implied_coverage
 #: Largest run count per variant for which U's exact distribution is used.
 EXACT_MAX_RUNS = 50
 
-SCALES = ("auto", "ratio", "shift")
 
 #: Relative tolerance under which two pairwise differences count as tied.
 _TIE_TOL = 1e-12
@@ -243,8 +243,8 @@ def mannwhitney_batch(
     median| (``relative``) or in the unit (``absolute``). NaN interval when too few runs
     exist for any interval at this level (3 per variant at 95%).
     """
-    if scale not in SCALES:
-        raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
+    if scale not in MANNWHITNEY_SCALES:
+        raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(MANNWHITNEY_SCALES)})")
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
     e, _n = a.shape
@@ -346,8 +346,10 @@ class MannWhitney(Batched):
     name = "mannwhitney"
 
     def __init__(self, scale: str = "auto"):
-        if scale not in SCALES:
-            raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
+        if scale not in MANNWHITNEY_SCALES:
+            raise ValueError(
+                f"unknown scale {scale!r} (choose from {', '.join(MANNWHITNEY_SCALES)})"
+            )
         self.scale = scale
         self.description = {
             "auto": "Hodges–Lehmann ratio (shift for non-positive data), Mann–Whitney test",

@@ -57,11 +57,10 @@ from perflab.stats.intervals import (
     reconcile,
     scale_warning,
 )
+from perflab.stats.options import WELCH_INTERVALS
 from perflab.stats.summary import Summary, as_sample, summarize, summarize_many
 from perflab.stats.types import Comparison
 from perflab.stats.warnings import Detail, StatWarning
-
-INTERVALS = ("auto", "difference", "fieller")
 
 #: Use Fieller's interval (auto) / warn (difference) when the difference interval's
 #: implied coverage falls this far below its level.
@@ -123,9 +122,9 @@ def welch_batch(
     Needs n_a, n_b ≥ 2 (NaN intervals otherwise). Where both samples are constant the
     difference is known exactly (zero-width interval, p = 0 or 1).
     """
-    if interval not in INTERVALS:
+    if interval not in WELCH_INTERVALS:
         raise ValueError(
-            f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})"
+            f"unknown Welch interval {interval!r} (choose from {', '.join(WELCH_INTERVALS)})"
         )
     a = as_batch(baseline, "baseline")
     b = as_batch(candidate, "candidate")
@@ -257,9 +256,9 @@ class Welch(Batched):
     description = "Welch's t interval of the difference of means, over the baseline mean"
 
     def __init__(self, interval: str = "auto"):
-        if interval not in INTERVALS:
+        if interval not in WELCH_INTERVALS:
             raise ValueError(
-                f"unknown Welch interval {interval!r} (choose from {', '.join(INTERVALS)})"
+                f"unknown Welch interval {interval!r} (choose from {', '.join(WELCH_INTERVALS)})"
             )
         self.interval = interval
         if interval == "fieller":
