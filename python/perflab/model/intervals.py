@@ -4,12 +4,21 @@ residual spread, percentile intervals from a residual bootstrap (see fit.py)."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats as sps
 
 from perflab.model.observations import Observation
 from perflab.model.solver import PARAMS, ScaledProblem, solve
+
+
+class TIntervals(NamedTuple):
+    """Student-t uncertainty of the free constants of a fit (`t_intervals`)."""
+
+    cov: np.ndarray  # (3, 3) covariance of (lnI, M, N)
+    se: dict[str, float]  # standard error by constant
+    intervals: dict[str, tuple[float, float]]  # (low, high) by constant; I on its own scale
 
 
 def t_intervals(
@@ -24,7 +33,7 @@ def t_intervals(
     confidence: float,
     *,
     identified: bool = True,
-) -> tuple[np.ndarray, dict[str, float], dict[str, tuple[float, float]]]:
+) -> TIntervals:
     """(covariance of (lnI, M, N), standard errors, Student-t intervals) of the free
     parameters, from the Jacobian in original units; I's interval on its own scale.
     Zeros and NaNs without a degree of freedom, or when a constant is not ``identified``."""
@@ -33,7 +42,7 @@ def t_intervals(
     se = dict.fromkeys(free, math.nan)
     t_int = dict.fromkeys(free, (math.nan, math.nan))
     if dof <= 0 or not identified:
-        return cov, se, t_int
+        return TIntervals(cov, se, t_int)
     orig_cols = {
         "lnI": -np.ones(n),
         "M": np.array([o.copy_time for o in observations]) / (t * prob.sa),
@@ -50,7 +59,15 @@ def t_intervals(
         est = p_orig[PARAMS.index(f)]
         lo, hi = est - q * se[f], est + q * se[f]
         t_int[f] = (math.exp(lo), math.exp(hi)) if f == "lnI" else (max(float(lo), 0.0), float(hi))
-    return cov, se, t_int
+    return TIntervals(cov, se, t_int)
+
+
+class BootstrapIntervals(NamedTuple):
+    """Percentile intervals of a fit's constants and what they came from (`bootstrap_intervals`)."""
+
+    intervals: dict[str, tuple[float, float]]  # (low, high) by constant
+    replicates: np.ndarray  # (B, 3): the refits' (lnI, M, N)
+    residuals: np.ndarray  # the inflated, centred residuals they were drawn from
 
 
 def bootstrap_intervals(
@@ -63,7 +80,7 @@ def bootstrap_intervals(
     B: int,
     confidence: float,
     seed: int,
-) -> tuple[dict[str, tuple[float, float]], np.ndarray, np.ndarray]:
+) -> BootstrapIntervals:
     """Percentile intervals at ``confidence`` from B residual-bootstrap refits: (intervals
     by constant, the replicates of (lnI, M, N), the inflated residuals they were drawn from)."""
     rng = np.random.default_rng(seed)
@@ -91,4 +108,4 @@ def bootstrap_intervals(
             out["I"] = (float(math.exp(lo)), float(math.exp(hi)))
         else:
             out[f] = (float(lo), float(hi))
-    return out, reps, centred
+    return BootstrapIntervals(out, reps, centred)

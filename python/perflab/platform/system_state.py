@@ -23,7 +23,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from perflab.hosts.base import Reader
 from perflab.hosts.local import LocalHost
@@ -271,6 +271,13 @@ def _tree(pids: dict[int, tuple[str, int, int]], root: int | None) -> set[int]:
     return tree
 
 
+class ProcessSample(NamedTuple):
+    """The processes that used CPU over a sampling window (`sample_processes`)."""
+
+    processes: list[dict[str, Any]]  # {"pid", "name", "cpu"}, busiest first
+    seconds: float  # the window's length as measured
+
+
 def sample_processes(
     reader: Reader,
     *,
@@ -279,7 +286,7 @@ def sample_processes(
     wait: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     clock_ticks: int = 100,
-) -> tuple[list[dict[str, Any]], float] | None:
+) -> ProcessSample | None:
     """Every process outside ``own_pid``'s tree that used CPU between two reads of its
     times ``interval`` seconds apart, busiest first: [{"pid", "name", "cpu"}] (cpu: the
     share of one CPU), and the seconds measured; None when /proc cannot be read."""
@@ -301,7 +308,9 @@ def sample_processes(
         if delta > 0:
             shares.append((delta / clock_ticks / elapsed, pid, name))
     shares.sort(key=lambda x: (-x[0], x[1]))
-    return [{"pid": pid, "name": name, "cpu": cpu} for cpu, pid, name in shares], elapsed
+    return ProcessSample(
+        [{"pid": pid, "name": name, "cpu": cpu} for cpu, pid, name in shares], elapsed
+    )
 
 
 def processes_check(

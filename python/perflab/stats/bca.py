@@ -19,10 +19,20 @@ simulated family and size lies within 2.5–5.0% (≥ 3.7% at n ≥ 10).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from perflab.stats import special
 from perflab.stats.arrays import FloatArray, IntArray
+
+
+class ExpandedZ(NamedTuple):
+    """The expanded two-sided quantile of each row (`expanded_z`), each (E,)."""
+
+    z: FloatArray  # c·t_df: the quantile the interval is read at
+    factor: FloatArray  # c = √(unbiased / plug-in variance of the estimate)
+    df: FloatArray  # the degrees of freedom of t (inf for a degenerate row)
 
 
 def expanded_z(
@@ -31,8 +41,8 @@ def expanded_z(
     rel_var_b: FloatArray | None,
     na: int,
     nb: int | None,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(z, c, df): the expanded two-sided quantile z = c·t_df, its factor c and df.
+) -> ExpandedZ:
+    """The expanded two-sided quantile z = c·t_df, its factor c and df.
 
     rel_var_*: squared relative standard error of each sample's location (s²/(n·m²)),
     shape (E,); the two-sample weights of Welch–Satterthwaite. One-sample when
@@ -55,7 +65,7 @@ def expanded_z(
         c2 = np.where(degenerate, 1.0, c2)
         df = np.where(degenerate, np.inf, df)
     c = np.sqrt(c2)
-    return c * special.stdtrit(df, q), c, df
+    return ExpandedZ(c * special.stdtrit(df, q), c, df)
 
 
 def jackknife_acceleration(jack: list[FloatArray]) -> FloatArray:
@@ -220,13 +230,21 @@ class _Quantiles:
         return np.where(count == 0, below, np.where(count == b, above, mid))
 
 
+class BcaBounds(NamedTuple):
+    """A BCa interval of each row (`bca_interval`), each (E,)."""
+
+    low: FloatArray
+    high: FloatArray
+    z_null: FloatArray  # signed quantile below which the interval excludes the null
+
+
 def bca_interval(
     theta_hat: FloatArray,
     boot: FloatArray,
     accel: FloatArray,
     z: FloatArray | float,
     null: float = 0.0,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
+) -> BcaBounds:
     """BCa bounds (low, high) at two-sided quantile ``z``, and z_null.
 
     z_null is signed: |z_null| is the quantile z below which the interval excludes
@@ -264,4 +282,4 @@ def bca_interval(
         np.where(theta_hat == null, 0.0, np.where(theta_hat > null, -np.inf, np.inf)),
         z_null,
     )
-    return low, high, z_null
+    return BcaBounds(low, high, z_null)

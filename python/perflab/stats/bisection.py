@@ -27,6 +27,7 @@ bisect for a spread change — either half is a commit that made it worse.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -107,6 +108,14 @@ def nearer_end(
     return Position(_interval(ends), _interval(position), int(g.size), confidence, side[0] or None)
 
 
+class Positions(NamedTuple):
+    """`Position` of E steps at once (`nearer_end_batch`): one row per step."""
+
+    ends: Intervals  # bad against good, at `ENDS_CONFIDENCE`
+    position: Intervals  # the candidate against the ends' mean per block
+    side: ObjectArray  # `GOOD`, `BAD` or "" while the blocks cannot tell
+
+
 def nearer_end_batch(
     good: FloatArray,
     candidate: FloatArray,
@@ -114,7 +123,7 @@ def nearer_end_batch(
     *,
     higher_is_better: bool,
     confidence: float = 0.95,
-) -> tuple[Intervals, Intervals, ObjectArray]:
+) -> Positions:
     """`nearer_end` for E steps at once: (E, k) arrays, row i the blocks of step i.
     Returns the ends' and the positions' intervals and each row's side ("" for none)."""
     g, c, b = good, candidate, bad
@@ -130,7 +139,7 @@ def nearer_end_batch(
     side = np.full(g.shape[0], "", dtype=object)
     side[decided & (np.sign(position.estimate) == worse)] = BAD
     side[decided & (np.sign(position.estimate) != worse)] = GOOD
-    return ends, position, side
+    return Positions(ends, position, side)
 
 
 def _interval(iv: Intervals) -> Interval:

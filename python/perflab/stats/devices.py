@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -91,7 +92,16 @@ def device_batch(
     """Intervals of the change for E comparisons whose runs share one layout: baseline
     (E, n_a), candidate (E, n_b), and the device of each column. ``kind`` says which test
     each row took (``fixed-effects`` or ``van-elteren``)."""
-    return analyse(baseline, candidate, baseline_devices, candidate_devices, confidence, test)[0]
+    return analyse(
+        baseline, candidate, baseline_devices, candidate_devices, confidence, test
+    ).intervals
+
+
+class DeviceAnalysis(NamedTuple):
+    """The intervals of `device_batch` and why each row took its test (`analyse`)."""
+
+    intervals: Intervals
+    reasons: list[str]  # a key of `auto.REASONS` per row; "" when the test was named
 
 
 def analyse(
@@ -101,7 +111,7 @@ def analyse(
     candidate_devices: Sequence[str],
     confidence: float | FloatArray = 0.95,
     test: str = "auto",
-) -> tuple[Intervals, list[str]]:
+) -> DeviceAnalysis:
     """`device_batch`, and why each row took its test (a key of `auto.REASONS`; ``""``
     when the test was asked for by name)."""
     if test not in TESTS:
@@ -123,7 +133,7 @@ def analyse(
     rank = np.array([r in ("outliers", "skew") for r in reasons]) | (test == "ranks")
     if rank.any():
         iv = _with_ranks(iv, rank, (xa, xb), (a, b), layout, positive, s, levels)
-    return reconcile(finite_or_reason(iv), levels), reasons
+    return DeviceAnalysis(reconcile(finite_or_reason(iv), levels), reasons)
 
 
 def _choose(y: FloatArray, layout: Layout, na: int, nb: int, test: str) -> list[str]:
@@ -133,7 +143,7 @@ def _choose(y: FloatArray, layout: Layout, na: int, nb: int, test: str) -> list[
     e = y.shape[0]
     if test != "auto":
         return [""] * e
-    if min(na, nb) < MIN_RANK_RUNS or pairs(layout)[0].size < MIN_RANK_RUNS**2:
+    if min(na, nb) < MIN_RANK_RUNS or pairs(layout).baseline_run.size < MIN_RANK_RUNS**2:
         return ["few_runs"] * e
     residuals = y.copy()
     for d in range(len(layout.devices)):

@@ -20,7 +20,7 @@ and `hull_p_value` gives the p-value that agrees with that hull at every level.
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -80,9 +80,18 @@ def _roots(
     return np.where(none, np.nan, r1), np.where(none, np.nan, r2)
 
 
+class PositiveSet(NamedTuple):
+    """The piece of Fieller's set around the estimate on ρ > 0 (`fieller_positive`)."""
+
+    low: FloatArray  # a ratio; 0 where ``at_zero``
+    high: FloatArray  # a ratio; +inf where ``at_inf``
+    at_zero: BoolArray  # the piece reaches down to ρ → 0
+    at_inf: BoolArray  # the piece has no upper bound
+
+
 def fieller_positive(
     num: _Arg, den: _Arg, var_num: _Arg, var_den: _Arg, cov: _Arg, t: _Arg
-) -> tuple[FloatArray, FloatArray, BoolArray, BoolArray]:
+) -> PositiveSet:
     """Fieller's set on ρ > 0 around the estimate, for positive estimates:
     (low, high, at_zero, at_inf).
 
@@ -120,7 +129,7 @@ def fieller_positive(
     low = np.fmin(low, rho)
     high = np.fmax(high, rho)
     at_inf = np.isinf(high)
-    return low, high, at_zero, at_inf
+    return PositiveSet(low, high, at_zero, at_inf)
 
 
 def component_p_value(
@@ -158,15 +167,24 @@ def component_p_value(
     return p
 
 
+class LogRatio(NamedTuple):
+    """A delta-method interval of log(num/den) (`log_ratio`)."""
+
+    log_ratio: FloatArray
+    se: FloatArray  # of the log ratio
+    low: FloatArray  # a ratio (not its log)
+    high: FloatArray  # a ratio (not its log)
+
+
 def log_ratio(
     num: _Arg, den: _Arg, var_num: _Arg, var_den: _Arg, cov: _Arg, df: _Arg, t: _Arg
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+) -> LogRatio:
     """Delta-method interval of log(num/den): (log ratio, its se, low ratio, high ratio)."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         lr = np.log(num) - np.log(den)
         var = var_num / (num * num) + var_den / (den * den) - 2 * cov / (num * den)
         se = np.sqrt(np.maximum(var, 0.0))
-        return lr, se, np.exp(lr - t * se), np.exp(lr + t * se)
+        return LogRatio(lr, se, np.exp(lr - t * se), np.exp(lr + t * se))
 
 
 def stand_in(

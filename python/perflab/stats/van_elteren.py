@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,7 +32,15 @@ from perflab.stats.fixed_effects import Layout
 from perflab.stats.mannwhitney import EXACT_MAX_RUNS, u_cdf
 
 
-def pairs(layout: Layout) -> tuple[IntArray, IntArray, FloatArray]:
+class Pairs(NamedTuple):
+    """The within-device pairs of runs of a layout (`pairs`), one element per pair."""
+
+    baseline_run: IntArray  # index among the baseline's runs
+    candidate_run: IntArray  # index among the candidate's runs
+    weight: FloatArray  # van Elteren's w_d of the pair's device
+
+
+def pairs(layout: Layout) -> Pairs:
     """The within-device (baseline, candidate) pairs of a two-variant layout: indices into
     the baseline's and the candidate's runs, and each pair's weight w_d."""
     a_idx, b_idx, w = [], [], []
@@ -46,8 +55,8 @@ def pairs(layout: Layout) -> tuple[IntArray, IntArray, FloatArray]:
             b_idx.append(np.tile(ib, ia.size))
             w.append(np.full(ia.size * ib.size, 1.0 / (ia.size + ib.size + 1)))
     if not a_idx:
-        return np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0)
-    return np.concatenate(a_idx), np.concatenate(b_idx), np.concatenate(w)
+        return Pairs(np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0))
+    return Pairs(np.concatenate(a_idx), np.concatenate(b_idx), np.concatenate(w))
 
 
 def _tie_sums(x: FloatArray) -> FloatArray:
@@ -137,6 +146,15 @@ def _p_of(
     return out
 
 
+class RankShift(NamedTuple):
+    """The common shift θ of each row on the working scale (`van_elteren`), each (E,)."""
+
+    estimate: FloatArray
+    low: FloatArray  # NaN where the interval is unbounded at this level
+    high: FloatArray
+    p_value: FloatArray
+
+
 def van_elteren(
     xa: FloatArray,
     xb: FloatArray,
@@ -144,7 +162,7 @@ def van_elteren(
     raw_b: FloatArray,
     layout: Layout,
     alpha: FloatArray,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+) -> RankShift:
     """(estimate, low, high, p) of the common shift θ on the working scale, for E rows:
     xa (E, n_a), xb (E, n_b) working values, raw_a/raw_b the runs (ties are judged on
     them), alpha (E,). NaN bounds where the interval is unbounded at this level (too
@@ -153,7 +171,7 @@ def van_elteren(
     e, k = xa.shape[0], w.size
     if k == 0:
         nan = np.full(e, np.nan)
-        return nan, nan.copy(), nan.copy(), nan.copy()
+        return RankShift(nan, nan.copy(), nan.copy(), nan.copy())
     diff = xb[:, ib] - xa[:, ia]
     order = np.argsort(diff, axis=1, kind="stable")
     ds = np.take_along_axis(diff, order, axis=1)
@@ -180,7 +198,7 @@ def van_elteren(
     r_lt = r[rows, np.sum(ds < 0, axis=1)]
     side = np.where(r_le > mu, r_le, np.where(r_lt < mu, r_lt, mu))
     p = np.where(side == mu, 1.0, _p_of(side[:, None], mu, sd, 0.5 * float(w.min()), exact)[:, 0])
-    return _weighted_median(ds, r, mu, total), low, high, p
+    return RankShift(_weighted_median(ds, r, mu, total), low, high, p)
 
 
 def _weighted_median(ds: FloatArray, r: FloatArray, mu: float, total: float) -> FloatArray:
