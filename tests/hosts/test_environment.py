@@ -616,3 +616,35 @@ def test_one_reading_of_meminfo_and_cpu_lists_serves_capture_checks_and_monitors
         (Path(root) / "proc").mkdir()
         (Path(root) / "proc" / "meminfo").write_text(text)
         assert read_meminfo(TreeReader(root)) == meminfo_bytes(text)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0.52 0.58 0.59 1/389 12345\n", (0.52, 0.58, 0.59)),
+        ("3.00 2.50 1.75", (3.0, 2.5, 1.75)),
+        ("0.52 0.58", None),
+        ("high low none 1/2 3", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_one_reading_of_loadavg_serves_the_environment_and_the_load_check(tmp_path, text, expected):
+    """/proc/loadavg is read by one parser: the environment's ``loadavg`` and the system
+    check's load agree with it, and what is not three numbers is unknown in both."""
+    from perflab.hosts.environment import _loadavg
+    from perflab.hosts.proc_text import parse_loadavg
+    from perflab.platform.system_reading import TreeReader
+    from perflab.platform.system_state import load_check
+
+    assert parse_loadavg(text) == expected
+    (tmp_path / "proc").mkdir()
+    if text is not None:
+        (tmp_path / "proc" / "loadavg").write_text(text)
+    reader = TreeReader(str(tmp_path))
+    check = load_check(reader, 4)
+    assert _loadavg(reader) == (list(expected) if expected else None)
+    if expected is None:
+        assert check.status == "unknown"
+    else:
+        assert (check.data["load1"], check.data["load5"], check.data["load15"]) == expected

@@ -99,6 +99,7 @@ from perflab.hosts.proc_text import (
     meminfo_bytes,
     parse_cpuinfo,
     parse_key_values,
+    parse_loadavg,
     parse_os_release,
     parse_swaps,
     to_int,
@@ -347,8 +348,5 @@ def _kernel_settings(host: Reader) -> dict[str, Any]:
 
 def _loadavg(host: Reader) -> list[float] | None:
     """The 1, 5 and 15 minute load averages of /proc/loadavg."""
-    loadavg = (read_line(host, "/proc/loadavg") or "").split()[:3]
-    try:
-        return [float(x) for x in loadavg] if len(loadavg) == 3 else None
-    except ValueError:
-        return None
+    found = parse_loadavg(read_line(host, "/proc/loadavg"))
+    return list(found) if found else None

@@ -44,6 +44,17 @@ def meminfo_bytes(text: str) -> dict[str, int]:
     return {name: n * 1024 if kb else n for name, (n, kb) in parse_meminfo(text).items()}
 
 
+def parse_loadavg(text: str | None) -> tuple[float, float, float] | None:
+    """/proc/loadavg's 1, 5 and 15 minute load averages: ``"0.52 0.58 0.59 1/389 12345"`` →
+    (0.52, 0.58, 0.59); None for nothing, or for what is not three numbers first."""
+    fields = (text or "").split()[:3]
+    try:
+        one, five, fifteen = (float(x) for x in fields)
+    except ValueError:
+        return None
+    return one, five, fifteen
+
+
 def to_int(text: str | None) -> int | None:
     """``" 42\\n"`` → 42; None for None or what is not a whole number."""
     try:

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from perflab.hosts.base import Reader
 from perflab.hosts.local import LocalHost
+from perflab.hosts.proc_text import parse_loadavg
 from perflab.platform.system_reading import (
     CPU_DIR,
     TITLES,
@@ -211,12 +212,10 @@ def smt_check(reader: Reader) -> Check:
 
 
 def load_check(reader: Reader, cpus: int) -> Check:
-    text = read_text(reader, "/proc/loadavg")
-    fields = text.split() if text else []
-    try:
-        load1, load5, load15 = (float(x) for x in fields[:3])
-    except ValueError:
+    found = parse_loadavg(read_text(reader, "/proc/loadavg"))
+    if found is None:
         return Check("load", "unknown", "?", "/proc/loadavg cannot be read (not Linux?)")
+    load1, load5, load15 = found
     data: dict[str, Any] = {"load1": load1, "load5": load5, "load15": load15, "cpus": cpus}
     value = f"{load1:.2f} {load5:.2f} {load15:.2f}"
     if cpus and load1 > cpus / 2:
