@@ -1,7 +1,7 @@
 """A metric across a series of versions (`perflab history`): each version's runs
 summarised with their interval, and the change points between versions.
 
-A series is one metric at one matrix cell for one variant, over the versions (`versions.py`:
+A series is one metric at one matrix cell for one variant, over the versions (`version_order.py`:
 the experiments grouped by the version they measured, in natural order). Each version's
 point is `perflab.stats.summary.summarize` of every measured run of its experiments (the
 mean with its Student-t interval, as `perflab compare`'s summaries). The change points
@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from perflab.analysis.dataset import Dataset
-from perflab.analysis.versions import Version, order_versions
+from perflab.analysis.version_order import Version, order_versions
 from perflab.errors import InputError
 from perflab.records import ExperimentRow, MetricDef
 from perflab.stats.arrays import FloatArray

@@ -13,7 +13,7 @@ import re
 from perflab._version import __version__
 from perflab.analysis.version_series import History, Series
 from perflab.report.blocks import Table
-from perflab.report.history_text import (
+from perflab.report.history_words import (
     change_sentence,
     experiments_text,
     groups,

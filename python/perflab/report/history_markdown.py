@@ -5,7 +5,7 @@ change points under it as a list. Every string is escaped (`markdown.md_escape`)
 from __future__ import annotations
 
 from perflab.analysis.version_series import History
-from perflab.report.history_text import (
+from perflab.report.history_words import (
     change_sentence,
     experiments_text,
     groups,

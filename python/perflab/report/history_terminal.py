@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from perflab.analysis.version_series import History
-from perflab.report.history_text import (
+from perflab.report.history_words import (
     change_sentence,
     experiments_text,
     groups,

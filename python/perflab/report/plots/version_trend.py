@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from perflab.analysis.version_series import History, Series
-from perflab.report.history_text import change_size
+from perflab.report.history_words import change_size
 from perflab.report.numbers import readable_unit
 from perflab.report.palette import VERDICT_COLORS
 from perflab.report.plots.axes import WIDTH, tick
