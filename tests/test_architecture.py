@@ -496,11 +496,13 @@ def test_imports_go_down_the_layers():
 #: What the command line may import: the use-case layer (`api/`: the one orchestrator of
 #: what perflab does) and the renderers (`report/`), besides its own and the basic values.
 #: What cli/ may call: the use cases (api/), questions about stored runs asked and
-#: answered (analysis/: `request`, `answer`), the renderers (report/), and the leaves
-#: (with the values of stored results, `records`), and two modules of plain values for
-#: its help and tables: where the default store is, the model's units. Types for its
-#: annotations it takes from where they are defined (under TYPE_CHECKING), never through
-#: a re-export.
+#: answered (analysis/: `request`, `answer`), the renderers (report/), the leaves (with
+#: the values of stored results, `records`), and what it shows or reads as it is, with no
+#: use case around it — this machine's CPUs and checks (platform/), the pure model
+#: (model/), an experiment file loaded (spec/), what a --store value names and the
+#: methods' option choices. A function in api/ that only forwarded to one of these would
+#: exist for this rule alone. Types for its annotations it takes from where they are
+#: defined (under TYPE_CHECKING), never through a re-export.
 CLI_MAY_IMPORT = frozenset(
     {
         "api",
@@ -510,8 +512,10 @@ CLI_MAY_IMPORT = frozenset(
         "durations",
         "_version",
         "records",
+        "platform",
+        "model",
+        "spec",
         "store.location",
-        "model.units",
         "stats.options",  # the methods' option choices, for argparse
     }
 )

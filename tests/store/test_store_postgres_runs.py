@@ -255,7 +255,7 @@ def test_a_server_gone_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_p
 def test_a_postgres_store_estimates_a_plan_and_gives_a_models_platform(pg_url, tmp_path):
     """`run --dry-run` estimates a plan from the earlier runs in PostgreSQL, and a probe
     stored there is a platform of the model (`model --from-store URL`), as from a file."""
-    from perflab.api.modeling import observation_from_store
+    from perflab.platform.stored import observation_from_store
 
     s = spec(tmp_path, "estimated", tag=3)
     assert perflab("run", str(s), "--store", pg_url).code == 0

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.platform.pick import CoreChoice
     from perflab.platform.system_state import SystemState
-    from perflab.platform.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -47,13 +45,6 @@ class MachineCheck:
 
 #: The environment's facts a check names its machine by.
 _FACTS = ("architecture", "kernel_release", "cpu_model", "logical_cpus", "memory_total_bytes")
-
-
-def system_state() -> SystemState:
-    """Every check, read now (~0.25 s: the busiest processes are measured over it)."""
-    from perflab.platform.system_state import read_system_state
-
-    return read_system_state()
 
 
 def check_machine(
@@ -117,12 +108,6 @@ def _facts(info: dict[str, Any]) -> dict[str, Any]:
     return {k: info.get(k) for k in _FACTS}
 
 
-def topology() -> Topology:
-    from perflab.platform import read_topology
-
-    return read_topology()
-
-
 def cpu_list(text: str) -> frozenset[int]:
     """The CPUs of a list such as ``0,2-3`` (``--exclude``); empty text: none."""
     from perflab.hosts.proc_text import parse_cpu_list
@@ -131,11 +116,3 @@ def cpu_list(text: str) -> frozenset[int]:
         return parse_cpu_list(text) if text else frozenset()
     except ValueError:
         raise InputError(f"--exclude {text!r}: use a CPU list such as 0,2-3") from None
-
-
-def pick_cores(count: int, *, core_type: str | None, exclude: frozenset[int]) -> CoreChoice:
-    """``count`` cores of one type, no two SMT siblings, avoiding shared L2 caches where
-    possible, none of ``exclude``."""
-    from perflab.platform import pick_cores as pick
-
-    return pick(count, topology(), core_type=core_type, exclude=exclude)

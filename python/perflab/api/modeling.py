@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.errors import InputError
 
 if TYPE_CHECKING:
-    from perflab.model import FitResult, IndexTable, Observation, Prediction
+    from perflab.model import FitResult, Observation
 
 
 def observations_from_csv(
@@ -39,19 +39,6 @@ def observations_from_csv(
     return from_rows(rows, cols, need_rate=need_rate, source=path)
 
 
-def observation_from_store(path: str, **options: Any) -> Observation:
-    """One platform from a stored probe experiment (`perflab.platform.stored`)."""
-    from perflab.platform.stored import observation_from_store as read
-
-    return read(path, **options)
-
-
-def index_table(obs: Sequence[Observation], M: float, N: float) -> IndexTable:
-    from perflab.model import index_table as table
-
-    return table(list(obs), M, N)
-
-
 def fit(
     obs: Sequence[Observation],
     *,
@@ -69,17 +56,3 @@ def fit(
     if not 0.5 < confidence < 1:
         raise InputError(f"--confidence must be between 0.5 and 1, e.g. 0.95 (got {confidence})")
     return fit_model(list(obs), M=M, N=N, bootstrap=bootstrap, confidence=confidence, seed=seed)
-
-
-def observation(
-    platform: str, cpu: float, memmove_bytes_per_s: float, length: float, rate: float | None
-) -> Observation:
-    from perflab.model import Observation
-
-    return Observation(platform, cpu, memmove_bytes_per_s, length, rate)
-
-
-def predict(fitted: FitResult, target: Observation, *, method: str, seed: int) -> Prediction:
-    from perflab.model.prediction import predict as predict_rate
-
-    return predict_rate(fitted, target, method=method, seed=seed)

@@ -6,20 +6,12 @@ nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from perflab.analysis.plan_estimate import DurationEstimate
     from perflab.plan import PlannedRun
     from perflab.spec import Spec
-
-
-def load_spec(path: str | Path) -> Spec:
-    """The experiment file, checked (a one-line error at file:line otherwise)."""
-    from perflab.spec import load_spec as load
-
-    return load(path)
 
 
 @dataclass(frozen=True)

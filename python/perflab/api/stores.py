@@ -1,32 +1,15 @@
-"""Stores as a whole: where the default one is, what a ``--store`` value names (a SQLite
-file or a PostgreSQL URL; anything else that looks like a URL is refused), opening one,
-and copying experiments from one store into another (`perflab store copy`)."""
+"""Stores as a whole: opening one (a SQLite file or a PostgreSQL URL, as
+`perflab.store.location` names it), and copying experiments from one store into another
+(`perflab store copy`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-from perflab.store.location import default_store_path
 
 if TYPE_CHECKING:
     from perflab.store import Database
     from perflab.store.copy import Copied
-    from perflab.store.location import StoreURL
-
-
-def default_store() -> Path | StoreURL:
-    """``$PERFLAB_STORE`` (a file or a PostgreSQL URL), else ``./perflab.db``."""
-    return default_store_path()
-
-
-def store_named(text: str | None) -> Path | StoreURL:
-    """The store a ``--store`` value names (a StoreError, one line, for a URL of another
-    kind); printed, a URL shows no password."""
-    from perflab.store.location import store_location
-
-    return store_location(text)
 
 
 def open_store(path: str | None, *, write: bool = False, create: bool = True) -> Database:

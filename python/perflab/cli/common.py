@@ -43,9 +43,9 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
 def store_argument(text: str) -> str:
     """A --store value, as given; one that looks like a URL but names no kind of store
     perflab has (``http://…``) is refused before the command does anything (StoreError)."""
-    from perflab.api.stores import store_named
+    from perflab.store.location import store_location
 
-    store_named(text)
+    store_location(text)
     return text
 
 

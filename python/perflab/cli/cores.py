@@ -45,11 +45,12 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.machine import cpu_list, pick_cores, topology
+    from perflab.api.machine import cpu_list
+    from perflab.platform import pick_cores, read_topology
 
     exclude = cpu_list(args.exclude)
     if args.pick is None:
-        topo = topology()
+        topo = read_topology()
         if args.json:
             io.print(json.dumps({"cpus": topo.to_json()}, indent=2))
             return 0
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
             )
         io.console.print(t)
         return 0
-    choice = pick_cores(args.pick, core_type=args.core_type, exclude=exclude)
+    choice = pick_cores(args.pick, read_topology(), core_type=args.core_type, exclude=exclude)
     if args.json:
         io.print(json.dumps(choice.to_json(), indent=2))
     elif args.quiet:

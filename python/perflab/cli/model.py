@@ -185,7 +185,7 @@ def load_observations(
     stores = args.from_store if stores is None else stores
     obs = _from_csv(path, args, need_rate=need_rate) if path else []
     if stores:
-        from perflab.api.modeling import observation_from_store
+        from perflab.platform.stored import observation_from_store
 
         if args.length_bytes is None:
             raise InputError(
@@ -247,10 +247,10 @@ def _from_csv(path: str, args: argparse.Namespace, *, need_rate: bool) -> list[O
 
 
 def run_index(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.modeling import index_table
+    from perflab.model import index_table
 
     obs = load_observations(args.csv, args)
-    table = index_table(obs, args.M, args.N)
+    table = index_table(list(obs), args.M, args.N)
     if args.json:
         io.print(json.dumps(table.to_json(), indent=2))
         return 0
@@ -299,7 +299,8 @@ def run_fit(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def run_predict(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.modeling import observation, predict
+    from perflab.model import Observation
+    from perflab.model.prediction import predict
     from perflab.model.units import bytes_per_second
 
     obs = load_observations(args.csv, args)
@@ -313,7 +314,7 @@ def run_predict(args: argparse.Namespace, io: CliIO) -> int:
         if length is None:
             raise InputError("give --target-length (bytes) for the --target-* platform")
         targets.append(
-            observation(
+            Observation(
                 args.target_name,
                 args.target_cpu,
                 args.target_memmove * bytes_per_second(args.memmove_unit),

@@ -81,9 +81,9 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.planning import load_spec
     from perflab.api.running import RunRequest, check_exports, run_experiment
     from perflab.cli.progress import ConsoleObserver
+    from perflab.spec import load_spec
 
     if (args.spec is None) == (args.resume is None):
         raise InputError("give an experiment file, or --resume ID")

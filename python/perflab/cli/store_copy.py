@@ -44,7 +44,8 @@ def register(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace, io: CliIO) -> int:
-    from perflab.api.stores import copy_store, store_named
+    from perflab.api.stores import copy_store
+    from perflab.store.location import store_location
 
     def progress(k: int, n: int, copied: Copied) -> None:
         io.err.write(
@@ -57,9 +58,9 @@ def run(args: argparse.Namespace, io: CliIO) -> int:
     done = copy_store(args.source, args.destination, args.experiment, progress)
     # (a store as messages name it: a URL without its password)
     if not done:
-        io.print(f"no experiments in {store_named(args.source)}: nothing copied")
+        io.print(f"no experiments in {store_location(args.source)}: nothing copied")
         return 0
     ids = ", ".join(f"{c.source_id} as {c.id}" for c in done)
     n = f"{len(done)} experiment{'s' * (len(done) != 1)}"
-    io.print(f"copied {n} into {store_named(args.destination)}: {ids}")
+    io.print(f"copied {n} into {store_location(args.destination)}: {ids}")
     return 0
