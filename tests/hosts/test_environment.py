@@ -648,3 +648,22 @@ def test_one_reading_of_loadavg_serves_the_environment_and_the_load_check(tmp_pa
         assert check.status == "unknown"
     else:
         assert (check.data["load1"], check.data["load5"], check.data["load15"]) == expected
+
+
+def test_one_reading_of_a_processes_stat_serves_the_checks_and_pid_reuse():
+    """/proc/PID/stat is read by one parser: a name with spaces and parentheses is kept
+    whole, the fields after it are counted from its last ``)``, and what does not parse is
+    None; this process's start time through `process_start_time` is the parser's."""
+    import os
+
+    from perflab.hosts.proc_text import PidStat, parse_pid_stat
+    from perflab.hosts.process import process_start_time
+
+    fields = ["S", "7", *["0"] * 9, "120", "30", *["0"] * 6, "98765", *["0"] * 30]
+    assert parse_pid_stat(f"42 (a (b) c) {' '.join(fields)}") == PidStat("a (b) c", 7, 150, "98765")
+    assert parse_pid_stat("42 (short) S 7 0") is None
+    assert parse_pid_stat(f"42 (x) {' '.join(['S', 'seven', *fields[2:]])}") is None
+    assert parse_pid_stat(None) is None
+    mine = parse_pid_stat(open(f"/proc/{os.getpid()}/stat").read())
+    assert mine is not None and mine.ppid == os.getppid()
+    assert process_start_time(os.getpid()) == mine.start_time

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 #: ``Name:   123 kB`` (or a count with no unit) of /proc/meminfo.
 _MEMINFO_LINE = re.compile(r"^([\w()]+):\s+(\d+)(?:\s+(kB))?\s*$")
@@ -42,6 +42,28 @@ def parse_meminfo(text: str) -> dict[str, tuple[int, bool]]:
 def meminfo_bytes(text: str) -> dict[str, int]:
     """/proc/meminfo in bytes (counts with no unit as they are)."""
     return {name: n * 1024 if kb else n for name, (n, kb) in parse_meminfo(text).items()}
+
+
+class PidStat(NamedTuple):
+    """The fields of /proc/PID/stat that perflab reads."""
+
+    name: str  # the command's name (field 2, without its parentheses)
+    ppid: int  # the parent's pid (field 4)
+    cpu_ticks: int  # utime + stime (fields 14 and 15), in clock ticks
+    start_time: str  # when the process started (field 22), as written: tells pid reuse apart
+
+
+def parse_pid_stat(text: str | None) -> PidStat | None:
+    """/proc/PID/stat's fields (`PidStat`); None for nothing or what does not parse. The
+    name may hold spaces and parentheses: the fields after it follow its last ``)``."""
+    head, paren, tail = (text or "").rpartition(")")
+    rest = tail.split()
+    if not paren or len(rest) < 20 or "(" not in head:
+        return None
+    try:
+        return PidStat(head.split("(", 1)[1], int(rest[1]), int(rest[11]) + int(rest[12]), rest[19])
+    except ValueError:
+        return None
 
 
 def parse_loadavg(text: str | None) -> tuple[float, float, float] | None:

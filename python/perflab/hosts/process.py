@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from perflab.hosts.proc_text import parse_pid_stat
+
 if TYPE_CHECKING:
     import resource
 
@@ -479,10 +481,10 @@ def _terminate(pid: int, pidfd: int | None, grace: float) -> None:
 def process_start_time(pid: int) -> str | None:
     """The kernel's start time of ``pid`` (field 22 of /proc/PID/stat), to tell PID reuse apart."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        found = parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return found.start_time if found else None
 
 
 def kill_leftover_group(pid: int, start_time: str | None) -> bool:

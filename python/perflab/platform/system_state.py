@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from perflab.hosts.base import Reader
 from perflab.hosts.local import LocalHost
-from perflab.hosts.proc_text import parse_loadavg
+from perflab.hosts.proc_text import parse_loadavg, parse_pid_stat
 from perflab.platform.system_reading import (
     CPU_DIR,
     TITLES,
@@ -240,17 +240,9 @@ def _stat_times(reader: Reader) -> dict[int, tuple[str, int, int]] | None:
     for name in names:
         if not name.isdigit():
             continue
-        text = read_text(reader, f"/proc/{name}/stat")
-        if text is None:
-            continue  # ended between the listing and the read
-        head, paren, tail = text.rpartition(")")
-        rest = tail.split()
-        if not paren or len(rest) < 13 or "(" not in head:
-            continue
-        try:
-            out[int(name)] = (head.split("(", 1)[1], int(rest[1]), int(rest[11]) + int(rest[12]))
-        except ValueError:
-            continue
+        # None: ended between the listing and the read
+        if (found := parse_pid_stat(read_text(reader, f"/proc/{name}/stat"))) is not None:
+            out[int(name)] = (found.name, found.ppid, found.cpu_ticks)
     return out
 
 
