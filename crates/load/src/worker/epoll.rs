@@ -12,11 +12,12 @@ use std::os::fd::AsRawFd;
 
 impl Worker<'_> {
     pub(super) fn epoll_loop(&mut self) {
-        let now = now_ns();
+        let mut now = now_ns();
         self.begin(now);
         let mut next_housekeeping = now + HOUSEKEEPING_NS;
-        while let Some(wake) = self.prepare_round(now_ns(), &mut next_housekeeping) {
-            let now = now_ns();
+        // One clock read a round besides the reads' own: after the reads, which serves the
+        // sends they allow and the next round's timers and wait alike (as in the io_uring loop).
+        while let Some(wake) = self.prepare_round(now, &mut next_housekeeping) {
             if let (Some(&Reverse((t, _))), Some(tfd)) = (self.timers.peek(), self.timerfd.as_mut()) {
                 if t <= wake {
                     let _ = tfd.arm(t);
@@ -44,7 +45,8 @@ impl Worker<'_> {
                     self.drain_events(&mut dirty);
                 }
             }
-            self.pump_dirty(&mut dirty, now_ns());
+            now = now_ns();
+            self.pump_dirty(&mut dirty, now);
             self.dirty = dirty;
             self.publish();
         }
