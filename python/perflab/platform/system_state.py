@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from perflab.hosts.base import Reader
 from perflab.hosts.local import LocalHost
-from perflab.hosts.proc_text import parse_loadavg, parse_pid_stat
+from perflab.hosts.proc_text import PidStat, parse_loadavg, parse_pid_stat
 from perflab.platform.system_reading import (
     CPU_DIR,
     TITLES,
@@ -231,28 +231,28 @@ def load_check(reader: Reader, cpus: int) -> Check:
     return Check("load", "ok", value, data=data)
 
 
-def _stat_times(reader: Reader) -> dict[int, tuple[str, int, int]] | None:
-    """pid → (name, parent pid, utime + stime in clock ticks); None when /proc cannot be listed."""
+def _stat_times(reader: Reader) -> dict[int, PidStat] | None:
+    """pid → its /proc/PID/stat (name, parent pid, CPU ticks); None when /proc cannot be listed."""
     names = reader.list_dir("/proc")
     if names is None:
         return None
-    out: dict[int, tuple[str, int, int]] = {}
+    out: dict[int, PidStat] = {}
     for name in names:
         if not name.isdigit():
             continue
         # None: ended between the listing and the read
         if (found := parse_pid_stat(read_text(reader, f"/proc/{name}/stat"))) is not None:
-            out[int(name)] = (found.name, found.ppid, found.cpu_ticks)
+            out[int(name)] = found
     return out
 
 
-def _tree(pids: dict[int, tuple[str, int, int]], root: int | None) -> set[int]:
+def _tree(pids: dict[int, PidStat], root: int | None) -> set[int]:
     """``root`` and its descendants among ``pids``."""
     if root is None:
         return set()
     children: dict[int, list[int]] = {}
-    for pid, (_, ppid, _) in pids.items():
-        children.setdefault(ppid, []).append(pid)
+    for pid, stat in pids.items():
+        children.setdefault(stat.ppid, []).append(pid)
     tree, todo = {root}, [root]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -292,12 +292,12 @@ def sample_processes(
         return None
     own = _tree(second, own_pid) | _tree(first, own_pid)
     shares: list[tuple[float, int, str]] = []
-    for pid, (name, _, ticks) in second.items():
+    for pid, stat in second.items():
         if pid in own or pid not in first:
             continue
-        delta = ticks - first[pid][2]
+        delta = stat.cpu_ticks - first[pid].cpu_ticks
         if delta > 0:
-            shares.append((delta / clock_ticks / elapsed, pid, name))
+            shares.append((delta / clock_ticks / elapsed, pid, stat.name))
     shares.sort(key=lambda x: (-x[0], x[1]))
     return ProcessSample(
         [{"pid": pid, "name": name, "cpu": cpu} for cpu, pid, name in shares], elapsed
