@@ -1,14 +1,20 @@
-"""The bound of benchmarks/load_vs_peers is fair only if its minimal client runs the row's
-load: keys drawn as the row's are (memtier's G in the rows of memtier's flags), spread over
-the key range as a load that draws every key afresh spreads them. It once cycled 8,192
-uniform keys in every row, so the server found its items in cache and did less per
-request under it than under the clients it is compared with, which lifted the bound.
-The minimal client is compiled from the script and asked for its pre-built requests."""
+"""benchmarks/load_vs_peers' own pieces.
+
+The bound is fair only if its minimal client runs the row's load: keys drawn as the row's
+are (memtier's G in the rows of memtier's flags), spread over the key range as a load that
+draws every key afresh spreads them, and reaching the server in an order that does not
+repeat them sooner than such a load. It once cycled 8,192 uniform keys in every row, so
+the server found its items in cache and did less per request under it than under the
+clients it is compared with, which lifted the bound. The minimal client is compiled from
+the script and asked for its pre-built requests, or run against a recording server.
+
+The sleeps each row reports: the server's are its busiest thread's, read from /proc."""
 
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import os
 import selectors
 import shutil
 import socket
@@ -16,6 +22,7 @@ import statistics
 import struct
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +180,22 @@ def test_connections_do_not_replay_each_others_keys(lvp, exe):
     expected = repeat_share(drawn, 5_000)
     assert 0.03 < expected < 0.2
     assert repeat_share(wire, 5_000) == pytest.approx(expected, abs=0.03)
+
+
+def test_the_servers_sleeps_are_its_busiest_threads(lvp):
+    """memcached's LRU maintainer sleeps on a timer whatever the load; the worker thread's
+    sleeps are the ones a client's pace decides."""
+    before = {"1": (10, 100), "2": (500, 5), "3": (7, 0)}
+    after = {"1": (14, 400), "2": (900, 6), "3": (7, 0), "4": (3, 1)}
+    assert lvp.server_sleeps(before, after) == 4  # thread 1: 300 ticks, 4 sleeps
+    assert lvp.server_sleeps({}, {}) == 0
+
+
+def test_a_threads_sleeps_are_read_from_proc(lvp):
+    tid = str(threading.get_native_id())
+    before = lvp.server_threads(os.getpid())
+    assert tid in before and all(s >= 0 and t >= 0 for s, t in before.values())
+    for _ in range(3):
+        time.sleep(0.001)
+    after = lvp.server_threads(os.getpid())
+    assert after[tid][0] >= before[tid][0] + 3
