@@ -199,3 +199,15 @@ def test_a_threads_sleeps_are_read_from_proc(lvp):
         time.sleep(0.001)
     after = lvp.server_threads(os.getpid())
     assert after[tid][0] >= before[tid][0] + 3
+
+
+def test_a_ratio_is_shown_as_it_compares_with_its_goal(lvp):
+    """A throughput ratio of 0.995 printed as "1.00×" beside "goal not met" contradicts
+    itself: the figures get the decimals that keep their order."""
+    assert lvp.decimals(1.2, 1.0) == 2
+    assert lvp.decimals(1.0, 1.0) == 2
+    assert lvp.decimals(0.9953, 1.0) == 3  # 0.995× against 1.000×
+    assert lvp.decimals(1.3449, 1.345) == 4  # 1.3449× against 1.3450×
+    for value, limit in ((0.9953, 1.0), (1.3449, 1.345), (1.0049, 1.0)):
+        d = lvp.decimals(value, limit)
+        assert (round(value, d) >= round(limit, d)) == (value >= limit)
