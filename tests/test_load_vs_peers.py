@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+from servers import LOOPBACK
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "load_vs_peers"
 
@@ -97,7 +98,7 @@ class KeyRecorder:
     found" and records the keys in the order it reads them, across all connections."""
 
     def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener = socket.create_server((LOOPBACK, 0))
         self.port = self.listener.getsockname()[1]
         self.keys: list[bytes] = []
         self.stop = threading.Event()
@@ -165,7 +166,7 @@ def test_connections_do_not_replay_each_others_keys(lvp, exe):
     under perflab and memtier (moves to WARM 0.09 per request against 0.35)."""
     recorder = KeyRecorder()
     try:
-        argv = [str(exe), "127.0.0.1", str(recorder.port), "memcache_binary", "4", "8", "1.5"]
+        argv = [str(exe), LOOPBACK, str(recorder.port), "memcache_binary", "4", "8", "1.5"]
         argv += ["0", "1", "100000", "100", "memtier-", "G", str(lvp.MINIMAL_REQUESTS)]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     finally:
