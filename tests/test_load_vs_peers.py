@@ -17,10 +17,12 @@ import importlib.util
 import os
 import selectors
 import shutil
+import signal
 import socket
 import statistics
 import struct
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -212,3 +214,64 @@ def test_a_ratio_is_shown_as_it_compares_with_its_goal(lvp):
     for value, limit in ((0.9953, 1.0), (1.3449, 1.345), (1.0049, 1.0)):
         d = lvp.decimals(value, limit)
         assert (round(value, d) >= round(limit, d)) == (value >= limit)
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The processes whose parent is `pid`: {pid: command name}."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :]
+            if int(rest.split()[1]) == pid:
+                out[int(d.name)] = name
+    return out
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _poll(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.skipif(shutil.which("memcached") is None, reason="needs memcached")
+def test_a_sigterm_stops_the_servers_it_started(tmp_path):
+    """Stopped with SIGTERM in the middle of a run, the script stops the memcached it
+    started and the client that is running, and exits 143 (it once left them running)."""
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--connections", "20", "--seconds", "60", "--no-pin"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    try:
+
+        def running() -> bool:  # memcached and the perflab client under way
+            names = list(_children(proc.pid).values())
+            return ("memcached" in names and len(names) >= 2) or proc.poll() is not None
+
+        assert _poll(running, 60), "no memcached and client started"
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        started = _children(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+        for pid, name in started.items():
+            assert _poll(lambda p=pid: _gone(p), 10), f"{name} ({pid}) outlived the script"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
