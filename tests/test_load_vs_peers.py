@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 import pytest
+from perflab.hosts.proc_text import parse_pid_stat
+from proc_helpers import all_gone, wait_until
 from servers import LOOPBACK
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "load_vs_peers"
@@ -219,33 +221,14 @@ def test_a_ratio_is_shown_as_it_compares_with_its_goal(lvp):
 def _children(pid: int) -> dict[int, str]:
     """The processes whose parent is `pid`: {pid: command name}."""
     out = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:  # ended meanwhile
-                continue
-            name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :]
-            if int(rest.split()[1]) == pid:
-                out[int(d.name)] = name
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = parse_pid_stat((d / "stat").read_text())
+        except OSError:  # ended meanwhile
+            continue
+        if stat is not None and stat.ppid == pid:
+            out[int(d.name)] = stat.name
     return out
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def _poll(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.mark.skipif(shutil.which("memcached") is None, reason="needs memcached")
@@ -264,13 +247,12 @@ def test_a_sigterm_stops_the_servers_it_started(tmp_path):
             names = list(_children(proc.pid).values())
             return ("memcached" in names and len(names) >= 2) or proc.poll() is not None
 
-        assert _poll(running, 60), "no memcached and client started"
+        wait_until(running, 60)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         started = _children(proc.pid)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 143
-        for pid, name in started.items():
-            assert _poll(lambda p=pid: _gone(p), 10), f"{name} ({pid}) outlived the script"
+        all_gone(list(started))  # names the pids that outlived the script
     finally:
         if proc.poll() is None:
             proc.kill()
