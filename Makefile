@@ -2,10 +2,11 @@
 .PHONY: quickstart test test-fast lint setup
 
 # Tests run alone, before the others: the kernel builds (their compilers fault in pages by
-# the million) and the tests that count a phase's system-wide page faults (another
-# worker's tests show in them).
+# the million), the tests that count a phase's system-wide page faults (another
+# worker's tests show in them) and the load generator's spin tests, which count its sleeps
+# (a busy neighbour can keep the server off a CPU for longer than a spin).
 ALONE = tests/hosts/test_kernel_builds.py tests/observe/test_monitors.py tests/observe/test_counters.py \
-	tests/hosts/test_device_pool.py
+	tests/hosts/test_device_pool.py tests/workloads/test_load_spin.py
 
 setup:
 	@scripts/setup

@@ -12,18 +12,23 @@ it). conftest.py turns them into the fixtures ``memcached`` and ``redis_server``
 Servers listen on 127.0.0.1 only and run in a temporary directory. A missing binary
 is a test failure, never a skip: ``scripts/setup`` installs memcached and redis-server.
 
+`SlowMemcache(delay)` is a memcache-text server of this file's own (asyncio, in a thread)
+that answers every GET ``delay`` seconds after it came.
+
 Independent readers (not perflab's code) check what a load wrote:
 `memcache_get_many` (text protocol multi-get) and `redis_get_many` (RESP MGET).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -251,3 +256,57 @@ def redis_get_many(port: int, keys: list[str], batch: int = 100) -> dict[str, by
                 if size >= 0:
                     out[key] = reader.read(size + 2)[:-2]
     return out
+
+
+class SlowMemcache:
+    """A memcache-text server (GETs only, every one a miss: ``END``) on 127.0.0.1 that
+    answers each request ``delay`` seconds after it read it, whatever else is pending: the
+    server is slow, not serial, so a client's whole pipeline is outstanding meanwhile."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.port = 0
+        self.requests = 0
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._stopped: asyncio.Future[None] | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(READY_TIMEOUT_S) or not self.port:
+            raise RuntimeError("the slow memcache server did not start")
+
+    @property
+    def address(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._serve())
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._client, LOOPBACK, 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self._stopped = self._loop.create_future()
+        self._ready.set()
+        async with server:
+            await self._stopped
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while line := await reader.readline():
+                if line.startswith(b"get "):
+                    self.requests += 1
+                    loop.call_later(self.delay, writer.write, b"END\r\n")
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    def close(self) -> None:
+        def stop() -> None:
+            if self._stopped is not None and not self._stopped.done():
+                self._stopped.set_result(None)
+
+        self._loop.call_soon_threadsafe(stop)
+        self._thread.join(timeout=READY_TIMEOUT_S)

@@ -103,6 +103,7 @@ def test_bad_flags_exit_2_naming_the_flag(capsys):
         (["--key-minimum", "9", "--key-maximum", "3"], "--key-minimum: key_min (9) is greater"),
         (["-d", "10", "--data-size-range", "1-5"], "--data-size or --data-size-range"),
         (["--print-percentiles", "50,x"], "--print-percentiles"),
+        (["--spin", "sometimes"], '--spin: must be "auto", "off" or a duration'),
         (["-s", "no-such-host.invalid", "-n", "1"], "--server: cannot resolve"),
     ]:
         code, _out, err = load(*argv)

@@ -11,6 +11,13 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread's CPU time, ns (CLOCK_THREAD_CPUTIME_ID: a system call, exact).
+pub fn thread_cpu_time_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// User and system CPU time of the calling thread, in ns.
 pub fn thread_cpu_ns() -> (u64, u64) {
     rusage(libc::RUSAGE_THREAD)

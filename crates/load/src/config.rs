@@ -114,6 +114,42 @@ impl IoBackend {
     }
 }
 
+/// Whether a worker with nothing to do spins before it sleeps: waiting for a reply that
+/// comes within microseconds by sleeping costs a sleep and a wake-up, paid by both sides
+/// (the server's send wakes the client; on a VM an interrupt between CPUs, an exit to the
+/// hypervisor). Serialized as "auto", "off", or the microseconds to spin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Spin {
+    Policy(SpinPolicy),
+    /// Spin this many microseconds before every sleep with requests in flight.
+    Micros(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpinPolicy {
+    /// Spin (up to `worker::spin::AUTO_US`) while few requests are in flight and most
+    /// spins see a reply come; otherwise sleep at once.
+    Auto,
+    /// Never spin.
+    Off,
+}
+
+impl Spin {
+    /// "auto", "off" or the microseconds, as written in a configuration.
+    pub fn name(self) -> String {
+        match self {
+            Spin::Policy(SpinPolicy::Auto) => "auto".into(),
+            Spin::Policy(SpinPolicy::Off) => "off".into(),
+            Spin::Micros(us) => format!("{us}"),
+        }
+    }
+}
+
+/// The longest fixed spin a configuration may ask for, µs.
+pub const MAX_SPIN_US: f64 = 1000.0;
+
 /// A whole run. Build it with `Config::default()` and field updates, or `from_json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -172,6 +208,8 @@ pub struct Config {
     pub verify: bool,
     /// I/O loop of the worker threads: auto (io_uring where available, else epoll), uring, epoll.
     pub io: IoBackend,
+    /// Spin before sleeping: auto (few requests in flight, replies caught), off, or µs.
+    pub spin: Spin,
 }
 
 impl Default for Config {
@@ -207,6 +245,7 @@ impl Default for Config {
             source_addresses: Vec::new(),
             verify: false,
             io: IoBackend::Auto,
+            spin: Spin::Policy(SpinPolicy::Auto),
         }
     }
 }
@@ -456,7 +495,7 @@ impl Config {
         Ok(())
     }
 
-    /// Durations: warm-up, timeouts, the late threshold.
+    /// Durations: warm-up, timeouts, the late threshold, the spin.
     fn validate_durations(&self) -> Result<(), ConfigError> {
         let secs = [
             ("warmup", self.warmup, true),
@@ -469,6 +508,14 @@ impl Config {
                 return err(
                     name,
                     format!("must be a {} duration (got {v} s)", if zero_ok { "non-negative" } else { "positive" }),
+                );
+            }
+        }
+        if let Spin::Micros(us) = self.spin {
+            if !us.is_finite() || us <= 0.0 || us > MAX_SPIN_US {
+                return err(
+                    "spin",
+                    format!("must be \"auto\", \"off\" or microseconds in (0, {MAX_SPIN_US}] (got {us})"),
                 );
             }
         }
@@ -512,6 +559,25 @@ mod tests {
         assert_eq!(e.field, "sever");
         let e = Config::from_json(r#"{"requests":{"per_client":0}}"#).unwrap_err();
         assert_eq!(e.field, "requests");
+    }
+
+    #[test]
+    fn spin_is_auto_off_or_microseconds() {
+        assert_eq!(Config::default().spin, Spin::Policy(SpinPolicy::Auto));
+        for (text, spin) in [
+            (r#""auto""#, Spin::Policy(SpinPolicy::Auto)),
+            (r#""off""#, Spin::Policy(SpinPolicy::Off)),
+            ("12.5", Spin::Micros(12.5)),
+        ] {
+            let c = Config::from_json(&format!(r#"{{"spin":{text}}}"#)).unwrap();
+            assert_eq!(c.spin, spin);
+            assert_eq!(Config::from_json(&serde_json::to_string(&c).unwrap()).unwrap().spin, spin);
+        }
+        assert!(Config::from_json(r#"{"spin":"sometimes"}"#).is_err());
+        for bad in [0.0, -1.0, MAX_SPIN_US + 1.0] {
+            let c = Config { spin: Spin::Micros(bad), ..Config::default() };
+            assert_eq!(c.validate().unwrap_err().field, "spin", "{bad}");
+        }
     }
 
     #[test]

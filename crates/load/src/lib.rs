@@ -31,7 +31,9 @@ pub mod value;
 mod worker;
 pub mod zipf;
 
-pub use config::{Arrivals, Config, ConfigError, IoBackend, KeyPattern, Protocol, Requests, SizePattern};
+pub use config::{
+    Arrivals, Config, ConfigError, IoBackend, KeyPattern, Protocol, Requests, SizePattern, Spin, SpinPolicy,
+};
 pub use engine::{run, Control, Phase, Progress, RunOptions};
 pub use hist::LatencyHist;
 pub use result::{RunResult, Status, Warning};

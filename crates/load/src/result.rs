@@ -113,6 +113,11 @@ pub struct RunResult {
     pub reads: u64,
     pub writes: u64,
     pub polls: u64,
+    /// Spins before sleeping (all threads, whole run), those that saw a completion come,
+    /// and the seconds they took.
+    pub spins: u64,
+    pub spins_caught: u64,
+    pub spin_s: f64,
 }
 
 impl RunResult {
@@ -195,6 +200,9 @@ impl RunResult {
             reads: 0,
             writes: 0,
             polls: 0,
+            spins: 0,
+            spins_caught: 0,
+            spin_s: 0.0,
         }
     }
 
@@ -216,6 +224,9 @@ impl RunResult {
         self.reads += t.reads;
         self.writes += t.writes;
         self.polls += t.polls;
+        self.spins += t.spins;
+        self.spins_caught += t.spins_caught;
+        self.spin_s += t.spin_ns as f64 / 1e9;
         self.threads.push(ThreadCpu {
             user_s: t.cpu_user_ns as f64 / 1e9,
             system_s: t.cpu_sys_ns as f64 / 1e9,
@@ -547,6 +558,7 @@ impl RunResult {
                 "max_rss_kb": self.max_rss_kb,
                 "rss_kb": self.rss_kb,
                 "syscalls": {"reads": self.reads, "writes": self.writes, "polls": self.polls},
+                "spin": {"spins": self.spins, "caught": self.spins_caught, "seconds": self.spin_s},
             },
             "servers": self.servers.iter().map(|s| json!({
                 "server": s.server, "address": s.address, "connections": s.connections,

@@ -207,6 +207,10 @@ pub struct ThreadStats {
     pub reads: u64,
     pub writes: u64,
     pub polls: u64,
+    /// Spins before sleeping (`worker::spin`), those that saw something come, their time.
+    pub spins: u64,
+    pub spins_caught: u64,
+    pub spin_ns: u64,
 }
 
 impl ThreadStats {
@@ -232,6 +236,9 @@ impl ThreadStats {
             reads: 0,
             writes: 0,
             polls: 0,
+            spins: 0,
+            spins_caught: 0,
+            spin_ns: 0,
         }
     }
 }

@@ -56,6 +56,7 @@ FLAGS = {
     "source_addresses": "--source-address",
     "verify": "--verify",
     "io": "--io",
+    "spin": "--spin",
 }
 
 
@@ -110,6 +111,12 @@ def _connection_options(g: Arguments) -> None:
         "--io",
         choices=["auto", "uring", "epoll"],
         help="I/O loop: io_uring where the kernel allows it, else epoll (default auto)",
+    )
+    g.add_argument(
+        "--spin",
+        metavar="auto|off|DURATION",
+        help="spin before sleeping for replies: auto (while few requests are in flight and "
+        "spins catch replies; default), off, or e.g. 20us before every wait",
     )
     g.add_argument("--connect-timeout", metavar="DURATION", help="per connection (default 5s)")
     g.add_argument(
@@ -235,6 +242,7 @@ def config_from_args(args: argparse.Namespace) -> KvConfig:
         "seed": args.seed,
         "verify": args.verify,
         "io": args.io,
+        "spin": args.spin,
         "rate": args.rate,
         "arrivals": args.arrivals,
         "late_threshold": args.late_threshold,

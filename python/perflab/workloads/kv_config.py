@@ -29,6 +29,10 @@ _RATIO = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
 
+#: The longest fixed spin before a wait (the engine's `MAX_SPIN_US`).
+MAX_SPIN_S = 1e-3
+
+
 def _duration(value: Any, *, allow_zero: bool = False) -> float:
     if allow_zero and value in (0, 0.0, "0"):
         return 0.0
@@ -152,6 +156,14 @@ class KvConfig(BaseModel):
         "else epoll), uring (io_uring: batched submission, multishot receive into provided "
         "buffers; an error where unavailable) or epoll; the result says which ran",
     )
+    spin: Literal["auto", "off"] | float = Field(
+        "auto",
+        description="spin before sleeping, when a worker waits for replies: auto (up to 20 µs, "
+        "while at most 8 requests are in flight on the worker and most spins see a reply "
+        'come), off, or a duration ("20us", at most 1 ms) to spin before every such wait; '
+        "spinning saves the client's sleep and the server's wake-up of it where replies come "
+        "within microseconds (docs/load-generator.md); the result counts the spins",
+    )
 
     # ----- single fields -------------------------------------------------------------
 
@@ -229,6 +241,18 @@ class KvConfig(BaseModel):
     @classmethod
     def _zero_ok_duration(cls, v: Any) -> float:
         return _duration(v, allow_zero=True)
+
+    @field_validator("spin", mode="before")
+    @classmethod
+    def _spin(cls, v: Any) -> str | float:
+        if v in ("auto", "off"):
+            return str(v)
+        if isinstance(v, str) and not any(c.isdigit() for c in v):
+            raise ValueError(f'must be "auto", "off" or a duration such as "20us" (got {v!r})')
+        seconds = _duration(v)
+        if seconds > MAX_SPIN_S:
+            raise ValueError(f"a spin of at most 1 ms (1000us) before each wait (got {v!r})")
+        return seconds
 
     @field_validator("connect_timeout", "response_timeout", mode="before")
     @classmethod
@@ -333,6 +357,7 @@ class KvConfig(BaseModel):
             "source_addresses": self.source_addresses,
             "verify": self.verify,
             "io": self.io,
+            "spin": self.spin if isinstance(self.spin, str) else self.spin * 1e6,
         }
 
     def describe(self) -> str:

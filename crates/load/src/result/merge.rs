@@ -94,6 +94,7 @@ impl RunResult {
         let config = Config::from_json(&field(doc, "config")?.to_string()).map_err(|e| e.message)?;
         let client = field(doc, "client")?;
         let calls = client.get("syscalls").cloned().unwrap_or(Value::Null);
+        let spin = client.get("spin").cloned().unwrap_or(Value::Null);
         let threads = client
             .get("threads")
             .and_then(Value::as_array)
@@ -151,6 +152,9 @@ impl RunResult {
             reads: uint_or_zero(&calls, "reads"),
             writes: uint_or_zero(&calls, "writes"),
             polls: uint_or_zero(&calls, "polls"),
+            spins: uint_or_zero(&spin, "spins"),
+            spins_caught: uint_or_zero(&spin, "caught"),
+            spin_s: spin.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
         };
         // attempted = measured answered + measured failed + warmup answered + warmup lost
         let attempted = doc.get("errors").map(|e| uint_or_zero(e, "attempted")).unwrap_or(0);
@@ -222,6 +226,9 @@ impl RunResult {
         m.reads = sum(|p| p.reads);
         m.writes = sum(|p| p.writes);
         m.polls = sum(|p| p.polls);
+        m.spins = sum(|p| p.spins);
+        m.spins_caught = sum(|p| p.spins_caught);
+        m.spin_s = parts.iter().map(|p| p.spin_s).sum();
         m.max_rss_kb = parts.iter().map(|p| p.max_rss_kb).max().unwrap_or(0);
         m.rss_kb = parts.iter().map(|p| p.rss_kb).max().unwrap_or(0);
         m.started_unix_s = parts.iter().map(|p| p.started_unix_s).fold(f64::INFINITY, f64::min);
@@ -279,6 +286,9 @@ mod tests {
             reads: 10,
             writes: 10,
             polls: 10,
+            spins: 4,
+            spins_caught: 3,
+            spin_s: 0.001,
         }
     }
 
@@ -289,6 +299,9 @@ mod tests {
         assert_eq!(back.metrics(), a.metrics());
         assert_eq!(back.failed_requests(), 3);
         assert_eq!(back.to_json()["errors"], a.to_json()["errors"]);
+        assert_eq!(back.to_json()["client"]["spin"], a.to_json()["client"]["spin"]);
+        let merged = RunResult::merge(&[a.clone(), back]).unwrap();
+        assert_eq!((merged.spins, merged.spins_caught, merged.spin_s), (8, 6, 0.002));
     }
 
     #[test]

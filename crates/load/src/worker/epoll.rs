@@ -25,8 +25,11 @@ impl Worker<'_> {
             }
             // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
             let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
+            let spin = self.spinner.limit(self.inflight_total).min(wake.saturating_sub(now));
             self.stats.polls += 1;
-            if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
+            let r =
+                if spin > 0 { self.epoll_spin(spin, timeout) } else { self.poll.poll(&mut self.events, Some(timeout)) };
+            if let Err(e) = r {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.shared.set_fault(format!("event loop failed: {e}"));
                     break;
@@ -51,6 +54,33 @@ impl Worker<'_> {
             self.publish();
         }
         self.publish();
+    }
+
+    /// Poll without sleeping until something is ready or `limit` ns have passed (`spin`),
+    /// then, if nothing came, wait up to `timeout` as usual. Events there at once are no
+    /// spin: the round had something to do.
+    fn epoll_spin(&mut self, limit: u64, timeout: std::time::Duration) -> io::Result<()> {
+        self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO))?;
+        if !self.events.is_empty() {
+            return Ok(());
+        }
+        let start = now_ns();
+        let (deadline, mut t, mut caught) = (start + limit, start, false);
+        while t < deadline {
+            self.stats.polls += 1;
+            self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO))?;
+            t = now_ns();
+            if !self.events.is_empty() {
+                caught = true;
+                break;
+            }
+        }
+        self.spun(caught, t - start);
+        if caught {
+            return Ok(());
+        }
+        self.stats.polls += 1;
+        self.poll.poll(&mut self.events, Some(timeout.saturating_sub(std::time::Duration::from_nanos(t - start))))
     }
 
     /// Handle the events of the last poll: read what is readable; note in `dirty` the

@@ -23,6 +23,7 @@ mod conn;
 mod epoll;
 mod receive;
 mod send;
+mod spin;
 mod stats;
 mod uring;
 
@@ -78,6 +79,8 @@ pub(crate) struct Worker<'a> {
     /// any (those a reply may still come on).
     inflight_total: usize,
     awaiting: usize,
+    /// Whether a round with nothing to do spins before it sleeps (`spin`).
+    spinner: spin::Spinner,
 }
 
 impl<'a> Worker<'a> {
@@ -120,6 +123,7 @@ impl<'a> Worker<'a> {
             control: vec![0u8; rxtime::cmsg_space()],
             inflight_total: 0,
             awaiting: 0,
+            spinner: spin::Spinner::new(cfg.spin),
         })
     }
 
@@ -185,6 +189,7 @@ impl<'a> Worker<'a> {
             return None;
         }
         self.rx_clock.refresh_at(now);
+        self.spinner.tick(now, self.done_count, crate::clock::thread_cpu_time_ns);
         self.fire_timers(now);
         if self.active == 0 {
             return None;
@@ -212,6 +217,13 @@ impl<'a> Worker<'a> {
             wake = wake.min(t.max(now));
         }
         Some(wake)
+    }
+
+    /// A spin of `ns` ended, with something come (`caught`) or not: account for it.
+    fn spun(&mut self, caught: bool, ns: u64) {
+        self.stats.spins += 1;
+        self.stats.spins_caught += caught as u64;
+        self.stats.spin_ns += ns;
     }
 
     /// After a round of reads, at `now`: let every connection noted in `dirty` send what it may.

@@ -108,6 +108,9 @@ pub(crate) struct UringIo {
     /// may wait for batches (`wait_for`).
     can_batch: bool,
     piecemeal: Piecemeal,
+    /// Deferred task running: the ring's `IORING_SQ_TASKRUN` flag says a completion is
+    /// ready to post, which a spin before sleeping watches (without it: no spin).
+    deferred: bool,
 }
 
 impl UringIo {
@@ -133,6 +136,7 @@ impl UringIo {
             msghdr,
             can_batch,
             piecemeal: Piecemeal::default(),
+            deferred,
         })
     }
 }
@@ -160,7 +164,7 @@ impl Worker<'_> {
         // next round's timers alike (they are microseconds apart).
         while let Some(wake) = self.prepare_round(now, &mut next_housekeeping) {
             self.stats.polls += 1;
-            if let Err(e) = self.uring_enter(wake) {
+            if let Err(e) = self.uring_enter(wake, true) {
                 self.shared.set_fault(format!("io_uring event loop failed: {e}"));
                 break;
             }
@@ -270,8 +274,9 @@ impl Worker<'_> {
         self.uring().unstamped = queued;
     }
 
-    /// Submit what is queued and wait for completions (`wait_for`), at most until `wake`.
-    fn uring_enter(&mut self, wake: u64) -> io::Result<()> {
+    /// Submit what is queued and wait for completions (`wait_for`), at most until `wake`;
+    /// with `spin`, spin first where the spin policy says (`spin`).
+    fn uring_enter(&mut self, wake: u64, spin: bool) -> io::Result<()> {
         // sends that complete at once post their completions during the submit: wait for
         // more (replies), not for them
         let sends = self.uring().unstamped.len();
@@ -286,6 +291,13 @@ impl Worker<'_> {
             let pending = !u.ring.completion().is_empty() || u.ring.submission().taskrun();
             let batch = u.can_batch && u.piecemeal.on();
             let (want, min_wait_us) = wait_for(sends, pending, awaiting, inflight, batch);
+            if spin && !pending && min_wait_us == 0 && u.deferred {
+                let limit = self.spinner.limit(inflight).min(wait);
+                if limit > 0 {
+                    self.uring_spin(limit)?;
+                }
+            }
+            let u = self.uring();
             let ts = Timespec::new().sec(wait / 1_000_000_000).nsec((wait % 1_000_000_000) as u32);
             let mut args = SubmitArgs::new().timespec(&ts);
             // (with the run's next deadline sooner, the deadline ends the wait anyway)
@@ -299,6 +311,25 @@ impl Worker<'_> {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+
+    /// Submit the queued sends, then spin up to `limit` ns until the kernel has a completion
+    /// to post (`spin`); the wait that follows takes it without sleeping.
+    fn uring_spin(&mut self, limit: u64) -> io::Result<()> {
+        let u = self.uring();
+        u.ring.submit()?;
+        let start = now_ns();
+        let (deadline, mut t, mut caught) = (start + limit, start, false);
+        while t < deadline {
+            if u.ring.submission().taskrun() {
+                caught = true;
+                break;
+            }
+            std::hint::spin_loop();
+            t = now_ns();
+        }
+        self.spun(caught, t - start);
+        Ok(())
     }
 
     /// Handle every completion there is (reaped at `now`); note in `dirty` the connections
@@ -441,7 +472,7 @@ impl Worker<'_> {
         }
         let deadline = now_ns() + DRAIN_NS;
         while self.uring().ops > 0 && now_ns() < deadline {
-            let _ = self.uring_enter(now_ns() + 100_000_000);
+            let _ = self.uring_enter(now_ns() + 100_000_000, false);
             let cqes: Vec<(u64, u32)> = self.uring().ring.completion().map(|c| (c.user_data(), c.flags())).collect();
             for (ud, flags) in cqes {
                 let u = self.uring();
