@@ -129,8 +129,9 @@ pub enum Spin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpinPolicy {
-    /// Spin (up to `worker::spin::AUTO_US`) while few requests are in flight and most
-    /// spins see a reply come; otherwise sleep at once.
+    /// Spin (up to 20 µs) while few requests are in flight and probes find that spinning
+    /// costs the client less CPU per reply than sleeping (`worker::spin`); otherwise sleep
+    /// at once.
     Auto,
     /// Never spin.
     Off,
@@ -208,7 +209,7 @@ pub struct Config {
     pub verify: bool,
     /// I/O loop of the worker threads: auto (io_uring where available, else epoll), uring, epoll.
     pub io: IoBackend,
-    /// Spin before sleeping: auto (few requests in flight, replies caught), off, or µs.
+    /// Spin before sleeping: auto (few requests in flight, where it is cheaper), off, or µs.
     pub spin: Spin,
 }
 

@@ -116,7 +116,8 @@ def _connection_options(g: Arguments) -> None:
         "--spin",
         metavar="auto|off|DURATION",
         help="spin before sleeping for replies: auto (while few requests are in flight and "
-        "spins catch replies; default), off, or e.g. 20us before every wait",
+        "spinning costs less CPU per reply than sleeping; default), off, or e.g. 20us before "
+        "every wait",
     )
     g.add_argument("--connect-timeout", metavar="DURATION", help="per connection (default 5s)")
     g.add_argument(

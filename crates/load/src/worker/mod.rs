@@ -17,7 +17,8 @@
 //!
 //! Concerns by module: `conn` (connection states, connecting, faults), `send` (request
 //! scheduling, encoding, and accounting of what was sent), `receive` (parsing replies),
-//! `stats` (recording what was measured), `epoll` and `uring` (the two I/O loops); this one
+//! `stats` (recording what was measured), `spin` (whether a round with nothing to do spins
+//! before it sleeps), `epoll` and `uring` (the two I/O loops); this one
 //! holds the worker and the parts of its loop both share.
 mod conn;
 mod epoll;
