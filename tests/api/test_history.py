@@ -1,5 +1,5 @@
 """`perflab history`: a series built for real — a small C program in a git repository,
-one commit and tag per version, whose work grows by 40% at v1.11 — measured with `perflab
+one commit and tag per version, whose work doubles at v1.11 — measured with `perflab
 run --version` (and once with the spec's own `version = { command = "git describe" }`),
 two older versions measured in another store and imported from CSV with `--version`.
 The history orders the versions naturally (v1.9 < v1.10), summarises each version's runs,
@@ -19,17 +19,20 @@ import pytest
 from cli_helpers import REPO, perflab, write_spec
 from rich.cells import cell_len
 
-#: (version, the loop's work in percent): the work grows at v1.11. v1.6 and v1.7 are
-#: measured in another store and imported.
+#: (version, the loop's work in percent): the work doubles at v1.11. v1.6 and v1.7 are
+#: measured in another store and imported. (A shared VM's speed shifts from one version's
+#: runs to the next: by up to 17% between versions of the same code, measured in one run
+#: of this file, where the loop's CPU time varies by 8% from run to run; so the planted
+#: change is large and the threshold for "nothing else" is 30%.)
 VERSIONS = [
     ("v1.6", 100),
     ("v1.7", 100),
     ("v1.8", 100),
     ("v1.9", 100),
     ("v1.10", 100),
-    ("v1.11", 140),
-    ("v1.12", 140),
-    ("v2.0", 140),
+    ("v1.11", 200),
+    ("v1.12", 200),
+    ("v2.0", 200),
 ]
 IMPORTED = ("v1.6", "v1.7")
 BY_DESCRIBE = "v2.0"  # its version from the spec's `git describe`, not --version
@@ -50,7 +53,7 @@ int main(int argc, char **argv) {{
 
 SPEC = """\
 name = "loop"
-description = "a loop whose work grows by 40% at v1.11"
+description = "a loop whose work doubles at v1.11"
 baseline = "small"
 repetitions = 5
 warmup = 1
@@ -170,22 +173,22 @@ def test_the_json_history_orders_versions_and_finds_the_planted_change(series):
         planted = [c for c in s["change_points"] if (c["before"], c["after"]) == ("v1.10", "v1.11")]
         assert len(planted) == 1, s["change_points"]
         c = planted[0]
-        # 40% more work in the loop: cpu_time rises (process start-up does not grow)
-        assert c["scale"] == "ratio" and 0.2 < c["low"] <= c["estimate"] <= c["high"] < 0.6
+        # twice the work in the loop: cpu_time doubles, nearly (process start-up does not)
+        assert c["scale"] == "ratio" and 0.6 < c["low"] <= c["estimate"] <= c["high"] < 1.5
         assert c["verdict"] == "worse" and c["p_detection"] <= 0.01 and c["p_value"] <= 0.01
         assert c["detail"]["index"] == ORDER.index("v1.11")
         # nothing else of that size: the versions of one level measure alike
         others = [x for x in s["change_points"] if x is not c]
-        assert all(abs(x["estimate"]) < 0.1 for x in others), others
+        assert all(abs(x["estimate"]) < 0.3 for x in others), others
 
 
 def test_the_table_has_a_row_per_version_and_fits_80_columns(series, monkeypatch):
     _, db, commits = series
-    # the versions are measured minutes apart on a shared machine, whose speed drifts by a
-    # few percent between them: only changes beyond ±10% count here (the planted one is 40%)
+    # the versions are measured minutes apart on a shared machine, whose speed drifts
+    # between them: only changes beyond ±30% count here (the planted one is +100%)
     md = history(
         db, "--format", "markdown", "--metric", "cpu_time", "--variant", "large",
-        "--min-effect", "10",
+        "--min-effect", "30",
     )  # fmt: skip
     rows = [line.split(" | ") for line in md.splitlines() if line.startswith(("| v1", "| v2"))]
     assert [r[0].removeprefix("| ") for r in rows] == ORDER
