@@ -218,6 +218,21 @@ def test_a_ratio_is_shown_as_it_compares_with_its_goal(lvp):
         assert (round(value, d) >= round(limit, d)) == (value >= limit)
 
 
+def test_perflabs_spins_are_shown_per_1000_requests(lvp):
+    runs = [
+        {"n": 10_000, "spin": {"spins": 900, "caught": 810, "seconds": 0.009}},
+        {"n": 20_000, "spin": {"spins": 1000, "caught": 950, "seconds": 0.01}},
+        {"n": 10_000, "spin": {"spins": 0, "caught": 0, "seconds": 0.0}},
+    ]
+    line, row = lvp.spin_line(runs)
+    assert row == {"spins_per_1k_requests": 50.0, "caught": 0.9, "us_per_request": 0.5}
+    assert line.strip() == (
+        "perflab spun before sleeping 50.0 times per 1,000 requests (90% saw a reply come), "
+        "0.50 µs per request"
+    )
+    assert lvp.spin_line([{"n": 1, "ops": 1.0}]) is None  # a peer's runs: no such line
+
+
 def _children(pid: int) -> dict[int, str]:
     """The processes whose parent is `pid`: {pid: command name}."""
     out = {}
@@ -231,7 +246,6 @@ def _children(pid: int) -> dict[int, str]:
     return out
 
 
-@pytest.mark.skipif(shutil.which("memcached") is None, reason="needs memcached")
 def test_a_sigterm_stops_the_servers_it_started(tmp_path):
     """Stopped with SIGTERM in the middle of a run, the script stops the memcached it
     started and the client that is running, and exits 143 (it once left them running)."""
