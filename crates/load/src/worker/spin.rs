@@ -10,11 +10,12 @@
 //! the server answers sooner: at redis pipeline 1 with 4 connections (client and server
 //! pinned to CPUs of their own) a 20 µs spin doubled throughput and lowered the CPU per
 //! request of the client and of redis. But a spinning client also takes its replies one
-//! at a time, where a sleeping one finds several at each wake-up: against memcached at
-//! pipeline 1 with 4 connections, the same spin raised throughput by 65% and the client's
-//! CPU per request by 15%; with 32 requests in flight (memtier's `-c 4 --pipeline 8`) by
-//! 25–40%. No rule on what the loop sees (requests in flight, how many spins see a reply)
-//! told these apart in measurements; the CPU per request does.
+//! at a time, where a sleeping one finds several at each wake-up: with 32 requests in
+//! flight (memtier's `-c 4 --pipeline 8`) the spin saw nearly every reply come and still
+//! cost the client 25–40% more CPU per request; against memcached at pipeline 8 with one
+//! connection (memcached asleep between batches) it saw fewer than 2 replies in 1,000.
+//! A rule on how many spins see a reply tells the second apart, not the first; the CPU
+//! per reply tells both.
 //!
 //! So `auto` measures it: time is cut in epochs of `EPOCH_NS`, and in every cycle of
 //! `CYCLE` epochs two adjacent ones (in alternating order) run one with spinning and one
