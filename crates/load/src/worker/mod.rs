@@ -190,7 +190,7 @@ impl<'a> Worker<'a> {
             return None;
         }
         self.rx_clock.refresh_at(now);
-        self.spinner.tick(now, self.done_count, crate::clock::thread_cpu_time_ns);
+        self.spinner.tick(now, self.done_count, crate::clock::thread_cpu_clock_ns);
         self.fire_timers(now);
         if self.active == 0 {
             return None;
