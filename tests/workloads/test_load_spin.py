@@ -72,6 +72,17 @@ def test_auto_spins_only_with_few_requests_in_flight(memcached, io):
 
 
 @pytest.mark.parametrize("io", backends())
+def test_auto_spins_for_most_replies_one_at_a_time(memcached, io):
+    """One connection at pipeline 1, for 2 s: client and server take turns, a reply comes
+    tens of µs after its request, and spinning for it answers several times as many
+    requests as sleeping for the same CPU per reply, so `auto` spins before most of them
+    (it slept before nearly all with a 20 µs limit and a verdict on the CPU alone)."""
+    r, _ = one_at_a_time(memcached.address, io, "auto", requests=None, test_time=2)
+    s, n = spins(r), r.metrics()["requests"]
+    assert s["spins"] > 0.5 * n and s["caught"] > 0.5 * s["spins"], (s, n)
+
+
+@pytest.mark.parametrize("io", backends())
 def test_auto_stops_spinning_where_replies_come_late(io):
     """A server that answers 2 ms late: a fixed spin spins before every wait and sees
     nothing come; `auto` spins in its probes only (an epoch of 32 replies in 16, which find

@@ -158,9 +158,10 @@ class KvConfig(BaseModel):
     )
     spin: Literal["auto", "off"] | float = Field(
         "auto",
-        description="spin before sleeping, when a worker waits for replies: auto (up to 20 µs, "
+        description="spin before sleeping, when a worker waits for replies: auto (up to 50 µs, "
         "while at most 8 requests are in flight on the worker and probes find spinning costs "
-        'less CPU per reply than sleeping), off, or a duration ("20us", at most 1 ms) to spin '
+        "less CPU per reply than sleeping, or raises throughput far more than it raises "
+        'that), off, or a duration ("20us", at most 1 ms) to spin '
         "before every such wait; spinning saves the client's sleep and the server's wake-up "
         "of it where replies come within microseconds (docs/load-generator.md); the result "
         "counts the spins",

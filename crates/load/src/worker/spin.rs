@@ -14,13 +14,21 @@
 //! flight (memtier's `-c 4 --pipeline 8`) the spin saw nearly every reply come and still
 //! cost the client 25–40% more CPU per request; against memcached at pipeline 8 with one
 //! connection (memcached asleep between batches) it saw fewer than 2 replies in 1,000.
-//! A rule on how many spins see a reply tells the second apart, not the first; the CPU
-//! per reply tells both.
+//! A rule on how many spins see a reply tells the second apart, not the first; what the
+//! client pays per reply tells both.
 //!
 //! So `auto` measures it: time is cut in epochs of `EPOCH_NS`, and in every cycle of
 //! `CYCLE` epochs two adjacent ones (in alternating order) run one with spinning and one
 //! without; the rest of the cycle spins if an average of those pairs says spinning costs
-//! the client less CPU per reply (by `MARGIN`), and does not if it says it costs more.
+//! less (by `MARGIN`), and does not if it says it costs more. An epoch's cost is its CPU
+//! per reply over the `THROUGHPUT_WEIGHT` power of its replies per second: what the client
+//! pays per reply decides, unless spinning buys four times as much throughput (in log
+//! terms) as it adds per reply. Under a fixed rate the replies are the same in both modes
+//! and the CPU alone decides. With one request in flight the CPU per reply of the two
+//! modes differed by less than the noise between epochs (pairs from −42% to +22% on this
+//! VM) and the throughput did not (2.2–5.9× in every pair at redis pipeline 1): there the
+//! throughput decides. With one connection at pipeline 8 spinning cost 20–35% more per
+//! reply for 1.9–2.2× the replies, and the client stays asleep.
 //! Once the difference is large, cycles are longer (`LONG_CYCLE`): the probes of the mode
 //! that loses cost less.
 //! Spinning is considered only with at most `AUTO_MAX_INFLIGHT` requests in flight on the
@@ -28,9 +36,11 @@
 //! N` µs) spins before every wait with requests in flight, whatever it costs.
 use crate::config::{Spin, SpinPolicy};
 
-/// `auto`'s spin: long enough for a reply from a busy server on this host (replies came
-/// within 10–20 µs on the machine it was measured on; 5 µs caught only 58–69% of them).
-pub(crate) const AUTO_NS: u64 = 20_000;
+/// `auto`'s spin: long enough for a reply when client and server take turns one request
+/// at a time (on the machine it was measured on, a reply came 20–30 µs after its request
+/// at redis pipeline 1 with one connection: 20 µs caught 42–54% of them, 50 µs 98–99%).
+/// A longer limit costs only in the probes of the mode that loses.
+pub(crate) const AUTO_NS: u64 = 50_000;
 /// `auto` spins only with at most this many requests in flight on the worker (spinning
 /// never paid beyond: redis at pipeline 1 with 16 connections, −8% throughput).
 pub(crate) const AUTO_MAX_INFLIGHT: usize = 8;
@@ -38,15 +48,22 @@ pub(crate) const AUTO_MAX_INFLIGHT: usize = 8;
 /// until it has answered that many).
 pub(crate) const EPOCH_NS: u64 = 20_000_000;
 const EPOCH_REPLIES: u64 = 32;
-/// Epochs per cycle: 2 probe the modes, the rest follow the verdict (the mode that loses
-/// costs its extra in 1 epoch of 16); once the pairs say one mode costs `CLEAR` more (as
-/// a log ratio: 15%), in 1 of 64.
-pub(crate) const CYCLE: u32 = 16;
+/// Epochs per cycle: 2 probe the modes, the rest follow the verdict. While the modes are
+/// within `CLEAR` of each other (as a log ratio: 15%) the one that loses costs less than
+/// that in 1 epoch of 8, and a pair comes every 160 ms (a 4 s run sees 25); once they
+/// are not, in 1 of 64.
+pub(crate) const CYCLE: u32 = 8;
 pub(crate) const LONG_CYCLE: u32 = 64;
 const CLEAR: f64 = 0.15;
-/// Weight of the newest pair in the running mean of ln(spinning / not), and how far from
-/// 0 that mean must be to change the mode.
+/// Pairs before a difference can count as clear (one pair's log ratio ranged from −0.67
+/// to +0.06 at redis pipeline 1 with one connection, where spinning tripled throughput).
+const CLEAR_PAIRS: u32 = 8;
+/// Weight of the newest pair in the running mean of ln(cost spinning / not) (after the
+/// first four, which weigh alike), and how far from 0 that mean must be to change the
+/// mode.
 const NEW_PAIR: f64 = 0.25;
+/// How much an epoch's replies per second weigh against its CPU per reply (as a power).
+const THROUGHPUT_WEIGHT: f64 = 0.25;
 const MARGIN: f64 = 0.02;
 
 /// One worker's spin policy: the setting, and under `auto` the epochs measured so far.
@@ -59,13 +76,14 @@ pub(super) struct Spinner {
     spinning: bool,
     epoch: u32,
     epoch_end: u64,
-    /// The thread's CPU time and replies at the start of this epoch.
+    /// The thread's CPU time, the time and the replies at the start of this epoch.
     cpu0: u64,
+    t0: u64,
     replies0: u64,
-    /// The probe pair's CPU per reply so far: [not spinning, spinning].
+    /// The probe pair's costs so far: [not spinning, spinning].
     probe: [Option<f64>; 2],
-    /// Running mean of ln(CPU per reply spinning / not spinning) over the pairs, and the
-    /// pairs seen.
+    /// Running mean of ln(cost spinning / not spinning) over the pairs, and the pairs
+    /// seen.
     lean: f64,
     pairs: u32,
     /// What the epochs after the probes do, and which probe goes first this cycle.
@@ -89,6 +107,7 @@ impl Spinner {
             epoch: 0,
             epoch_end: 0,
             cpu0: 0,
+            t0: 0,
             replies0: 0,
             probe: [None, None],
             lean: 0.0,
@@ -122,20 +141,25 @@ impl Spinner {
             if n < EPOCH_REPLIES {
                 return; // too few replies to say what they cost: the epoch goes on
             }
-            self.ended((used - self.cpu0) as f64 / n as f64);
+            let (cpu_per_reply, replies_per_ns) =
+                ((used - self.cpu0) as f64 / n as f64, n as f64 / (now - self.t0).max(1) as f64);
+            self.ended(cpu_per_reply / replies_per_ns.powf(THROUGHPUT_WEIGHT));
         }
         self.epoch_end = now + EPOCH_NS;
+        self.t0 = now;
         self.cpu0 = used;
         self.replies0 = replies;
     }
 
-    /// The epoch ended, at `cost` CPU ns per reply: the next one's mode.
+    /// The epoch ended at `cost` (CPU per reply over a power of the replies per second):
+    /// the next one's mode.
     fn ended(&mut self, cost: f64) {
         if self.epoch < 2 {
             self.probe[self.spinning as usize] = Some(cost.max(1.0));
             if let [Some(off), Some(on)] = self.probe {
                 let d = (on / off).ln();
-                self.lean = if self.pairs == 0 { d } else { self.lean + NEW_PAIR * (d - self.lean) };
+                // The plain mean of the first pairs, then a running one.
+                self.lean += (d - self.lean) * NEW_PAIR.max(1.0 / (self.pairs + 1) as f64);
                 self.pairs += 1;
                 if self.lean < -MARGIN {
                     self.choice = true;
@@ -148,7 +172,8 @@ impl Spinner {
         self.epoch = (self.epoch + 1) % self.cycle;
         self.spinning = match self.epoch {
             0 => {
-                self.cycle = if self.lean.abs() > CLEAR { LONG_CYCLE } else { CYCLE };
+                let clear = self.pairs >= CLEAR_PAIRS && self.lean.abs() > CLEAR;
+                self.cycle = if clear { LONG_CYCLE } else { CYCLE };
                 self.spin_first = !self.spin_first;
                 self.spin_first
             }
@@ -165,6 +190,12 @@ mod tests {
     /// Drive `s` through `epochs` epochs in which a reply costs `cost(spinning)` ns; returns
     /// how many of them spun, after the probes.
     fn run(s: &mut Spinner, epochs: u32, mut cost: impl FnMut(bool) -> f64) -> (u32, u32) {
+        run_replies(s, epochs, |on| (cost(on), 1000))
+    }
+
+    /// As `run`, with an epoch's replies too: `epoch(spinning)` is (CPU ns per reply,
+    /// replies).
+    fn run_replies(s: &mut Spinner, epochs: u32, mut epoch: impl FnMut(bool) -> (f64, u64)) -> (u32, u32) {
         let (mut now, mut cpu, mut replies) = (1_000_000_000u64, 0u64, 0u64);
         s.tick(now, replies, || cpu);
         let (mut spun, mut following) = (0, 0);
@@ -174,8 +205,9 @@ mod tests {
                 following += 1;
                 spun += spinning as u32;
             }
-            replies += 1000;
-            cpu += (1000.0 * cost(spinning)) as u64;
+            let (cost, n) = epoch(spinning);
+            replies += n;
+            cpu += (n as f64 * cost) as u64;
             now += EPOCH_NS;
             s.tick(now, replies, || cpu);
         }
@@ -195,11 +227,28 @@ mod tests {
     }
 
     #[test]
+    fn auto_spins_when_spinning_buys_more_throughput_than_it_costs_per_reply() {
+        // One request in flight: spinning costs 10% more CPU per reply and answers 2.5× as
+        // many requests; then spins that buy 5% and 100% more replies for 20% and 30% more
+        // CPU each (the second: memcached at pipeline 8 with one connection).
+        let (spun, following) =
+            run_replies(&mut auto(), 10 * CYCLE, |on| if on { (11000.0, 500) } else { (10000.0, 200) });
+        assert!(following >= 10 * (CYCLE - 2) && spun == following, "{spun} of {following}");
+        let (spun, following) =
+            run_replies(&mut auto(), 10 * CYCLE, |on| if on { (12000.0, 210) } else { (10000.0, 200) });
+        assert!(following >= 10 * (CYCLE - 2) && spun == 0, "{spun} of {following}");
+        let (spun, following) =
+            run_replies(&mut auto(), 10 * CYCLE, |on| if on { (13000.0, 400) } else { (10000.0, 200) });
+        assert!(following >= 10 * (CYCLE - 2) && spun == 0, "{spun} of {following}");
+    }
+
+    #[test]
     fn a_clear_difference_is_probed_less_often() {
         for (on, off) in [(6000.0, 8000.0), (1400.0, 1000.0)] {
-            let (_, following) = run(&mut auto(), 4 * LONG_CYCLE + CYCLE, |s| if s { on } else { off });
-            // one short cycle (the first pair's verdict), then long ones
-            assert_eq!(following, (CYCLE - 2) + 4 * (LONG_CYCLE - 2));
+            let short = CLEAR_PAIRS * CYCLE;
+            let (_, following) = run(&mut auto(), 4 * LONG_CYCLE + short, |s| if s { on } else { off });
+            // short cycles until `CLEAR_PAIRS` pairs are in, then long ones
+            assert_eq!(following, CLEAR_PAIRS * (CYCLE - 2) + 4 * (LONG_CYCLE - 2));
         }
     }
 
