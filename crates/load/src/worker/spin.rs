@@ -25,10 +25,11 @@
 //! pays per reply decides, unless spinning buys four times as much throughput (in log
 //! terms) as it adds per reply. Under a fixed rate the replies are the same in both modes
 //! and the CPU alone decides. With one request in flight the CPU per reply of the two
-//! modes differed by less than the noise between epochs (pairs from −42% to +22% on this
-//! VM) and the throughput did not (2.2–5.9× in every pair at redis pipeline 1): there the
-//! throughput decides. With one connection at pipeline 8 spinning cost 20–35% more per
-//! reply for 1.9–2.2× the replies, and the client stays asleep.
+//! modes differed by less than the noise between epochs (one pair's log ratio from −0.78
+//! to +0.35 in 20 pairs on this VM) and the throughput did not (2.6–7.6× the replies in 12
+//! of the 13 pairs where they were logged, at redis pipeline 1; the 13th fell in a stall):
+//! there the throughput decides. At memcache_binary pipeline 8 with one connection spinning
+//! cost 20–35% more per reply for 1.9–2.2× the replies, and the client mostly sleeps.
 //! Once the difference is large, cycles are longer (`LONG_CYCLE`): the probes of the mode
 //! that loses cost less.
 //! Spinning is considered only with at most `AUTO_MAX_INFLIGHT` requests in flight on the
@@ -55,8 +56,8 @@ const EPOCH_REPLIES: u64 = 32;
 pub(crate) const CYCLE: u32 = 8;
 pub(crate) const LONG_CYCLE: u32 = 64;
 const CLEAR: f64 = 0.15;
-/// Pairs before a difference can count as clear (one pair's log ratio ranged from −0.67
-/// to +0.06 at redis pipeline 1 with one connection, where spinning tripled throughput).
+/// Pairs before a difference can count as clear (one pair's log ratio ranged from −0.78
+/// to +0.35 at redis pipeline 1 with one connection, where spinning tripled throughput).
 const CLEAR_PAIRS: u32 = 8;
 /// Weight of the newest pair in the running mean of ln(cost spinning / not) (after the
 /// first four, which weigh alike), and how far from 0 that mean must be to change the
