@@ -117,8 +117,7 @@ def _connection_options(g: Arguments) -> None:
         metavar="auto|off|DURATION",
         help="spin before sleeping for replies: auto (up to 50us, while few requests are in "
         "flight and spinning costs less CPU per reply than sleeping or raises throughput far "
-        "more; default), off, or e.g. 20us before "
-        "every wait",
+        "more; default), off, or e.g. 20us before every wait",
     )
     g.add_argument("--connect-timeout", metavar="DURATION", help="per connection (default 5s)")
     g.add_argument(
