@@ -6,7 +6,7 @@
 use crate::config::{Config, KeyPattern, Requests, SizePattern};
 use crate::zipf::Zipf;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Normal};
+use rand_distr::StandardNormal;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The random generator of every stream: pinned so a seed means the same keys in every build.
@@ -26,6 +26,30 @@ pub fn parallel_slice(min: u64, max: u64, n: u64, i: u64) -> (u64, u64) {
     (lo, hi)
 }
 
+/// Key names: the configured prefix, then the key's index in decimal (memtier's
+/// `memtier-123`). One buffer keeps the prefix, so a name costs only its digits.
+#[derive(Debug, Clone)]
+pub struct KeyNames {
+    buf: Vec<u8>,
+    prefix: usize,
+}
+
+impl KeyNames {
+    pub fn new(prefix: &str) -> KeyNames {
+        let mut buf = Vec::with_capacity(prefix.len() + 20);
+        buf.extend_from_slice(prefix.as_bytes());
+        KeyNames { buf, prefix: prefix.len() }
+    }
+
+    /// The name of key `key`.
+    #[inline]
+    pub fn name(&mut self, key: u64) -> &[u8] {
+        self.buf.truncate(self.prefix);
+        self.buf.extend_from_slice(itoa::Buffer::new().format(key).as_bytes());
+        &self.buf
+    }
+}
+
 /// Keys of one command of one client.
 #[derive(Debug, Clone)]
 pub struct KeyGen {
@@ -33,7 +57,17 @@ pub struct KeyGen {
     lo: u64,
     hi: u64,
     next: u64,
-    normal: Option<Normal<f64>>,
+    /// The Gaussian pattern's median and standard deviation, in keys.
+    median: f64,
+    stddev: f64,
+    /// The range as floats, for the Gaussian pattern's check of a draw.
+    lo_f: f64,
+    hi_f: f64,
+    /// round(x) is in [lo, hi] exactly when x is in [round_lo, round_hi): [lo - 0.5,
+    /// hi + 0.5), but (-0.5, 0.5) for lo = 0 (-0.5 rounds to -1). Both ends are exact
+    /// below 2^52; from there on the range is empty and every draw takes the slow path.
+    round_lo: f64,
+    round_hi: f64,
     zipf: Option<Zipf>,
 }
 
@@ -47,17 +81,17 @@ impl KeyGen {
         if pattern == KeyPattern::Parallel {
             (lo, hi) = parallel_slice(cfg.key_min, cfg.key_max, cfg.total_clients(), client);
         }
-        let normal = (pattern == KeyPattern::Gaussian).then(|| {
-            let median = cfg.key_median.unwrap_or((cfg.key_min as f64 + cfg.key_max as f64) / 2.0);
-            let stddev = cfg.key_stddev.unwrap_or((cfg.key_max - cfg.key_min) as f64 / 6.0);
-            // a one-key range gives stddev 0, which Normal accepts (always the median)
-            Normal::new(median, stddev).expect("validated stddev")
-        });
+        // a one-key range gives stddev 0: always the median
+        let median = cfg.key_median.unwrap_or((cfg.key_min as f64 + cfg.key_max as f64) / 2.0);
+        let stddev = cfg.key_stddev.unwrap_or((cfg.key_max - cfg.key_min) as f64 / 6.0);
         let zipf = (pattern == KeyPattern::Zipf).then(|| {
             lo = lo.max(1);
             Zipf::new(lo, hi, cfg.key_zipf_exp)
         });
-        KeyGen { pattern, lo, hi, next: lo, normal, zipf }
+        let (lo_f, hi_f) = (lo as f64, hi as f64);
+        let round_lo = if lo == 0 { -0.499_999_999_999_999_94 } else { lo_f - 0.5 }; // the next f64 above -0.5
+        let round_hi = if hi_f < 4_503_599_627_370_496.0 { hi_f + 0.5 } else { f64::NEG_INFINITY };
+        KeyGen { pattern, lo, hi, next: lo, median, stddev, lo_f, hi_f, round_lo, round_hi, zipf }
     }
 
     /// Number of keys this generator can produce.
@@ -69,6 +103,7 @@ impl KeyGen {
         (self.lo, self.hi)
     }
 
+    #[inline]
     pub fn next_key<R: Rng + ?Sized>(&mut self, rng: &mut R) -> u64 {
         match self.pattern {
             KeyPattern::Sequential | KeyPattern::Parallel => {
@@ -78,17 +113,47 @@ impl KeyGen {
             }
             KeyPattern::Random => rng.random_range(self.lo..=self.hi),
             KeyPattern::Gaussian => {
-                let n = self.normal.as_ref().expect("gaussian");
-                for _ in 0..MAX_REDRAWS {
-                    let x = round(n.sample(rng));
-                    if x >= self.lo as f64 && x <= self.hi as f64 {
-                        return x as u64;
-                    }
+                let x = self.gaussian(rng);
+                if x >= self.round_lo && x < self.round_hi {
+                    // x's whole part fits an i64, whose conversion is cheaper than a u64's
+                    let t = x as i64;
+                    return (t + (x - t as f64 >= 0.5) as i64) as u64;
                 }
-                (round(n.sample(rng)).max(self.lo as f64) as u64).min(self.hi)
+                self.redraw_gaussian(x, rng)
             }
-            KeyPattern::Zipf => self.zipf.as_ref().expect("zipf").sample(rng),
+            KeyPattern::Zipf => self.zipf(rng),
         }
+    }
+
+    /// A Gaussian draw `first` fell outside the range (0.27% of draws at the default
+    /// deviation), or the range reaches 2^52: round it as `f64::round`, and draw again
+    /// while it is outside, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn redraw_gaussian<R: Rng + ?Sized>(&self, first: f64, rng: &mut R) -> u64 {
+        let x = round(first);
+        if x >= self.lo_f && x <= self.hi_f {
+            return x as u64;
+        }
+        for _ in 1..MAX_REDRAWS {
+            let x = round(self.gaussian(rng));
+            if x >= self.lo_f && x <= self.hi_f {
+                return x as u64;
+            }
+        }
+        (round(self.gaussian(rng)).max(self.lo_f) as u64).min(self.hi)
+    }
+
+    #[inline(never)]
+    fn zipf<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        self.zipf.as_ref().expect("zipf").sample(rng)
+    }
+
+    /// One draw of N(median, stddev²), as `rand_distr::Normal` draws it (the same stream).
+    #[inline]
+    fn gaussian<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        let z: f64 = rng.sample(StandardNormal);
+        self.median + self.stddev * z
     }
 }
 
@@ -179,6 +244,7 @@ impl Workload {
     }
 
     /// Next command, key index and (for SET) value size.
+    #[inline]
     pub fn next_request(&mut self) -> (Op, u64, u32) {
         let [sets, gets] = self.ratio;
         let op = if self.cycle < sets { Op::Set } else { Op::Get };
@@ -210,6 +276,32 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_distr::{Distribution, Normal};
+
+    #[test]
+    fn gaussian_keys_are_rand_distr_normal_draws_rounded() {
+        // the stream a seed names must not change with the sampler's plumbing; the second
+        // range starts at 0 and has half its draws outside, the third reaches past 2^52
+        for (lo, hi, median, stddev) in
+            [(1, 100_000, None, None), (0, 9, Some(0.0), Some(3.0)), (1 << 53, (1 << 53) + 1000, None, None)]
+        {
+            let mut c = cfg("G:G");
+            (c.key_min, c.key_max, c.key_median, c.key_stddev) = (lo, hi, median, stddev);
+            let mut keys = KeyGen::new(&c, KeyPattern::Gaussian, 0);
+            let m = median.unwrap_or((lo as f64 + hi as f64) / 2.0);
+            let n: Normal<f64> = Normal::new(m, stddev.unwrap_or((hi - lo) as f64 / 6.0)).unwrap();
+            let (mut a, mut b) = (StreamRng::seed_from_u64(11), StreamRng::seed_from_u64(11));
+            for _ in 0..100_000 {
+                let want = loop {
+                    let x = n.sample(&mut b).round();
+                    if x >= lo as f64 && x <= hi as f64 {
+                        break x as u64;
+                    }
+                };
+                assert_eq!(keys.next_key(&mut a), want, "[{lo}, {hi}]");
+            }
+        }
+    }
 
     #[test]
     fn round_is_f64_round() {

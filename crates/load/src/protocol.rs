@@ -45,50 +45,78 @@ const BIN_HEADER: usize = 24;
 const BIN_KEY_ENOENT: u16 = 0x0001;
 
 /// Append one request; returns its size in bytes.
+#[inline]
 pub fn encode(proto: Protocol, out: &mut Vec<u8>, op: Op, key: &[u8], size: usize, opaque: u32) -> usize {
     let start = out.len();
-    let mut num = itoa::Buffer::new();
-    match (proto, op) {
-        (Protocol::MemcacheText, Op::Get) => {
+    match proto {
+        Protocol::MemcacheText => encode_text(out, op, key, size),
+        Protocol::MemcacheBinary => encode_binary(out, op, key, size, opaque),
+        Protocol::Redis => encode_redis(out, op, key, size),
+    }
+    out.len() - start
+}
+
+fn encode_text(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize) {
+    match op {
+        Op::Get => {
+            out.reserve(key.len() + 6);
             out.extend_from_slice(b"get ");
             out.extend_from_slice(key);
             out.extend_from_slice(b"\r\n");
         }
-        (Protocol::MemcacheText, Op::Set) => {
+        Op::Set => {
+            out.reserve(key.len() + size + 32);
             out.extend_from_slice(b"set ");
             out.extend_from_slice(key);
             out.extend_from_slice(b" 0 0 ");
-            out.extend_from_slice(num.format(size).as_bytes());
+            out.extend_from_slice(itoa::Buffer::new().format(size).as_bytes());
             out.extend_from_slice(b"\r\n");
             append_value(out, key, size);
             out.extend_from_slice(b"\r\n");
         }
-        (Protocol::MemcacheBinary, _) => {
-            let (opcode, extras) = if op == Op::Get { (BIN_GET, 0u8) } else { (BIN_SET, 8u8) };
-            let value = if op == Op::Get { 0 } else { size };
-            let body = extras as usize + key.len() + value;
-            out.extend_from_slice(&[BIN_REQ, opcode]);
-            out.extend_from_slice(&(key.len() as u16).to_be_bytes());
-            out.extend_from_slice(&[extras, 0, 0, 0]); // extras length, data type, vbucket
-            out.extend_from_slice(&(body as u32).to_be_bytes());
-            out.extend_from_slice(&opaque.to_be_bytes());
-            out.extend_from_slice(&[0u8; 8]); // cas
-            if op == Op::Set {
-                out.extend_from_slice(&[0u8; 8]); // flags, expiry
-            }
-            out.extend_from_slice(key);
-            if op == Op::Set {
-                append_value(out, key, size);
-            }
-        }
-        (Protocol::Redis, Op::Get) => {
+    }
+}
+
+#[inline]
+fn encode_binary(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize, opaque: u32) {
+    let set = op == Op::Set;
+    let extras = if set { 8 } else { 0 };
+    let body = extras + key.len() + if set { size } else { 0 };
+    out.reserve(BIN_HEADER + body);
+    // the header (and a SET's flags and expiry, zero) in one piece: data type, vbucket
+    // and cas are zero too
+    let mut head = [0u8; BIN_HEADER + 8];
+    head[0] = BIN_REQ;
+    head[1] = if set { BIN_SET } else { BIN_GET };
+    head[2..4].copy_from_slice(&(key.len() as u16).to_be_bytes());
+    head[4] = extras as u8;
+    head[8..12].copy_from_slice(&(body as u32).to_be_bytes());
+    head[12..16].copy_from_slice(&opaque.to_be_bytes());
+    // copies of a constant size are inlined; `head[..BIN_HEADER + extras]` calls memcpy
+    if set {
+        out.extend_from_slice(&head);
+    } else {
+        out.extend_from_slice(&head[..BIN_HEADER]);
+    }
+    out.extend_from_slice(key);
+    if set {
+        append_value(out, key, size);
+    }
+}
+
+fn encode_redis(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize) {
+    let mut num = itoa::Buffer::new();
+    match op {
+        Op::Get => {
+            out.reserve(key.len() + 24);
             out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$");
             out.extend_from_slice(num.format(key.len()).as_bytes());
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(key);
             out.extend_from_slice(b"\r\n");
         }
-        (Protocol::Redis, Op::Set) => {
+        Op::Set => {
+            out.reserve(key.len() + size + 48);
             out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$");
             out.extend_from_slice(num.format(key.len()).as_bytes());
             out.extend_from_slice(b"\r\n");
@@ -100,10 +128,10 @@ pub fn encode(proto: Protocol, out: &mut Vec<u8>, op: Op, key: &[u8], size: usiz
             out.extend_from_slice(b"\r\n");
         }
     }
-    out.len() - start
 }
 
 /// Parse the reply to `op` (sent with `opaque`) at the start of `buf`.
+#[inline]
 pub fn parse(proto: Protocol, buf: &[u8], op: Op, opaque: u32) -> Parsed {
     match proto {
         Protocol::MemcacheText => parse_text(buf, op),
@@ -173,12 +201,27 @@ pub fn excerpt(buf: &[u8]) -> String {
     format!("\"{s}\"")
 }
 
+/// A reply's error message, formatted out of the hot path (the parsers stay small).
+#[cold]
+#[inline(never)]
+fn cold_format(args: std::fmt::Arguments<'_>) -> String {
+    args.to_string()
+}
+
+#[cold]
+#[inline(never)]
+fn invalid(args: std::fmt::Arguments<'_>) -> Parsed {
+    Parsed::Invalid(args.to_string())
+}
+
 /// The first line (without CRLF) and the length including CRLF.
 fn line(buf: &[u8]) -> Result<Option<(&[u8], usize)>, String> {
     match memchr::memchr(b'\n', &buf[..buf.len().min(MAX_LINE)]) {
         Some(i) if i > 0 && buf[i - 1] == b'\r' => Ok(Some((&buf[..i - 1], i + 1))),
-        Some(_) => Err(format!("line not ended by CRLF: {}", excerpt(buf))),
-        None if buf.len() >= MAX_LINE => Err(format!("no line end within {MAX_LINE} bytes: {}", excerpt(buf))),
+        Some(_) => Err(cold_format(format_args!("line not ended by CRLF: {}", excerpt(buf)))),
+        None if buf.len() >= MAX_LINE => {
+            Err(cold_format(format_args!("no line end within {MAX_LINE} bytes: {}", excerpt(buf))))
+        }
         None => Ok(None),
     }
 }
@@ -194,6 +237,7 @@ fn is_text_error(l: &[u8]) -> bool {
     l == b"ERROR" || l.starts_with(b"SERVER_ERROR") || l.starts_with(b"CLIENT_ERROR")
 }
 
+#[inline]
 fn parse_text(buf: &[u8], op: Op) -> Parsed {
     let (l, n) = match line(buf) {
         Ok(Some(x)) => x,
@@ -208,7 +252,7 @@ fn parse_text(buf: &[u8], op: Op) -> Parsed {
         Op::Set => match l {
             b"STORED" => done(Reply::Stored),
             b"NOT_STORED" | b"EXISTS" | b"NOT_FOUND" => done(Reply::Error { start: 0, end: l.len(), status: 0 }),
-            _ => Parsed::Invalid(format!("unexpected reply to set: {}", excerpt(buf))),
+            _ => invalid(format_args!("unexpected reply to set: {}", excerpt(buf))),
         },
         Op::Get => {
             if l == b"END" {
@@ -225,25 +269,26 @@ fn parse_text(buf: &[u8], op: Op) -> Parsed {
                         return Parsed::Incomplete;
                     }
                     if &buf[end..total] != b"\r\nEND\r\n" {
-                        return Parsed::Invalid(format!(
+                        return invalid(format_args!(
                             "value of {len} bytes not followed by END: {}",
                             excerpt(&buf[end..])
                         ));
                     }
                     Parsed::Complete { len: total, reply: Reply::Hit { start: n, end } }
                 }
-                _ => Parsed::Invalid(format!("unexpected reply to get: {}", excerpt(buf))),
+                _ => invalid(format_args!("unexpected reply to get: {}", excerpt(buf))),
             }
         }
     }
 }
 
+#[inline]
 fn parse_binary(buf: &[u8], op: Op, opaque: u32) -> Parsed {
     if buf.is_empty() {
         return Parsed::Incomplete;
     }
     if buf[0] != BIN_RES {
-        return Parsed::Invalid(format!("not a binary protocol response (magic 0x{:02x}): {}", buf[0], excerpt(buf)));
+        return invalid(format_args!("not a binary protocol response (magic 0x{:02x}): {}", buf[0], excerpt(buf)));
     }
     if buf.len() < BIN_HEADER {
         return Parsed::Incomplete;
@@ -258,13 +303,13 @@ fn parse_binary(buf: &[u8], op: Op, opaque: u32) -> Parsed {
     let got_opaque = u32_at(12);
     let want = if op == Op::Get { BIN_GET } else { BIN_SET };
     if opcode != want {
-        return Parsed::Invalid(format!("reply opcode 0x{opcode:02x} to a request with opcode 0x{want:02x}"));
+        return invalid(format_args!("reply opcode 0x{opcode:02x} to a request with opcode 0x{want:02x}"));
     }
     if body > MAX_VALUE || extras + key_len > body {
-        return Parsed::Invalid(format!("reply header announces an impossible body ({body} bytes)"));
+        return invalid(format_args!("reply header announces an impossible body ({body} bytes)"));
     }
     if got_opaque != opaque {
-        return Parsed::Invalid(format!("reply out of order (opaque {got_opaque}, expected {opaque})"));
+        return invalid(format_args!("reply out of order (opaque {got_opaque}, expected {opaque})"));
     }
     let len = BIN_HEADER + body;
     if buf.len() < len {
@@ -279,6 +324,7 @@ fn parse_binary(buf: &[u8], op: Op, opaque: u32) -> Parsed {
     Parsed::Complete { len, reply }
 }
 
+#[inline]
 fn parse_redis(buf: &[u8], op: Op) -> Parsed {
     let (l, n) = match line(buf) {
         Ok(Some(x)) => x,
@@ -296,17 +342,15 @@ fn parse_redis(buf: &[u8], op: Op) -> Parsed {
                     return Parsed::Incomplete;
                 }
                 if &buf[end..end + 2] != b"\r\n" {
-                    return Parsed::Invalid(format!("bulk string of {len} bytes not ended by CRLF"));
+                    return invalid(format_args!("bulk string of {len} bytes not ended by CRLF"));
                 }
                 Parsed::Complete { len: end + 2, reply: Reply::Hit { start: n, end } }
             }
-            _ => Parsed::Invalid(format!("bad bulk string length: {}", excerpt(buf))),
+            _ => invalid(format_args!("bad bulk string length: {}", excerpt(buf))),
         },
-        _ => Parsed::Invalid(format!(
-            "unexpected reply to {}: {}",
-            if op == Op::Get { "GET" } else { "SET" },
-            excerpt(buf)
-        )),
+        _ => {
+            invalid(format_args!("unexpected reply to {}: {}", if op == Op::Get { "GET" } else { "SET" }, excerpt(buf)))
+        }
     }
 }
 

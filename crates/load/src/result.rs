@@ -395,12 +395,12 @@ impl RunResult {
         let mut put = |k: &str, v: f64| {
             m.insert(k.to_string(), v);
         };
-        let total = self.total_hist();
-        let mut total_unc: Option<LatencyHist> = None;
+        let total = self.total_hist().view();
+        let mut total_unc = None;
         if let (Some(a), Some(b)) = (&self.sets.hist_uncorrected, &self.gets.hist_uncorrected) {
             let mut h = a.clone();
             h.add(b);
-            total_unc = Some(h);
+            total_unc = Some(h.view());
         }
         let pct = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
         let n = self.requests();
@@ -423,10 +423,11 @@ impl RunResult {
         for (prefix, s) in [("sets", &self.sets), ("gets", &self.gets)] {
             put(&format!("{prefix}_ops_per_sec"), per_s(s.requests));
             put(&format!("{prefix}_avg_latency_ms"), avg(s.latency_sum_ns, s.requests));
+            let h = s.hist.view();
             for (name, q) in pct {
-                put(&format!("{prefix}_{name}_latency_ms"), ms(s.hist.quantile_ns(q)));
+                put(&format!("{prefix}_{name}_latency_ms"), ms(h.quantile_ns(q)));
             }
-            put(&format!("{prefix}_max_latency_ms"), ms(s.hist.max_ns()));
+            put(&format!("{prefix}_max_latency_ms"), ms(h.max_ns()));
             put(&format!("{prefix}_kb_per_sec"), kb(s));
             put(&format!("{prefix}_errors"), s.errors() as f64);
         }

@@ -29,6 +29,7 @@ mod stats;
 mod uring;
 
 use crate::clock::TimerFd;
+use crate::keys::KeyNames;
 use crate::plan::{Plan, Shared};
 use crate::rxtime;
 use crate::schedule::Schedule;
@@ -59,7 +60,7 @@ pub(crate) struct Worker<'a> {
     conns: Vec<Conn>,
     stats: ThreadStats,
     scratch: Vec<u8>,
-    keybuf: Vec<u8>,
+    keys: KeyNames,
     timers: BinaryHeap<Reverse<(u64, usize)>>,
     timerfd: Option<TimerFd>,
     start: u64,
@@ -109,7 +110,7 @@ impl<'a> Worker<'a> {
             conns,
             stats: ThreadStats::new(cfg.is_open_loop(), plan.servers.len()),
             scratch: if uring.is_none() { vec![0u8; READ_CHUNK] } else { Vec::new() },
-            keybuf: Vec::with_capacity(cfg.key_prefix.len() + 20),
+            keys: KeyNames::new(&cfg.key_prefix),
             timers: BinaryHeap::new(),
             timerfd,
             start: 0,

@@ -3,6 +3,7 @@
 //! order; and what an end of file or a failed read means.
 use super::conn::{Fault, State};
 use super::Worker;
+use crate::config::Protocol;
 use crate::protocol::{self, Parsed};
 use crate::stats::{KIND_CLOSED, KIND_CONNECTION, KIND_INVALID};
 use std::io;
@@ -58,7 +59,18 @@ impl Worker<'_> {
 
     /// Parse and record complete replies in `data`; returns the bytes consumed.
     fn consume(&mut self, i: usize, data: &[u8], now: u64) -> Result<usize, Fault> {
-        let proto = self.plan.config.protocol;
+        // one loop per protocol, each with its parser inlined: the protocol is chosen once
+        // per read, not once per reply
+        match self.plan.config.protocol {
+            Protocol::MemcacheText => self.consume_with(i, data, now, Protocol::MemcacheText),
+            Protocol::MemcacheBinary => self.consume_with(i, data, now, Protocol::MemcacheBinary),
+            Protocol::Redis => self.consume_with(i, data, now, Protocol::Redis),
+        }
+    }
+
+    /// [`consume`](Self::consume) for the protocol `proto`, a constant in each of its calls.
+    #[inline(always)]
+    fn consume_with(&mut self, i: usize, data: &[u8], now: u64, proto: Protocol) -> Result<usize, Fault> {
         let mut pos = 0;
         while pos < data.len() {
             let Some(&p) = self.conns[i].inflight.front() else {

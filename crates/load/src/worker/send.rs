@@ -80,12 +80,9 @@ impl Worker<'_> {
         let plan = self.plan;
         let c = &mut self.conns[i];
         let (op, key, size) = c.workload.next_request();
-        self.keybuf.clear();
-        self.keybuf.extend_from_slice(plan.config.key_prefix.as_bytes());
-        self.keybuf.extend_from_slice(itoa::Buffer::new().format(key).as_bytes());
         let opaque = c.seq;
         c.seq = c.seq.wrapping_add(1);
-        let len = protocol::encode(plan.config.protocol, &mut c.wbuf, op, &self.keybuf, size as usize, opaque);
+        let len = protocol::encode(plan.config.protocol, &mut c.wbuf, op, self.keys.name(key), size as usize, opaque);
         c.encoded += len as u64;
         let measured = intended >= self.mstart && !matches!(self.end, Some(e) if intended >= e);
         if measured {

@@ -23,55 +23,42 @@ impl Worker<'_> {
         self.cpu_at_start = Some((u, s, now));
     }
 
+    /// Count one reply to `p` (its bytes `bytes`, at `now`) on connection `i`.
+    #[inline]
     pub(super) fn record(&mut self, i: usize, p: &Pending, reply: &Reply, bytes: &[u8], now: u64, proto: Protocol) {
         let c = &mut self.conns[i];
         c.replies += 1;
         c.last_activity = now;
         self.done_count += 1;
+        let server = c.server;
         if let Reply::Error { start, end, status } = *reply {
-            let (kind, message) = protocol::error_kind(proto, &bytes[start..end], status);
-            self.stats.error_kinds.add(&kind, message, p.measured, 1);
+            return self.record_error(p, server, &bytes[start..end], status, bytes.len(), now, proto);
         }
         if !p.measured {
             self.stats.warmup_requests += 1;
             return;
         }
-        let server = c.server;
         let s = match p.op {
             Op::Set => &mut self.stats.sets,
             Op::Get => &mut self.stats.gets,
         };
         s.bytes_tx += p.req_len as u64;
         s.bytes_rx += bytes.len() as u64;
-        if let Reply::Error { start, end, .. } = *reply {
-            s.error_replies += 1;
-            self.stats.per_server[server].errors += 1;
-            if self.stats.error_reply_sample.is_none() {
-                let text = String::from_utf8_lossy(&bytes[start..end]).trim().to_string();
-                self.stats.error_reply_sample =
-                    Some(format!("{} {}", if p.op == Op::Set { "SET" } else { "GET" }, text));
-            }
-            // a reply all the same: the measured window (and so every rate) runs to it
-            self.stats.last_reply_ns = now;
-            return;
-        }
         s.requests += 1;
         match *reply {
             Reply::Hit { start, end } => {
                 s.hits += 1;
                 if self.plan.config.verify {
-                    self.keybuf.clear();
-                    self.keybuf.extend_from_slice(self.plan.config.key_prefix.as_bytes());
-                    self.keybuf.extend_from_slice(itoa::Buffer::new().format(p.key).as_bytes());
-                    // content only: a read phase need not know the sizes a populate phase wrote
-                    if !is_value_of(&self.keybuf, &bytes[start..end]) {
-                        self.stats.verify_failures += 1;
-                    }
+                    self.verify(p.key, &bytes[start..end]);
                 }
             }
             Reply::Miss => s.misses += 1,
             _ => {}
         }
+        let s = match p.op {
+            Op::Set => &mut self.stats.sets,
+            Op::Get => &mut self.stats.gets,
+        };
         let corrected = now.saturating_sub(p.intended);
         s.latency_sum_ns += corrected;
         s.hist.record(corrected);
@@ -81,6 +68,52 @@ impl Worker<'_> {
             h.record(actual);
         }
         self.stats.per_server[server].requests += 1;
+        self.stats.last_reply_ns = now;
+    }
+
+    /// Does a hit's value (`value`) match what was written for key `key`? Content only: a
+    /// read phase need not know the sizes a populate phase wrote.
+    #[inline(never)]
+    fn verify(&mut self, key: u64, value: &[u8]) {
+        if !is_value_of(self.keys.name(key), value) {
+            self.stats.verify_failures += 1;
+        }
+    }
+
+    /// [`record`](Self::record) for an error reply (`text` its message, `status` the binary
+    /// protocol's status, `len` its size) to `p` from server `server`.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn record_error(
+        &mut self,
+        p: &Pending,
+        server: usize,
+        text: &[u8],
+        status: u16,
+        len: usize,
+        now: u64,
+        proto: Protocol,
+    ) {
+        let (kind, message) = protocol::error_kind(proto, text, status);
+        self.stats.error_kinds.add(&kind, message, p.measured, 1);
+        if !p.measured {
+            self.stats.warmup_requests += 1;
+            return;
+        }
+        let s = match p.op {
+            Op::Set => &mut self.stats.sets,
+            Op::Get => &mut self.stats.gets,
+        };
+        s.bytes_tx += p.req_len as u64;
+        s.bytes_rx += len as u64;
+        s.error_replies += 1;
+        self.stats.per_server[server].errors += 1;
+        if self.stats.error_reply_sample.is_none() {
+            let text = String::from_utf8_lossy(text).trim().to_string();
+            self.stats.error_reply_sample = Some(format!("{} {}", if p.op == Op::Set { "SET" } else { "GET" }, text));
+        }
+        // a reply all the same: the measured window (and so every rate) runs to it
         self.stats.last_reply_ns = now;
     }
 
