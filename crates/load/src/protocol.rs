@@ -209,9 +209,8 @@ fn cold_format(args: std::fmt::Arguments<'_>) -> String {
 }
 
 #[cold]
-#[inline(never)]
 fn invalid(args: std::fmt::Arguments<'_>) -> Parsed {
-    Parsed::Invalid(args.to_string())
+    Parsed::Invalid(cold_format(args))
 }
 
 /// The first line (without CRLF) and the length including CRLF.

@@ -1,5 +1,6 @@
 //! Counters one worker thread keeps, merged once at the end of a run.
 use crate::hist::LatencyHist;
+use crate::keys::Op;
 
 /// Longest error kind kept (bytes of the server's text); longer ones are cut.
 pub const MAX_KIND_BYTES: usize = 120;
@@ -214,6 +215,15 @@ pub struct ThreadStats {
 }
 
 impl ThreadStats {
+    /// The counters of command `op`.
+    #[inline]
+    pub fn of(&mut self, op: Op) -> &mut OpStats {
+        match op {
+            Op::Set => &mut self.sets,
+            Op::Get => &mut self.gets,
+        }
+    }
+
     pub fn new(open_loop: bool, servers: usize) -> ThreadStats {
         ThreadStats {
             sets: OpStats::new(open_loop),

@@ -38,27 +38,19 @@ impl Worker<'_> {
             self.stats.warmup_requests += 1;
             return;
         }
-        let s = match p.op {
-            Op::Set => &mut self.stats.sets,
-            Op::Get => &mut self.stats.gets,
-        };
+        match *reply {
+            Reply::Hit { start, end } if self.plan.config.verify => self.verify(p.key, &bytes[start..end]),
+            _ => {}
+        }
+        let s = self.stats.of(p.op);
         s.bytes_tx += p.req_len as u64;
         s.bytes_rx += bytes.len() as u64;
         s.requests += 1;
         match *reply {
-            Reply::Hit { start, end } => {
-                s.hits += 1;
-                if self.plan.config.verify {
-                    self.verify(p.key, &bytes[start..end]);
-                }
-            }
+            Reply::Hit { .. } => s.hits += 1,
             Reply::Miss => s.misses += 1,
             _ => {}
         }
-        let s = match p.op {
-            Op::Set => &mut self.stats.sets,
-            Op::Get => &mut self.stats.gets,
-        };
         let corrected = now.saturating_sub(p.intended);
         s.latency_sum_ns += corrected;
         s.hist.record(corrected);
@@ -101,10 +93,7 @@ impl Worker<'_> {
             self.stats.warmup_requests += 1;
             return;
         }
-        let s = match p.op {
-            Op::Set => &mut self.stats.sets,
-            Op::Get => &mut self.stats.gets,
-        };
+        let s = self.stats.of(p.op);
         s.bytes_tx += p.req_len as u64;
         s.bytes_rx += len as u64;
         s.error_replies += 1;
