@@ -4,10 +4,12 @@
 //! a ratio cycle sends its SETs first, then its GETs; `S` and `P` walk keys in order
 //! and wrap; without `distinct_client_seed` all clients draw the same random keys.
 use crate::config::{Config, KeyPattern, Requests, SizePattern};
+use crate::spare::{Decimal, SpareWriter, MAX_DECIMAL};
 use crate::zipf::Zipf;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::ops::Range;
 
 /// The random generator of every stream: pinned so a seed means the same keys in every build.
 pub type StreamRng = Xoshiro256PlusPlus;
@@ -27,25 +29,62 @@ pub fn parallel_slice(min: u64, max: u64, n: u64, i: u64) -> (u64, u64) {
 }
 
 /// Key names: the configured prefix, then the key's index in decimal (memtier's
-/// `memtier-123`). One buffer keeps the prefix, so a name costs only its digits.
+/// `memtier-123`), written straight into a request (`put`).
 #[derive(Debug, Clone)]
 pub struct KeyNames {
+    prefix: Vec<u8>,
+    /// The prefix padded to `PREFIX_BLOCK` bytes, copied as a block of constant size;
+    /// `None` for a longer prefix.
+    block: Option<[u8; PREFIX_BLOCK]>,
+    /// `name`'s buffer.
     buf: Vec<u8>,
-    prefix: usize,
 }
+
+/// Prefixes up to this long are copied as one block of this size.
+const PREFIX_BLOCK: usize = 32;
 
 impl KeyNames {
     pub fn new(prefix: &str) -> KeyNames {
-        let mut buf = Vec::with_capacity(prefix.len() + 20);
-        buf.extend_from_slice(prefix.as_bytes());
-        KeyNames { buf, prefix: prefix.len() }
+        let prefix = prefix.as_bytes().to_vec();
+        let block = (prefix.len() <= PREFIX_BLOCK).then(|| {
+            let mut b = [0u8; PREFIX_BLOCK];
+            b[..prefix.len()].copy_from_slice(&prefix);
+            b
+        });
+        KeyNames { prefix, block, buf: Vec::new() }
+    }
+
+    /// Length of the name of the key whose index is `index`.
+    #[inline]
+    pub fn len(&self, index: Decimal) -> usize {
+        self.prefix.len() + index.digits()
+    }
+
+    /// Room that `put` needs in its writer (its block copy may write past the name).
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.prefix.len().max(PREFIX_BLOCK) + MAX_DECIMAL
+    }
+
+    /// Write the name of the key whose index is `index`; returns where it went (in the
+    /// writer's vector).
+    #[inline(always)]
+    pub fn put(&self, w: &mut SpareWriter<'_>, index: Decimal) -> Range<usize> {
+        let start = w.pos();
+        match &self.block {
+            Some(b) => w.put_first(b, self.prefix.len()),
+            None => w.put_slice(&self.prefix),
+        }
+        w.put_decimal(index);
+        start..w.pos()
     }
 
     /// The name of key `key`.
-    #[inline]
     pub fn name(&mut self, key: u64) -> &[u8] {
-        self.buf.truncate(self.prefix);
-        self.buf.extend_from_slice(itoa::Buffer::new().format(key).as_bytes());
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        self.put(&mut SpareWriter::new(&mut buf, self.room()), Decimal::of(key));
+        self.buf = buf;
         &self.buf
     }
 }
@@ -244,7 +283,7 @@ impl Workload {
     }
 
     /// Next command, key index and (for SET) value size.
-    #[inline]
+    #[inline(always)]
     pub fn next_request(&mut self) -> (Op, u64, u32) {
         let [sets, gets] = self.ratio;
         let op = if self.cycle < sets { Op::Set } else { Op::Get };

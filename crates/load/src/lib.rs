@@ -25,6 +25,7 @@ pub mod protocol;
 pub mod result;
 pub mod rxtime;
 pub mod schedule;
+pub mod spare;
 pub mod stats;
 pub mod uring;
 pub mod value;

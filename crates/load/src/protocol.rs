@@ -4,7 +4,8 @@
 //! anything that is not a well-formed reply to the request at the head of the
 //! pipeline is `Invalid`, because after that the stream cannot be trusted.
 use crate::config::Protocol;
-use crate::keys::Op;
+use crate::keys::{KeyNames, Op};
+use crate::spare::{Decimal, SpareWriter, MAX_DECIMAL};
 use crate::value::append_value;
 use std::borrow::Cow;
 
@@ -44,88 +45,102 @@ const BIN_SET: u8 = 0x01;
 const BIN_HEADER: usize = 24;
 const BIN_KEY_ENOENT: u16 = 0x0001;
 
-/// Append one request; returns its size in bytes.
-#[inline]
-pub fn encode(proto: Protocol, out: &mut Vec<u8>, op: Op, key: &[u8], size: usize, opaque: u32) -> usize {
+/// Append one request for key `key` (its name from `names`); returns its size in bytes.
+/// Inlined whole: a loop that sends many requests calls it with its protocol a constant.
+#[inline(always)]
+pub fn encode(
+    proto: Protocol,
+    out: &mut Vec<u8>,
+    op: Op,
+    names: &KeyNames,
+    key: u64,
+    size: usize,
+    opaque: u32,
+) -> usize {
     let start = out.len();
+    let key = Decimal::of(key);
     match proto {
-        Protocol::MemcacheText => encode_text(out, op, key, size),
-        Protocol::MemcacheBinary => encode_binary(out, op, key, size, opaque),
-        Protocol::Redis => encode_redis(out, op, key, size),
+        Protocol::MemcacheText => encode_text(out, op, names, key, size),
+        Protocol::MemcacheBinary => encode_binary(out, op, names, key, size, opaque),
+        Protocol::Redis => encode_redis(out, op, names, key, size),
     }
     out.len() - start
 }
 
-fn encode_text(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize) {
+/// The rest of a text or RESP SET, from its key's name on: the name, `sep`, the value's
+/// size, CRLF, the value, CRLF.
+fn finish_set<const N: usize>(out: &mut Vec<u8>, names: &KeyNames, key: Decimal, sep: &[u8; N], size: usize) {
+    let mut w = SpareWriter::new(out, names.room() + N + MAX_DECIMAL + 2);
+    let name = names.put(&mut w, key);
+    w.put(sep);
+    w.put_decimal(Decimal::of(size as u64));
+    w.put(b"\r\n");
+    drop(w);
+    out.reserve(size + 2);
+    append_value(out, name, size);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[inline]
+fn encode_text(out: &mut Vec<u8>, op: Op, names: &KeyNames, key: Decimal, size: usize) {
     match op {
         Op::Get => {
-            out.reserve(key.len() + 6);
-            out.extend_from_slice(b"get ");
-            out.extend_from_slice(key);
-            out.extend_from_slice(b"\r\n");
+            let mut w = SpareWriter::new(out, 4 + names.room() + 2);
+            w.put(b"get ");
+            names.put(&mut w, key);
+            w.put(b"\r\n");
         }
         Op::Set => {
-            out.reserve(key.len() + size + 32);
-            out.extend_from_slice(b"set ");
-            out.extend_from_slice(key);
-            out.extend_from_slice(b" 0 0 ");
-            out.extend_from_slice(itoa::Buffer::new().format(size).as_bytes());
-            out.extend_from_slice(b"\r\n");
-            append_value(out, key, size);
-            out.extend_from_slice(b"\r\n");
+            SpareWriter::new(out, 4).put(b"set ");
+            finish_set(out, names, key, b" 0 0 ", size);
         }
     }
 }
 
 #[inline]
-fn encode_binary(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize, opaque: u32) {
+fn encode_binary(out: &mut Vec<u8>, op: Op, names: &KeyNames, key: Decimal, size: usize, opaque: u32) {
     let set = op == Op::Set;
+    let key_len = names.len(key);
     let extras = if set { 8 } else { 0 };
-    let body = extras + key.len() + if set { size } else { 0 };
-    out.reserve(BIN_HEADER + body);
+    let body = extras + key_len + if set { size } else { 0 };
     // the header (and a SET's flags and expiry, zero) in one piece: data type, vbucket
     // and cas are zero too
     let mut head = [0u8; BIN_HEADER + 8];
     head[0] = BIN_REQ;
     head[1] = if set { BIN_SET } else { BIN_GET };
-    head[2..4].copy_from_slice(&(key.len() as u16).to_be_bytes());
+    head[2..4].copy_from_slice(&(key_len as u16).to_be_bytes());
     head[4] = extras as u8;
     head[8..12].copy_from_slice(&(body as u32).to_be_bytes());
     head[12..16].copy_from_slice(&opaque.to_be_bytes());
-    // copies of a constant size are inlined; `head[..BIN_HEADER + extras]` calls memcpy
+    let mut w = SpareWriter::new(out, head.len() + names.room());
+    w.put_first(&head, BIN_HEADER + extras);
+    let name = names.put(&mut w, key);
+    drop(w);
     if set {
-        out.extend_from_slice(&head);
-    } else {
-        out.extend_from_slice(&head[..BIN_HEADER]);
-    }
-    out.extend_from_slice(key);
-    if set {
-        append_value(out, key, size);
+        out.reserve(size);
+        append_value(out, name, size);
     }
 }
 
-fn encode_redis(out: &mut Vec<u8>, op: Op, key: &[u8], size: usize) {
-    let mut num = itoa::Buffer::new();
+#[inline]
+fn encode_redis(out: &mut Vec<u8>, op: Op, names: &KeyNames, key: Decimal, size: usize) {
+    let key_len = Decimal::of(names.len(key) as u64);
     match op {
         Op::Get => {
-            out.reserve(key.len() + 24);
-            out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$");
-            out.extend_from_slice(num.format(key.len()).as_bytes());
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(key);
-            out.extend_from_slice(b"\r\n");
+            let mut w = SpareWriter::new(out, 15 + MAX_DECIMAL + 2 + names.room() + 2);
+            w.put(b"*2\r\n$3\r\nGET\r\n$");
+            w.put_decimal(key_len);
+            w.put(b"\r\n");
+            names.put(&mut w, key);
+            w.put(b"\r\n");
         }
         Op::Set => {
-            out.reserve(key.len() + size + 48);
-            out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$");
-            out.extend_from_slice(num.format(key.len()).as_bytes());
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(key);
-            out.extend_from_slice(b"\r\n$");
-            out.extend_from_slice(num.format(size).as_bytes());
-            out.extend_from_slice(b"\r\n");
-            append_value(out, key, size);
-            out.extend_from_slice(b"\r\n");
+            let mut w = SpareWriter::new(out, 15 + MAX_DECIMAL + 2);
+            w.put(b"*3\r\n$3\r\nSET\r\n$");
+            w.put_decimal(key_len);
+            w.put(b"\r\n");
+            drop(w);
+            finish_set(out, names, key, b"\r\n$", size);
         }
     }
 }
@@ -358,38 +373,45 @@ mod tests {
     use super::*;
     use Protocol::*;
 
-    fn enc(p: Protocol, op: Op, key: &str, size: usize, opaque: u32) -> Vec<u8> {
-        let mut v = Vec::new();
-        let n = encode(p, &mut v, op, key.as_bytes(), size, opaque);
-        assert_eq!(n, v.len());
-        v
+    /// Request `op` for key `key` named with `prefix`, after some bytes already queued.
+    fn enc(p: Protocol, op: Op, prefix: &str, key: u64, size: usize, opaque: u32) -> Vec<u8> {
+        let mut v = b"queued".to_vec();
+        let n = encode(p, &mut v, op, &KeyNames::new(prefix), key, size, opaque);
+        assert_eq!(n, v.len() - 6);
+        v.split_off(6)
     }
 
     #[test]
     fn text_requests() {
-        assert_eq!(enc(MemcacheText, Op::Get, "k1", 0, 0), b"get k1\r\n");
-        assert_eq!(enc(MemcacheText, Op::Set, "k1", 5, 0), b"set k1 0 0 5\r\nk1:xx\r\n");
+        assert_eq!(enc(MemcacheText, Op::Get, "k", 1, 0, 0), b"get k1\r\n");
+        assert_eq!(enc(MemcacheText, Op::Set, "k", 1, 5, 0), b"set k1 0 0 5\r\nk1:xx\r\n");
+        // a prefix longer than the block copied whole, key 0, the largest key
+        let long = "p".repeat(40);
+        assert_eq!(enc(MemcacheText, Op::Get, &long, 0, 0, 0), format!("get {long}0\r\n").as_bytes());
+        let want = format!("set {long}{m} 0 0 70\r\n{long}{m}:{x}\r\n", m = u64::MAX, x = "x".repeat(9));
+        assert_eq!(enc(MemcacheText, Op::Set, &long, u64::MAX, 70, 0), want.as_bytes());
     }
 
     #[test]
     fn redis_requests() {
-        assert_eq!(enc(Redis, Op::Get, "k1", 0, 0), b"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n");
-        assert_eq!(enc(Redis, Op::Set, "k1", 3, 0), b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$3\r\nk1:\r\n");
+        assert_eq!(enc(Redis, Op::Get, "k", 1, 0, 0), b"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n");
+        assert_eq!(enc(Redis, Op::Set, "k", 1, 3, 0), b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$3\r\nk1:\r\n");
     }
 
     #[test]
     fn binary_requests() {
-        let g = enc(MemcacheBinary, Op::Get, "abc", 0, 7);
+        let g = enc(MemcacheBinary, Op::Get, "ab", 7, 0, 7);
         assert_eq!(g.len(), 24 + 3);
         assert_eq!(&g[..2], &[0x80, 0x00]);
         assert_eq!(&g[2..4], &[0, 3]);
         assert_eq!(&g[8..12], &3u32.to_be_bytes());
         assert_eq!(&g[12..16], &7u32.to_be_bytes());
-        let s = enc(MemcacheBinary, Op::Set, "abc", 10, 1);
+        let s = enc(MemcacheBinary, Op::Set, "ab", 7, 10, 1);
         assert_eq!(s.len(), 24 + 8 + 3 + 10);
         assert_eq!(s[4], 8);
         assert_eq!(&s[8..12], &21u32.to_be_bytes());
-        assert_eq!(&s[35..], b"abc:xxxxxx");
+        assert_eq!(&s[32..35], b"ab7");
+        assert_eq!(&s[35..], b"ab7:xxxxxx");
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //!
 //! The value of size n for key K is the first n bytes of `K ":" "xxxx…"`.
 
+use std::ops::Range;
+
 const FILL: [u8; 4096] = [b'x'; 4096];
 
-/// Append the value of `size` bytes for `key` to `out`.
-pub fn append_value(out: &mut Vec<u8>, key: &[u8], size: usize) {
+/// Append to `out` the value of `size` bytes for the key whose name is `out[key]` (the
+/// request's own copy of it).
+pub fn append_value(out: &mut Vec<u8>, key: Range<usize>, size: usize) {
     let head = key.len().min(size);
-    out.extend_from_slice(&key[..head]);
+    out.extend_from_within(key.start..key.start + head);
     let mut left = size - head;
     if left > 0 {
         out.push(b':');
@@ -40,17 +43,20 @@ mod tests {
 
     #[test]
     fn value_layout_and_check() {
-        let mut v = Vec::new();
-        append_value(&mut v, b"memtier-12", 16);
+        // the value follows the key's name in the request, as in a SET
+        let value = |key: &[u8], size: usize| {
+            let mut v = key.to_vec();
+            append_value(&mut v, 0..key.len(), size);
+            v.split_off(key.len())
+        };
+        let mut v = value(b"memtier-12", 16);
         assert_eq!(v, b"memtier-12:xxxxx");
         assert!(is_value_of(b"memtier-12", &v));
         assert!(!is_value_of(b"memtier-13", &v));
-        v.clear();
-        append_value(&mut v, b"memtier-12", 4);
+        v = value(b"memtier-12", 4);
         assert_eq!(v, b"memt");
         assert!(is_value_of(b"memtier-12", &v));
-        v.clear();
-        append_value(&mut v, b"k", 10_000);
+        v = value(b"k", 10_000);
         assert_eq!(v.len(), 10_000);
         assert!(is_value_of(b"k", &v));
         v[5000] = b'y';

@@ -4,7 +4,7 @@
 use super::conn::{Fault, State};
 use super::Worker;
 use crate::config::Protocol;
-use crate::protocol::{self, Parsed};
+use crate::protocol::{self, Parsed, Reply};
 use crate::stats::{KIND_CLOSED, KIND_CONNECTION, KIND_INVALID};
 use std::io;
 
@@ -71,32 +71,72 @@ impl Worker<'_> {
     /// [`consume`](Self::consume) for the protocol `proto`, a constant in each of its calls.
     #[inline(always)]
     fn consume_with(&mut self, i: usize, data: &[u8], now: u64, proto: Protocol) -> Result<usize, Fault> {
+        let verify = self.plan.config.verify;
+        let server = self.conns[i].server;
         let mut pos = 0;
-        while pos < data.len() {
-            let Some(&p) = self.conns[i].inflight.front() else {
-                return Err(
-                    self.garbage(i, format!("bytes with no request outstanding: {}", protocol::excerpt(&data[pos..])))
-                );
+        // what a read's replies change beyond their statistics is counted here and
+        // applied once per read (`answered`)
+        let (mut answered, mut measured) = (0, 0);
+        let bad = loop {
+            if pos == data.len() {
+                break None;
+            }
+            let c = &mut self.conns[i];
+            let Some(&p) = c.inflight.front() else {
+                break Some(format!("bytes with no request outstanding: {}", protocol::excerpt(&data[pos..])));
             };
             if p.sent == 0 {
-                return Err(self
-                    .garbage(i, format!("a reply before the request was sent: {}", protocol::excerpt(&data[pos..]))));
+                break Some(format!("a reply before the request was sent: {}", protocol::excerpt(&data[pos..])));
             }
             match protocol::parse(proto, &data[pos..], p.op, p.opaque) {
-                Parsed::Incomplete => break,
-                Parsed::Invalid(msg) => return Err(self.garbage(i, msg)),
+                Parsed::Incomplete => break None,
+                Parsed::Invalid(msg) => break Some(msg),
                 Parsed::Complete { len, reply } => {
-                    self.record(i, &p, &reply, &data[pos..pos + len], now, proto);
-                    let c = &mut self.conns[i];
                     c.inflight.pop_front();
-                    c.first_unsent -= 1;
-                    self.inflight_total -= 1;
-                    self.awaiting -= c.inflight.is_empty() as usize;
+                    answered += 1;
+                    let bytes = &data[pos..pos + len];
+                    match reply {
+                        Reply::Error { start, end, status } => {
+                            self.record_error(&p, server, &bytes[start..end], status, len, now, proto)
+                        }
+                        _ if !p.measured => self.stats.warmup_requests += 1,
+                        _ => {
+                            if let (true, Reply::Hit { start, end }) = (verify, &reply) {
+                                self.verify(p.key, &bytes[*start..*end]);
+                            }
+                            self.record(&p, &reply, len, now);
+                            measured += 1;
+                        }
+                    }
                     pos += len;
                 }
             }
+        };
+        self.answered(i, answered, measured, now);
+        match bad {
+            None => Ok(pos),
+            Some(msg) => Err(self.garbage(i, msg)),
         }
-        Ok(pos)
+    }
+
+    /// Connection `i` got `n` replies at `now`, `measured` of them measured and not
+    /// errors: the counts that are not per command.
+    #[inline(always)]
+    fn answered(&mut self, i: usize, n: usize, measured: u64, now: u64) {
+        if n == 0 {
+            return;
+        }
+        let c = &mut self.conns[i];
+        c.replies += n as u64;
+        c.last_activity = now;
+        c.first_unsent -= n;
+        self.done_count += n as u64;
+        self.inflight_total -= n;
+        self.awaiting -= c.inflight.is_empty() as usize;
+        if measured > 0 {
+            self.stats.per_server[c.server].requests += measured;
+            self.stats.last_reply_ns = now;
+        }
     }
 
     fn garbage(&self, i: usize, msg: String) -> Fault {

@@ -4,6 +4,7 @@
 //! request's send time).
 use super::conn::{Fault, Pending, State};
 use super::Worker;
+use crate::config::Protocol;
 use crate::protocol;
 use std::cmp::Reverse;
 
@@ -67,8 +68,17 @@ impl Worker<'_> {
             // the last send is replaced, all in one send. `pump` runs once per connection per
             // round of reads (`pump_dirty`), after everything that had arrived was read, so a
             // batch answered in several segments is refilled in one write, not one per reply.
-            while self.conns[i].inflight.len() < pipeline && self.may_send(i, now) {
-                self.queue(i, now, now);
+            let c = &self.conns[i];
+            let mut n = pipeline.saturating_sub(c.inflight.len());
+            if matches!(self.end, Some(e) if now >= e) {
+                n = 0;
+            }
+            let measured = now >= self.mstart;
+            if let (Some(q), true) = (c.quota, measured) {
+                n = n.min(q as usize);
+            }
+            if n > 0 {
+                self.start_requests(i, now, n, measured);
             }
         }
         if let Err(f) = self.flush(i) {
@@ -76,35 +86,56 @@ impl Worker<'_> {
         }
     }
 
+    /// Queue one request whose latency origin is `intended` (open loop: its schedule).
     fn queue(&mut self, i: usize, now: u64, intended: u64) {
-        let plan = self.plan;
-        let c = &mut self.conns[i];
-        let (op, key, size) = c.workload.next_request();
-        let opaque = c.seq;
-        c.seq = c.seq.wrapping_add(1);
-        let len = protocol::encode(plan.config.protocol, &mut c.wbuf, op, self.keys.name(key), size as usize, opaque);
-        c.encoded += len as u64;
         let measured = intended >= self.mstart && !matches!(self.end, Some(e) if intended >= e);
-        if measured {
-            if let Some(q) = c.quota.as_mut() {
-                *q -= 1;
-            }
+        self.start_requests(i, now, 1, measured);
+        self.conns[i].inflight.back_mut().expect("a request just queued").intended = intended;
+    }
+
+    /// Queue connection `i`'s next `n` requests at `now`, `measured` or not, all encoded
+    /// into its output; each one's latency origin is its send (closed loop; `queue` sets an
+    /// open loop's).
+    fn start_requests(&mut self, i: usize, now: u64, n: usize, measured: bool) {
+        // one loop per protocol, each with its encoder inlined
+        match self.plan.config.protocol {
+            Protocol::MemcacheText => self.start_requests_with(i, now, n, measured, Protocol::MemcacheText),
+            Protocol::MemcacheBinary => self.start_requests_with(i, now, n, measured, Protocol::MemcacheBinary),
+            Protocol::Redis => self.start_requests_with(i, now, n, measured, Protocol::Redis),
         }
+    }
+
+    /// [`start_requests`](Self::start_requests) for the protocol `proto`, a constant in
+    /// each of its calls.
+    #[inline(always)]
+    fn start_requests_with(&mut self, i: usize, now: u64, n: usize, measured: bool, proto: Protocol) {
+        let c = &mut self.conns[i];
         if c.inflight.is_empty() {
             c.last_activity = now;
+            self.awaiting += 1;
         }
-        self.inflight_total += 1;
-        self.awaiting += c.inflight.is_empty() as usize;
-        c.inflight.push_back(Pending {
-            op,
-            opaque,
-            req_len: len as u32,
-            key,
-            intended,
-            sent: 0,
-            wend: c.encoded,
-            measured,
-        });
+        if let (Some(q), true) = (c.quota.as_mut(), measured) {
+            *q -= n as u64;
+        }
+        self.inflight_total += n;
+        c.inflight.reserve(n);
+        for _ in 0..n {
+            let (op, key, size) = c.workload.next_request();
+            let opaque = c.seq;
+            c.seq = c.seq.wrapping_add(1);
+            let len = protocol::encode(proto, &mut c.wbuf, op, &self.keys, key, size as usize, opaque);
+            c.encoded += len as u64;
+            c.inflight.push_back(Pending {
+                op,
+                opaque,
+                req_len: len as u32,
+                key,
+                intended: now,
+                sent: 0,
+                wend: c.encoded,
+                measured,
+            });
+        }
     }
 
     /// Send what connection `i` has encoded: now (epoll), or queued for the next submit (io_uring).
@@ -123,15 +154,19 @@ impl Worker<'_> {
         let late_ns = self.plan.late_ns;
         let c = &mut self.conns[i];
         c.written += n as u64;
-        while c.first_unsent < c.inflight.len() && c.inflight[c.first_unsent].wend <= c.written {
-            let p = &mut c.inflight[c.first_unsent];
+        let mut sent = 0;
+        for p in c.inflight.range_mut(c.first_unsent..) {
+            if p.wend > c.written {
+                break;
+            }
             p.sent = t;
             if !open_loop {
                 p.intended = t;
             } else if p.measured && t.saturating_sub(p.intended) > late_ns {
                 self.stats.late += 1;
             }
-            c.first_unsent += 1;
+            sent += 1;
         }
+        c.first_unsent += sent;
     }
 }

@@ -23,28 +23,12 @@ impl Worker<'_> {
         self.cpu_at_start = Some((u, s, now));
     }
 
-    /// Count one reply to `p` (its bytes `bytes`, at `now`) on connection `i`.
-    #[inline]
-    pub(super) fn record(&mut self, i: usize, p: &Pending, reply: &Reply, bytes: &[u8], now: u64, proto: Protocol) {
-        let c = &mut self.conns[i];
-        c.replies += 1;
-        c.last_activity = now;
-        self.done_count += 1;
-        let server = c.server;
-        if let Reply::Error { start, end, status } = *reply {
-            return self.record_error(p, server, &bytes[start..end], status, bytes.len(), now, proto);
-        }
-        if !p.measured {
-            self.stats.warmup_requests += 1;
-            return;
-        }
-        match *reply {
-            Reply::Hit { start, end } if self.plan.config.verify => self.verify(p.key, &bytes[start..end]),
-            _ => {}
-        }
+    /// Count the measured reply `reply` (not an error; `len` bytes, at `now`) to `p`.
+    #[inline(always)]
+    pub(super) fn record(&mut self, p: &Pending, reply: &Reply, len: usize, now: u64) {
         let s = self.stats.of(p.op);
         s.bytes_tx += p.req_len as u64;
-        s.bytes_rx += bytes.len() as u64;
+        s.bytes_rx += len as u64;
         s.requests += 1;
         match *reply {
             Reply::Hit { .. } => s.hits += 1,
@@ -59,14 +43,12 @@ impl Worker<'_> {
             s.latency_sum_uncorrected_ns += actual;
             h.record(actual);
         }
-        self.stats.per_server[server].requests += 1;
-        self.stats.last_reply_ns = now;
     }
 
     /// Does a hit's value (`value`) match what was written for key `key`? Content only: a
     /// read phase need not know the sizes a populate phase wrote.
     #[inline(never)]
-    fn verify(&mut self, key: u64, value: &[u8]) {
+    pub(super) fn verify(&mut self, key: u64, value: &[u8]) {
         if !is_value_of(self.keys.name(key), value) {
             self.stats.verify_failures += 1;
         }
@@ -77,7 +59,7 @@ impl Worker<'_> {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn record_error(
+    pub(super) fn record_error(
         &mut self,
         p: &Pending,
         server: usize,
