@@ -145,11 +145,12 @@ fn encode_redis(out: &mut Vec<u8>, op: Op, names: &KeyNames, key: Decimal, size:
     }
 }
 
-/// Parse the reply to `op` (sent with `opaque`) at the start of `buf`.
+/// Parse the reply to `op` (sent with `opaque`, for a key whose name is `key_len` bytes
+/// long) at the start of `buf`.
 #[inline]
-pub fn parse(proto: Protocol, buf: &[u8], op: Op, opaque: u32) -> Parsed {
+pub fn parse(proto: Protocol, buf: &[u8], op: Op, opaque: u32, key_len: usize) -> Parsed {
     match proto {
-        Protocol::MemcacheText => parse_text(buf, op),
+        Protocol::MemcacheText => parse_text(buf, op, key_len),
         Protocol::MemcacheBinary => parse_binary(buf, op, opaque),
         Protocol::Redis => parse_redis(buf, op),
     }
@@ -240,11 +241,42 @@ fn line(buf: &[u8]) -> Result<Option<(&[u8], usize)>, String> {
     }
 }
 
+/// A decimal of 1 to 19 digits (no sign, no spaces): one pass over the bytes, where
+/// `str::parse` would take two after a UTF-8 check (a text GET parses one per reply).
+#[inline]
 fn parse_usize(b: &[u8]) -> Option<usize> {
-    if b.is_empty() || b.len() > 19 || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty() || b.len() > 19 {
         return None;
     }
-    std::str::from_utf8(b).ok()?.parse().ok()
+    let mut v = 0usize;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as usize; // 19 digits stay below 2^64
+    }
+    Some(v)
+}
+
+/// The size field of a GET hit's header line `VALUE <key> <flags> <bytes> [<cas>]`
+/// (without its CRLF), `key_len` the length of the key's name the GET sent; `None` where
+/// `l` is not such a line.
+#[inline]
+fn value_size(l: &[u8], key_len: usize) -> Option<usize> {
+    let rest = l.strip_prefix(b"VALUE ")?;
+    let after = |field: &[u8]| field.iter().position(|&b| b == b' ').map(|i| i + 1);
+    // the key: memcached echoes the GET's, so its end is known; looked for where it is not
+    let rest = match rest.get(key_len) {
+        Some(b' ') => &rest[key_len + 1..],
+        _ => &rest[after(rest)?..],
+    };
+    let rest = &rest[after(rest)?..]; // the flags
+    let bytes = match after(rest) {
+        Some(i) => &rest[..i - 1], // a cas follows
+        None => rest,
+    };
+    parse_usize(bytes)
 }
 
 fn is_text_error(l: &[u8]) -> bool {
@@ -252,7 +284,7 @@ fn is_text_error(l: &[u8]) -> bool {
 }
 
 #[inline]
-fn parse_text(buf: &[u8], op: Op) -> Parsed {
+fn parse_text(buf: &[u8], op: Op, key_len: usize) -> Parsed {
     let (l, n) = match line(buf) {
         Ok(Some(x)) => x,
         Ok(None) => return Parsed::Incomplete,
@@ -272,11 +304,8 @@ fn parse_text(buf: &[u8], op: Op) -> Parsed {
             if l == b"END" {
                 return done(Reply::Miss);
             }
-            let mut fields = l.split(|&b| b == b' ');
-            let ok = fields.next() == Some(b"VALUE".as_slice());
-            let bytes = fields.nth(2).and_then(parse_usize);
-            match (ok, bytes) {
-                (true, Some(len)) if len <= MAX_VALUE => {
+            match value_size(l, key_len) {
+                Some(len) if len <= MAX_VALUE => {
                     let end = n + len;
                     let total = end + 7; // "\r\nEND\r\n"
                     if buf.len() < total {
@@ -416,28 +445,43 @@ mod tests {
 
     #[test]
     fn text_replies() {
-        assert_eq!(parse_text(b"STORED\r\n", Op::Set), Parsed::Complete { len: 8, reply: Reply::Stored });
-        assert_eq!(parse_text(b"STOR", Op::Set), Parsed::Incomplete);
-        assert_eq!(parse_text(b"END\r\nEND\r\n", Op::Get), Parsed::Complete { len: 5, reply: Reply::Miss });
+        assert_eq!(parse_text(b"STORED\r\n", Op::Set, 1), Parsed::Complete { len: 8, reply: Reply::Stored });
+        assert_eq!(parse_text(b"STOR", Op::Set, 1), Parsed::Incomplete);
+        assert_eq!(parse_text(b"END\r\nEND\r\n", Op::Get, 1), Parsed::Complete { len: 5, reply: Reply::Miss });
         let hit = b"VALUE k 0 3\r\nabc\r\nEND\r\n";
         assert_eq!(
-            parse_text(hit, Op::Get),
+            parse_text(hit, Op::Get, 1),
             Parsed::Complete { len: hit.len(), reply: Reply::Hit { start: 13, end: 16 } }
         );
         for cut in 0..hit.len() {
-            assert_eq!(parse_text(&hit[..cut], Op::Get), Parsed::Incomplete, "cut {cut}");
+            assert_eq!(parse_text(&hit[..cut], Op::Get, 1), Parsed::Incomplete, "cut {cut}");
         }
         let cas = b"VALUE k 0 3 99\r\nabc\r\nEND\r\n";
-        assert!(matches!(parse_text(cas, Op::Get), Parsed::Complete { reply: Reply::Hit { .. }, .. }));
+        assert!(matches!(parse_text(cas, Op::Get, 1), Parsed::Complete { reply: Reply::Hit { .. }, .. }));
+        // the GET's key length finds the name's end; a reply with another name is searched
+        let named = b"VALUE memtier-12 7 3\r\nabc\r\nEND\r\n";
+        for key_len in [10, 1, 3, 11, 100] {
+            assert_eq!(
+                parse_text(named, Op::Get, key_len),
+                Parsed::Complete { len: named.len(), reply: Reply::Hit { start: 22, end: 25 } },
+                "key length {key_len}"
+            );
+        }
+        assert_eq!(value_size(b"VALUE k 0 12345678901", 1), Some(12_345_678_901));
+        for bad in
+            [&b"VALUE k 0"[..], b"VALUE k 0 ", b"VALUE k 0 x3", b"VALUE k 0 -3", b"VALUE k 0 12345678901234567890"]
+        {
+            assert_eq!(value_size(bad, 1), None, "{}", String::from_utf8_lossy(bad));
+        }
         assert!(matches!(
-            parse_text(b"SERVER_ERROR out of memory storing object\r\n", Op::Set),
+            parse_text(b"SERVER_ERROR out of memory storing object\r\n", Op::Set, 1),
             Parsed::Complete { reply: Reply::Error { .. }, .. }
         ));
-        assert!(matches!(parse_text(b"STORED\r\n", Op::Get), Parsed::Invalid(_)));
-        assert!(matches!(parse_text(b"HTTP/1.1 200 OK\r\n", Op::Get), Parsed::Invalid(_)));
-        assert!(matches!(parse_text(b"VALUE k 0 3\r\nabcdxEND\r\n", Op::Get), Parsed::Invalid(_)));
-        assert!(matches!(parse_text(b"garbage\n", Op::Set), Parsed::Invalid(_)));
-        assert!(matches!(parse_text(&[b'z'; 5000], Op::Set), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"STORED\r\n", Op::Get, 1), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"HTTP/1.1 200 OK\r\n", Op::Get, 1), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"VALUE k 0 3\r\nabcdxEND\r\n", Op::Get, 1), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(b"garbage\n", Op::Set, 1), Parsed::Invalid(_)));
+        assert!(matches!(parse_text(&[b'z'; 5000], Op::Set, 1), Parsed::Invalid(_)));
     }
 
     #[test]
@@ -488,7 +532,7 @@ mod tests {
 
     /// The kind and message of the error reply `buf` parses to.
     fn kind_of(p: Protocol, buf: &[u8], op: Op, opaque: u32) -> (String, String) {
-        match parse(p, buf, op, opaque) {
+        match parse(p, buf, op, opaque, 1) {
             Parsed::Complete { len, reply: Reply::Error { start, end, status } } => {
                 assert_eq!(len, buf.len());
                 let (kind, msg) = error_kind(p, &buf[start..end], status);
@@ -525,8 +569,8 @@ mod tests {
         assert_eq!(k(b"NOT_STORED\r\n", Op::Set), "NOT_STORED");
         assert_eq!(kind_of(MemcacheText, b"ERROR\r\n", Op::Set, 0).1, "");
         // a miss is not an error, and neither are words that merely start like one
-        assert_eq!(parse(MemcacheText, b"END\r\n", Op::Get, 0), Parsed::Complete { len: 5, reply: Reply::Miss });
-        assert!(matches!(parse(MemcacheText, b"ERRORS\r\n", Op::Set, 0), Parsed::Invalid(_)));
+        assert_eq!(parse(MemcacheText, b"END\r\n", Op::Get, 0, 1), Parsed::Complete { len: 5, reply: Reply::Miss });
+        assert!(matches!(parse(MemcacheText, b"ERRORS\r\n", Op::Set, 0, 1), Parsed::Invalid(_)));
     }
 
     #[test]
@@ -541,7 +585,10 @@ mod tests {
         let nf = binary_reply(BIN_SET, 0x0001, b"Not found");
         assert_eq!(kind_of(MemcacheBinary, &nf, Op::Set, 3).0, "key not found");
         let miss = binary_reply(BIN_GET, 0x0001, b"Not found");
-        assert_eq!(parse(MemcacheBinary, &miss, Op::Get, 3), Parsed::Complete { len: miss.len(), reply: Reply::Miss });
+        assert_eq!(
+            parse(MemcacheBinary, &miss, Op::Get, 3, 1),
+            Parsed::Complete { len: miss.len(), reply: Reply::Miss }
+        );
         assert_eq!(binary_status_name(0x0000), None);
     }
 
@@ -557,7 +604,7 @@ mod tests {
         assert_eq!(kind_of(Redis, b"-ERR unknown command 'GET'\r\n", Op::Get, 0).0, "ERR");
         assert_eq!(kind_of(Redis, b"-LOADING\r\n", Op::Get, 0), ("LOADING".into(), "LOADING".into()));
         assert_eq!(kind_of(Redis, b"-\r\n", Op::Set, 0).0, "(empty error reply)");
-        assert_eq!(parse(Redis, b"$-1\r\n", Op::Get, 0), Parsed::Complete { len: 5, reply: Reply::Miss });
+        assert_eq!(parse(Redis, b"$-1\r\n", Op::Get, 0, 1), Parsed::Complete { len: 5, reply: Reply::Miss });
     }
 
     #[test]
