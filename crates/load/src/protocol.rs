@@ -76,7 +76,6 @@ fn finish_set<const N: usize>(out: &mut Vec<u8>, names: &KeyNames, key: Decimal,
     w.put_decimal(Decimal::of(size as u64));
     w.put(b"\r\n");
     drop(w);
-    out.reserve(size + 2);
     append_value(out, name, size);
     out.extend_from_slice(b"\r\n");
 }
@@ -117,7 +116,6 @@ fn encode_binary(out: &mut Vec<u8>, op: Op, names: &KeyNames, key: Decimal, size
     let name = names.put(&mut w, key);
     drop(w);
     if set {
-        out.reserve(size);
         append_value(out, name, size);
     }
 }

@@ -10,6 +10,7 @@ const FILL: [u8; 4096] = [b'x'; 4096];
 /// Append to `out` the value of `size` bytes for the key whose name is `out[key]` (the
 /// request's own copy of it).
 pub fn append_value(out: &mut Vec<u8>, key: Range<usize>, size: usize) {
+    out.reserve(size);
     let head = key.len().min(size);
     out.extend_from_within(key.start..key.start + head);
     let mut left = size - head;

@@ -4,6 +4,7 @@
 use super::conn::{Fault, State};
 use super::Worker;
 use crate::config::Protocol;
+use crate::keys::Op;
 use crate::protocol::{self, Parsed, Reply};
 use crate::spare::Decimal;
 use crate::stats::{KIND_CLOSED, KIND_CONNECTION, KIND_INVALID};
@@ -90,7 +91,8 @@ impl Worker<'_> {
                 break Some(format!("a reply before the request was sent: {}", protocol::excerpt(&data[pos..])));
             }
             // a text GET's reply echoes the key's name: its length spares a search for its end
-            let key_len = if proto == Protocol::MemcacheText { self.keys.len(Decimal::of(p.key)) } else { 0 };
+            let key_len =
+                if proto == Protocol::MemcacheText && p.op == Op::Get { self.keys.len(Decimal::of(p.key)) } else { 0 };
             match protocol::parse(proto, &data[pos..], p.op, p.opaque, key_len) {
                 Parsed::Incomplete => break None,
                 Parsed::Invalid(msg) => break Some(msg),
