@@ -38,10 +38,21 @@ def test_bisect_names_the_planted_commit(tmp_path):
     assert doc["first_bad"]["id"] == planted, r.err
     assert doc["first_bad"]["subject"] == "commit 11: more work per call"
     assert abs(doc["steps_run"] - math.log2(16)) <= 1
-    # each step decided by the candidate's place between the ends, block by block
+    # every step right: a candidate at or after the planted commit holds the slowdown
+    order = git(repo, "rev-list", "--reverse", "HEAD").split()
     for step in doc["steps"]:
-        assert step["position"]["side"] == step["decision"], step
-        assert f"on {step['decision']}'s side of the ends' mean" in step["why"]
+        truth = "bad" if order.index(step["commit"]) >= order.index(planted) else "good"
+        assert step["decision"] == truth, step
+        # decided by the candidate's place between the ends, block by block; or, where
+        # the precision target came first and the blocks could not tell, by the
+        # comparisons against each end
+        if step["position"]["side"] is not None:
+            assert step["position"]["side"] == step["decision"], step
+            assert f"on {step['decision']}'s side of the ends' mean" in step["why"]
+        else:
+            assert step["stop_reason"] in ("target_reached", "max_reached"), step
+            assert "ends' mean" not in step["why"] and "than good" in step["why"], step
+    assert any(s["position"]["side"] for s in doc["steps"]), doc["steps"]
     change = doc["change"]
     # the planted +50%, measured: its interval excludes no change and stays near it
     assert change["verdict"] == "worse" and change["low"] <= change["estimate"] <= change["high"]

@@ -10,7 +10,8 @@ geometric mean across the cells decides (the TLDR's sweep row). Then:
   the candidate against the mean of the ends in each block, paired, once bad is worse
   than good at 99%): on bad's side → **bad**, on good's → **good**. This is asked after
   every block too (`early_answer`), and the step stops as soon as it answers;
-- when the blocks cannot tell (a step that ran to its most blocks), the comparisons:
+- when the blocks cannot tell (a step that reached its precision target, or ran to its
+  most blocks, before they placed the candidate), the comparisons:
   candidate significantly worse than good, in the metric's direction, and not
   significantly better than bad → **bad** (the regression is in it);
 - not significantly worse than good, and significantly better than bad → **good** (the
