@@ -233,6 +233,36 @@ def test_perflabs_spins_are_shown_per_1000_requests(lvp):
     assert lvp.spin_line([{"n": 1, "ops": 1.0}]) is None  # a peer's runs: no such line
 
 
+def test_a_run_the_hypervisor_stole_from_is_run_again(lvp, monkeypatch):
+    """Steal on a watched CPU above STOLEN reruns the run; the least stolen attempt is kept,
+    with how many times it ran again."""
+    readings = iter(
+        [
+            {0: (0, 0), 1: (0, 0)},
+            {0: (10, 100), 1: (1, 100)},  # 10% of CPU 0 stolen: again
+            {0: (10, 100), 1: (1, 100)},
+            {0: (11, 200), 1: (2, 200)},  # 1%: kept
+        ]
+    )
+    monkeypatch.setattr(lvp, "cpu_ticks", lambda cpus: next(readings))
+    made = iter(range(10))
+    r = lvp.unstolen(lambda: {"n": 1, "ops": next(made)}, None)
+    assert (r["ops"], r["reruns"], r["stolen"]) == (1, 1, 0.01)
+    # stolen every time: the least stolen of the STOLEN_RETRIES + 1 attempts
+    shares = iter([0.5, 0.05, 0.3, 0.2, 0.9])
+    ticks = iter(t for share in shares for t in ({0: (0, 0)}, {0: (round(share * 100), 100)}))
+    monkeypatch.setattr(lvp, "cpu_ticks", lambda cpus: next(ticks))
+    r = lvp.unstolen(lambda: {"n": 1, "ops": next(made)}, None)
+    assert (r["ops"], r["reruns"], r["stolen"]) == (3, lvp.STOLEN_RETRIES, 0.05)
+
+
+def test_steal_is_read_per_cpu_from_proc(lvp):
+    cpus = os.sched_getaffinity(0)
+    ticks = lvp.cpu_ticks(cpus)
+    assert set(ticks) == cpus and all(0 <= st <= total for st, total in ticks.values())
+    assert 0.0 <= lvp.stolen_share(ticks, lvp.cpu_ticks(cpus)) <= 1.0
+
+
 def _children(pid: int) -> dict[int, str]:
     """The processes whose parent is `pid`: {pid: command name}."""
     out = {}
