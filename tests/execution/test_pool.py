@@ -171,10 +171,14 @@ def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path, down):
 
 
 #: Device 1 (127.0.0.11) measures 6% lower than device 0, variant b 2% above a.
+#: Board 1 runs 6% below board 0, b 2% above a. The runs' noise is the block's, 0 to 0.35
+#: in steps of 0.05 and no trend over the blocks: the 8 blocks' runs less their device's
+#: mean have no outlier (modified z > 4.5) however the blocks fall on the two devices (all
+#: 256 ways checked), where random noise over 8 runs has one in about 4% of experiments.
 ODD_BOARD = (
     "case $SSH_CONNECTION in *127.0.0.11*) base=94;; *) base=100;; esac; "
     '[ "$PERFLAB_VARIANT" = b ] && base=$((base + 2)); '
-    'awk -v b=$base -v s=$PERFLAB_RUN "BEGIN { srand(s); print \\"v=\\" b + rand() * 0.4 }"'
+    'awk -v b=$base -v n={block} "BEGIN { print \\"v=\\" b + (n * 3 % 8) * 0.05 }"'
 )
 
 
@@ -200,9 +204,9 @@ def test_a_pools_runs_are_compared_within_devices_and_an_odd_board_named(sshd, t
     text = " ".join(r.out.split())  # as read, whatever the 80-column wrapping
     assert "within each device" in text, r.out  # fixed effects, or ranks for skewed runs
     assert re.search(r"dut\[1\] runs [5-7]\.\d% slower than dut\[0\] in every variant", text)
-    assert "outliers" not in r.out, (
-        r.out
-    )  # the boards' gap is no outlier: runs less their device's mean
+    # the boards' gap is no outlier: runs less their device's mean (with a split where the
+    # raw runs would flag it: tests/analysis/test_compare_pool.py)
+    assert "outliers" not in r.out, r.out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
