@@ -170,11 +170,11 @@ def test_a_device_that_cannot_be_reached_is_set_aside(tmp_path, down):
     assert {run.device for run, _ in runs} == {f"dut[{up}]"}
 
 
-#: Device 1 (127.0.0.11) measures 6% lower than device 0, variant b 2% above a.
-#: Board 1 runs 6% below board 0, b 2% above a. The runs' noise is the block's, 0 to 0.35
-#: in steps of 0.05 and no trend over the blocks: the 8 blocks' runs less their device's
-#: mean have no outlier (modified z > 4.5) however the blocks fall on the two devices (all
-#: 256 ways checked), where random noise over 8 runs has one in about 4% of experiments.
+#: Device 1 (127.0.0.11) measures 6% lower than device 0, variant b 2% above a. The runs'
+#: noise is the block's, 0 to 0.35 in steps of 0.05 with no trend over the blocks: the 8
+#: blocks' runs less their device's mean have no outlier (modified z > 4.5) however the
+#: blocks fall on the two devices (all 256 ways checked); awk's rand() seeded by the run
+#: flagged a run in 6 (variant a) and 4 (b) of them.
 ODD_BOARD = (
     "case $SSH_CONNECTION in *127.0.0.11*) base=94;; *) base=100;; esac; "
     '[ "$PERFLAB_VARIANT" = b ] && base=$((base + 2)); '
