@@ -83,6 +83,8 @@ pub(crate) struct Worker<'a> {
     awaiting: usize,
     /// Whether a round with nothing to do spins before it sleeps (`spin`).
     spinner: spin::Spinner,
+    /// Whether the replies come in pieces (`receive::Piecemeal`).
+    piecemeal: receive::Piecemeal,
 }
 
 impl<'a> Worker<'a> {
@@ -126,6 +128,7 @@ impl<'a> Worker<'a> {
             inflight_total: 0,
             awaiting: 0,
             spinner: spin::Spinner::new(cfg.spin),
+            piecemeal: receive::Piecemeal::default(),
         })
     }
 
