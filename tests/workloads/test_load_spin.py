@@ -84,21 +84,6 @@ def test_auto_spins_for_most_replies_one_at_a_time(memcached, io):
 
 
 @pytest.mark.parametrize("io", backends())
-def test_auto_does_not_spin_where_replies_come_in_pieces(memcached, io):
-    """One connection at text pipeline 8 (8 in flight, so `auto` may spin): memcached
-    answers each text GET with a segment of its own, and a spin catches the next one, so
-    the round sends the one or two requests it made room for where a sleep finds several
-    replies. Spinning there cost 7–15% more CPU per request for no more throughput than
-    memtier's (docs/load-generator.md), and `auto` does not spin while most receives are
-    such pieces (before, its probes and verdicts spun before 6–30% of the requests)."""
-    r, _ = one_at_a_time(
-        memcached.address, io, "auto", pipeline=8, ratio="1:10", requests=None, test_time=1
-    )
-    s, n = spins(r), r.metrics()["requests"]
-    assert n > 1000 and s["spins"] < 0.01 * n, (s, n)
-
-
-@pytest.mark.parametrize("io", backends())
 def test_auto_stops_spinning_where_replies_come_late(io):
     """A server that answers 2 ms late: a fixed spin spins before every wait and sees
     nothing come; `auto` spins in its probes only (an epoch of 32 replies in 16, which find

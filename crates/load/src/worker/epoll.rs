@@ -25,7 +25,7 @@ impl Worker<'_> {
             }
             // mio rounds the timeout up to whole milliseconds; the timerfd gives open-loop precision
             let timeout = std::time::Duration::from_nanos(wake.saturating_sub(now));
-            let spin = self.spinner.limit(self.inflight_total, self.piecemeal.on()).min(wake.saturating_sub(now));
+            let spin = self.spinner.limit(self.inflight_total).min(wake.saturating_sub(now));
             self.stats.polls += 1;
             let r =
                 if spin > 0 { self.epoll_spin(spin, timeout) } else { self.poll.poll(&mut self.events, Some(timeout)) };

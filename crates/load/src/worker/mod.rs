@@ -83,8 +83,6 @@ pub(crate) struct Worker<'a> {
     awaiting: usize,
     /// Whether a round with nothing to do spins before it sleeps (`spin`).
     spinner: spin::Spinner,
-    /// Whether the replies come in pieces (`receive::Piecemeal`).
-    piecemeal: receive::Piecemeal,
 }
 
 impl<'a> Worker<'a> {
@@ -128,7 +126,6 @@ impl<'a> Worker<'a> {
             inflight_total: 0,
             awaiting: 0,
             spinner: spin::Spinner::new(cfg.spin),
-            piecemeal: receive::Piecemeal::default(),
         })
     }
 

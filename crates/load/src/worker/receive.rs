@@ -10,34 +10,6 @@ use crate::spare::Decimal;
 use crate::stats::{KIND_CLOSED, KIND_CONNECTION, KIND_INVALID};
 use std::io;
 
-/// Whether receives come in pieces: an average over the last ~16 receives of those that
-/// completed less than half a pipeline's worth of replies (closed loop, pipeline ≥ 3),
-/// with hysteresis so that batched waits — which make receives larger —
-/// do not turn themselves off at once. memcached answers each text GET with a segment of
-/// its own; where that makes most receives pieces, the io_uring loop waits for batches
-/// (`uring::wait_for`) and neither loop spins (`spin`): a spin catches the next piece.
-#[derive(Debug, Default)]
-pub(super) struct Piecemeal {
-    share: f32,
-    on: bool,
-}
-
-impl Piecemeal {
-    const ON: f32 = 0.5;
-    const OFF: f32 = 0.15;
-
-    /// One more receive, a piece or not; returns whether receives now come in pieces.
-    pub(super) fn note(&mut self, piece: bool) -> bool {
-        self.share += (piece as u32 as f32 - self.share) / 16.0;
-        self.on = if self.on { self.share > Self::OFF } else { self.share > Self::ON };
-        self.on
-    }
-
-    pub(super) fn on(&self) -> bool {
-        self.on
-    }
-}
-
 impl Worker<'_> {
     /// The server closed connection `i` (a read gave end of file): harmless once its work
     /// is done, else a fault.
@@ -74,7 +46,6 @@ impl Worker<'_> {
     /// Consume bytes that connection `i` received at `now` (after any partial reply it
     /// holds): every complete reply is matched and recorded, a partial one is kept.
     pub(super) fn received(&mut self, i: usize, data: &[u8], now: u64) -> Result<(), Fault> {
-        let before = self.conns[i].replies;
         let mut held = std::mem::take(&mut self.conns[i].rbuf);
         let r = if held.is_empty() {
             self.consume(i, data, now).map(|pos| held.extend_from_slice(&data[pos..]))
@@ -85,10 +56,6 @@ impl Worker<'_> {
             })
         };
         self.conns[i].rbuf = held;
-        let p = self.plan.config.pipeline as u64;
-        if r.is_ok() && p >= 3 && self.conns[i].schedule.is_none() {
-            self.piecemeal.note((self.conns[i].replies - before) * 2 < p);
-        }
         r
     }
 
@@ -188,25 +155,5 @@ impl Worker<'_> {
                 c.replies
             ),
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Piecemeal;
-
-    #[test]
-    fn receives_are_pieces_while_most_bring_less_than_half_a_pipeline() {
-        let mut p = Piecemeal::default();
-        // whole batches (binary protocol, redis): never pieces
-        assert!(!(0..100).any(|_| p.note(false)));
-        // memcached's text GETs at pipeline 8, a segment per reply: most receives are pieces
-        let on_after = (1..100).find(|_| p.note(true)).unwrap();
-        assert!((10..20).contains(&on_after), "{on_after}");
-        // batched, receives are larger, some still pieces: stays on
-        assert!((0..100).all(|k| p.note(k % 3 == 0)));
-        // whole batches again: off
-        assert!(!(0..100).all(|_| p.note(false)));
-        assert!(!p.on());
     }
 }

@@ -34,13 +34,7 @@
 //! Once the difference is large, cycles are longer (`LONG_CYCLE`): the probes of the mode
 //! that loses cost less.
 //! Spinning is considered only with at most `AUTO_MAX_INFLIGHT` requests in flight on the
-//! worker; beyond that, a round never spins and nothing is probed. Nor while the server
-//! answers a batch in pieces (`receive::Piecemeal`: memcached's text GETs, a segment each):
-//! a spin catches the next piece, and the round sends the one or two requests it made room
-//! for, where a sleep finds several. At text pipeline 8 over one connection the probes'
-//! pairs are within the noise of each other, and their verdicts spun before 6–30% of the
-//! requests; not spinning there took 7–15% less CPU per request (medians of 4–5 alternated
-//! runs) for the same throughput against memtier's (1.03× against 1.02×). A fixed spin (`spin =
+//! worker; beyond that, a round never spins and nothing is probed. A fixed spin (`spin =
 //! N` µs) spins before every wait with requests in flight, whatever it costs.
 use crate::config::{Spin, SpinPolicy};
 
@@ -126,14 +120,12 @@ impl Spinner {
         }
     }
 
-    /// How long a wait with `inflight` requests in flight (and nothing there yet) spins, ns;
-    /// `pieces`: the server answers a batch in pieces (`receive::Piecemeal`), when `auto`
-    /// does not spin.
-    pub(super) fn limit(&self, inflight: usize, pieces: bool) -> u64 {
+    /// How long a wait with `inflight` requests in flight (and nothing there yet) spins, ns.
+    pub(super) fn limit(&self, inflight: usize) -> u64 {
         match (inflight, self.auto) {
             (0, _) => 0,
             (_, false) => self.fixed_ns,
-            (n, true) if n <= AUTO_MAX_INFLIGHT && self.spinning && !pieces => AUTO_NS,
+            (n, true) if n <= AUTO_MAX_INFLIGHT && self.spinning => AUTO_NS,
             _ => 0,
         }
     }
@@ -210,7 +202,7 @@ mod tests {
         s.tick(now, replies, || cpu);
         let (mut spun, mut following) = (0, 0);
         for _ in 0..epochs {
-            let spinning = s.limit(1, false) > 0;
+            let spinning = s.limit(1) > 0;
             if s.epoch >= 2 {
                 following += 1;
                 spun += spinning as u32;
@@ -269,7 +261,7 @@ mod tests {
         run(&mut s, 0, |_| 1.0);
         for _ in 0..4 * CYCLE {
             if s.epoch < 2 {
-                order.push(s.limit(1, false) > 0);
+                order.push(s.limit(1) > 0);
             }
             let (before, end, replies, cpu) = (s.epoch, s.epoch_end, s.replies0 + 100, s.cpu0 + 100_000);
             s.tick(end, replies, || cpu);
@@ -309,16 +301,14 @@ mod tests {
     fn auto_spins_only_with_few_requests_in_flight_and_fixed_or_off_always_or_never() {
         let s = auto();
         assert!(s.spinning);
-        assert_eq!((s.limit(0, false), s.limit(1, false), s.limit(AUTO_MAX_INFLIGHT, false)), (0, AUTO_NS, AUTO_NS));
-        assert_eq!(s.limit(AUTO_MAX_INFLIGHT + 1, false), 0);
-        // replies in pieces (memcached's text GETs): a spin would catch one piece
-        assert_eq!(s.limit(AUTO_MAX_INFLIGHT, true), 0);
+        assert_eq!((s.limit(0), s.limit(1), s.limit(AUTO_MAX_INFLIGHT)), (0, AUTO_NS, AUTO_NS));
+        assert_eq!(s.limit(AUTO_MAX_INFLIGHT + 1), 0);
         let mut fixed = Spinner::new(Spin::Micros(7.5));
         let mut off = Spinner::new(Spin::Policy(SpinPolicy::Off));
         for s in [&mut fixed, &mut off] {
             run(s, 3 * CYCLE, |on| if on { 1.0 } else { 1e6 });
         }
-        assert_eq!((fixed.limit(0, false), fixed.limit(1, true), fixed.limit(400, false)), (0, 7500, 7500));
-        assert_eq!((off.limit(1, false), off.limit(400, false)), (0, 0));
+        assert_eq!((fixed.limit(0), fixed.limit(1), fixed.limit(400)), (0, 7500, 7500));
+        assert_eq!((off.limit(1), off.limit(400)), (0, 0));
     }
 }

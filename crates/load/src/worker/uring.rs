@@ -20,11 +20,10 @@
 //! of its own): there, waking at every segment made the client sleep and wake (and the
 //! server pay for waking it) several times per batch of requests, and send at each the
 //! few requests its few replies made room for. When most receives are such pieces
-//! (`receive::Piecemeal`), a round that finds nothing to do waits until every connection
-//! awaiting replies has some, or `BATCH_WAIT_US`, before it takes what has come
-//! (`wait_for`): the client's own timer wakes it, about once per batch. Where each receive
-//! brings a whole batch (binary protocol, redis) or a pipeline of 1 or 2, rounds return at
-//! the first completion as before.
+//! (`Piecemeal`), a round that finds nothing to do waits until every connection awaiting
+//! replies has some, or `BATCH_WAIT_US`, before it takes what has come (`wait_for`): the
+//! client's own timer wakes it, about once per batch. Where each receive brings a whole batch (binary
+//! protocol, redis) or a pipeline of 1 or 2, rounds return at the first completion as before.
 use super::conn::{Fault, State};
 use super::{Worker, HOUSEKEEPING_NS};
 use crate::clock::now_ns;
@@ -60,6 +59,32 @@ pub(super) fn wait_for(sends: usize, pending: bool, awaiting: usize, inflight: u
     }
 }
 
+/// Whether receives come in pieces: an average over the last ~16 receives of those that
+/// completed less than half a pipeline's worth of replies (closed loop, pipeline ≥ 3),
+/// with hysteresis so that batched waits — which make receives larger —
+/// do not turn themselves off at once.
+#[derive(Debug, Default)]
+pub(super) struct Piecemeal {
+    share: f32,
+    on: bool,
+}
+
+impl Piecemeal {
+    const ON: f32 = 0.5;
+    const OFF: f32 = 0.15;
+
+    /// One more receive, a piece or not; returns whether waits should batch.
+    pub(super) fn note(&mut self, piece: bool) -> bool {
+        self.share += (piece as u32 as f32 - self.share) / 16.0;
+        self.on = if self.on { self.share > Self::OFF } else { self.share > Self::ON };
+        self.on
+    }
+
+    pub(super) fn on(&self) -> bool {
+        self.on
+    }
+}
+
 pub(crate) struct UringIo {
     // Field order is drop order: the ring goes before the buffers it points into.
     ring: IoUring,
@@ -82,6 +107,7 @@ pub(crate) struct UringIo {
     /// waiting ring only once enough receives are ready (deferred task running): rounds
     /// may wait for batches (`wait_for`).
     can_batch: bool,
+    piecemeal: Piecemeal,
     /// Deferred task running: the ring's `IORING_SQ_TASKRUN` flag says a completion is
     /// ready to post, which a spin before sleeping watches (without it: no spin).
     deferred: bool,
@@ -112,6 +138,7 @@ impl UringIo {
             stamped: false,
             msghdr,
             can_batch,
+            piecemeal: Piecemeal::default(),
             deferred,
         })
     }
@@ -260,17 +287,15 @@ impl Worker<'_> {
         self.stamp_sends_at(now);
         let wait = wake.saturating_sub(now);
         let (awaiting, inflight) = (self.awaiting, self.inflight_total);
-        let pieces = self.piecemeal.on();
-        let spin_limit = self.spinner.limit(inflight, pieces);
         let u = self.uring();
         let r = if wait == 0 {
             u.ring.submit()
         } else {
             let pending = !u.ring.completion().is_empty() || u.ring.submission().taskrun();
-            let batch = u.can_batch && pieces;
+            let batch = u.can_batch && u.piecemeal.on();
             let (want, min_wait_us) = wait_for(sends, pending, awaiting, inflight, batch);
             if spin && !pending && min_wait_us == 0 && u.deferred {
-                let limit = spin_limit.min(wait);
+                let limit = self.spinner.limit(inflight).min(wait);
                 if limit > 0 {
                     self.uring_spin(limit)?;
                 }
@@ -345,6 +370,7 @@ impl Worker<'_> {
                 self.uring().rearm.push(i);
             }
         }
+        let before = self.conns[i].replies;
         let outcome = if res > 0 {
             let bid = cqueue::buffer_select(flags).expect("a provided buffer");
             let r = if alive { self.received_in(i, bid, res as usize, now) } else { Ok(()) };
@@ -366,9 +392,23 @@ impl Worker<'_> {
         };
         match outcome {
             Err(f) => self.fault(i, f),
-            Ok(()) if res > 0 => self.mark_dirty(i, dirty),
+            Ok(()) if res > 0 => {
+                let answered = self.conns[i].replies - before;
+                self.note_receive(i, answered);
+                self.mark_dirty(i, dirty)
+            }
             Ok(()) => {}
         }
+    }
+
+    /// Connection `i` received, completing `answered` replies: was it a piece, less than
+    /// half of its pipeline's worth (closed loop, a pipeline of 3 or more)?
+    fn note_receive(&mut self, i: usize, answered: u64) {
+        let p = self.plan.config.pipeline as u64;
+        if p < 3 || self.conns[i].schedule.is_some() {
+            return;
+        }
+        self.uring().piecemeal.note(answered * 2 < p);
     }
 
     /// The payload bytes of a `recvmsg` completion with `flags` and result `n`.
@@ -458,7 +498,22 @@ impl Worker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{wait_for, BATCH_MIN_INFLIGHT, BATCH_WAIT_US};
+    use super::{wait_for, Piecemeal, BATCH_MIN_INFLIGHT, BATCH_WAIT_US};
+
+    #[test]
+    fn waits_batch_only_while_most_receives_are_pieces() {
+        let mut p = Piecemeal::default();
+        // whole batches (binary protocol, redis): never
+        assert!(!(0..100).any(|_| p.note(false)));
+        // memcached's text GETs at pipeline 8, a segment per reply: most receives are pieces
+        let on_after = (1..100).find(|_| p.note(true)).unwrap();
+        assert!((10..20).contains(&on_after), "{on_after}");
+        // batched, receives are larger, some still pieces: stays on
+        assert!((0..100).all(|k| p.note(k % 3 == 0)));
+        // whole batches again: off
+        assert!(!(0..100).all(|_| p.note(false)));
+        assert!(!p.on());
+    }
 
     #[test]
     fn a_round_with_nothing_to_do_waits_for_a_batch_not_for_one_segment() {
