@@ -165,6 +165,93 @@ def test_a_change_the_noise_hides_stops_the_bisect_and_says_why(tmp_path):
     assert "it is one of 3 commits:" in r.out
 
 
+BURST_SPEC = """\
+name = "burst"
+baseline = "build"
+repetitions = {{ min = 5, max = 12, target_ci = "5%" }}
+
+[[variant]]
+name = "build"
+setup = "mkdir -p values counts && git -C {{repo}} show {{commit}}:value > values/{{commit}}"
+
+[[phase]]
+name = "read"
+shell = false
+command = "{python} {script} values/{{commit}} {{experiment}}-{{run}} counts/{{commit}}"
+
+[[metric]]
+name = "value"
+better = "lower"
+regex = '([0-9.]+)'
+"""
+
+#: Prints the commit's value (its file's first number) with 0.5% noise seeded by the run;
+#: a file "V B K" prints B instead for the commit's first K runs: a burst.
+BURST_SCRIPT = """\
+import os, random, sys
+value, seed, count = sys.argv[1:]
+v = open(value).read().split()
+n = int(open(count).read()) if os.path.exists(count) else 0
+open(count, "w").write(str(n + 1))
+x = float(v[1]) if len(v) > 1 and n < int(v[2]) else float(v[0])
+random.seed(seed)
+print(x * random.gauss(1, 0.005))
+"""
+
+
+@pytest.mark.slow
+def test_a_candidate_a_burst_puts_between_the_ends_is_measured_again(tmp_path):
+    """The first bad commit (200, as bad) measures 150 in its first 5 runs — halfway
+    between the ends, as a burst of noise on a busy machine can put it: its first
+    experiment reaches its target undecided ("spread over more than one commit"), and a
+    second one, afresh and finer, finds it on bad's side; the bisect names it."""
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    values = ["100", "100", "100", "200 150 5", "200", "200"]
+    for k, value in enumerate(values):
+        (repo / "value").write_text(value + "\n")
+        (repo / "n").write_text(str(k))
+        git(repo, "add", "value", "n")
+        git(repo, "commit", "-q", "-m", f"commit {k}")
+    order = git(repo, "rev-list", "--reverse", "HEAD").split()
+    script = tmp_path / "burst.py"
+    script.write_text(BURST_SCRIPT)
+    spec = tmp_path / "burst.toml"
+    spec.write_text(BURST_SPEC.format(python=sys.executable, script=script))
+    db = tmp_path / "perflab.db"
+    r = perflab(
+        "bisect", str(spec), "--good", order[0], "--bad", order[-1], "--repo", str(repo),
+        "--store", str(db), "--json",
+    )  # fmt: skip
+    assert r.code == 0, r.err + r.out
+    doc = json.loads(r.out)
+    assert doc["first_bad"]["id"] == order[3], r.err
+    burst = next(s for s in doc["steps"] if s["commit"] == order[3])
+    assert len(burst["experiments"]) == 2, burst
+    # the first: between the ends at its target, as a spread change would be
+    from perflab.api.bisect_verdict import read_step
+
+    first = read_step(str(db), burst["experiments"][0], "value", "lower")
+    assert (first.decision, first.stop_reason) == ("undecided", "target_reached"), first.why
+    assert "spread over more than one commit" in first.why
+    # the second: to half the first's target (a third of the ~100% change the step
+    # before it measured), and on bad's side
+    before = doc["steps"][doc["steps"].index(burst) - 1]
+    assert burst["target_ci"] == pytest.approx(before["bad_vs_good"]["estimate"] / 3 / 2)
+    assert burst["decision"] == "bad" and burst["position"]["side"] == "bad", burst
+    names = {
+        e["id"]: e["name"] for e in json.loads(perflab("ls", "--json", "--store", str(db)).out)
+    }
+    k = doc["steps"].index(burst) + 1
+    assert [names[e] for e in burst["experiments"]] == [
+        f"burst-bisect-step-{k}",
+        f"burst-bisect-step-{k}-try2",
+    ]
+
+
 # -- the parts
 
 
@@ -204,6 +291,32 @@ def test_a_candidate_between_the_ends_is_decided_by_its_share_of_the_regression(
     share = at_candidate / 0.08
     assert (share >= MOST) == (got == "bad") and (share <= 1 - MOST) == (got == "good")
     assert f"{max(share, 0):.0%} of" in why
+
+
+def test_a_step_undecided_at_its_target_runs_once_more_finer():
+    """Undecided at its target: once more, to the finer of what the measured change asks
+    (a third of it) and half the target; never at the spec's most blocks, never a third
+    time, never once decided."""
+    from types import SimpleNamespace
+
+    from perflab.api.bisect_verdict import Change, StepEvidence
+    from perflab.api.bisecting import retry_target
+
+    def evidence(decision: str, stop: str, ends: float | None = 0.5) -> StepEvidence:
+        measured = None if ends is None else SimpleNamespace(relative=True, estimate=ends)
+        change = Change(measured, "worse")  # type: ignore[arg-type]
+        none = Change(None, "ns")
+        return StepEvidence(1, {}, {}, none, none, change, 5, stop, decision, "")
+
+    undecided = evidence("undecided", "target_reached")
+    assert retry_target(undecided, 0.164, 1) == pytest.approx(0.082)  # half its own
+    assert retry_target(undecided, 0.5, 1) == pytest.approx(0.5 / 3)  # the change's third
+    assert retry_target(evidence("undecided", "target_reached", None), 0.02, 1) == 0.01
+    assert retry_target(evidence("undecided", "target_reached", 0.0), 0.0008, 1) == 0.0005
+    assert retry_target(undecided, 0.164, 2) is None
+    assert retry_target(evidence("undecided", "max_reached"), 0.164, 1) is None
+    for decided in ("bad", "good", "skip", "no_regression"):
+        assert retry_target(evidence(decided, "target_reached"), 0.164, 1) is None
 
 
 def test_the_search_halves_the_range_and_skips_like_git_bisect():

@@ -39,7 +39,8 @@ FIRST_TARGET = 0.02
 #: The target is the change between the ends over this: a candidate equal to one end is
 #: then ~6 standard errors from the other, and every verdict is clear (docs/running.md).
 TARGET_DIVISOR = 3.0
-_MIN_TARGET, _MAX_TARGET = 0.0005, 0.5
+#: The finest and coarsest precision targets a step runs to.
+MIN_TARGET, _MAX_TARGET = 0.0005, 0.5
 #: Longest experiment name (the schema's).
 _MAX_NAME = 64
 
@@ -148,7 +149,7 @@ def target_for(change: float | None, previous: float) -> float:
     `TARGET_DIVISOR` (``previous`` while none is known)."""
     if change is None or change != change:
         return previous
-    return min(_MAX_TARGET, max(_MIN_TARGET, abs(change) / TARGET_DIVISOR))
+    return min(_MAX_TARGET, max(MIN_TARGET, abs(change) / TARGET_DIVISOR))
 
 
 def step_name(base: str, step: int, attempt: int = 1) -> str:

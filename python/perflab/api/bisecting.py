@@ -271,9 +271,9 @@ def _step(
     target: float,
     runs: Callable[[], Observer] | None,
 ) -> BisectStep:
-    """One step's experiment — and a second, to the precision the measured change needs,
-    when the first reached its target undecided (the first step's target is a guess)."""
-    from perflab.api.bisect_spec import step_spec, target_for
+    """One step's experiment — and a second, finer one when the first reached its target
+    undecided (`retry_target`)."""
+    from perflab.api.bisect_spec import step_spec
     from perflab.api.bisect_verdict import early_answer, read_step
     from perflab.api.running import RunRequest, run_experiment
 
@@ -303,14 +303,9 @@ def _step(
                 )
         experiments.append(done)
         evidence = read_step(request.store, done, plan.metric, plan.better)
-        finer = target_for(evidence.ends.estimate, target)
-        if (
-            evidence.decision == "undecided"
-            and evidence.stop_reason == "target_reached"
-            and attempt == 1
-            and finer < target / 1.2
-        ):
-            target = finer
+        again = retry_target(evidence, target, attempt)
+        if again is not None:
+            target = again
             continue
         return BisectStep(
             number,
@@ -322,6 +317,24 @@ def _step(
             tuple(experiments),
             evidence,
         )
+
+
+def retry_target(evidence: StepEvidence, target: float, attempt: int) -> float | None:
+    """The precision target of a step's second experiment, or None for no second one.
+
+    A first experiment that reached its ``target`` undecided runs again, afresh, to the
+    finer of the target the change it measured asks for (`bisect_spec.target_for`; the
+    first step's target is a guess) and half its own. Undecided at its target, the
+    candidate sat between the ends, or beside both: a spread change, or a burst of noise
+    in those blocks — a candidate identical to bad measured 17% better than bad, at 95%,
+    in 5 blocks of a 50% regression on a busy CI runner. The second experiment, at another
+    time and twice the precision, tells them apart. One that ran to the spec's most blocks
+    does not run again (the spec's budget), nor a second one."""
+    from perflab.api.bisect_spec import MIN_TARGET, target_for
+
+    if attempt > 1 or evidence.decision != "undecided" or evidence.stop_reason != "target_reached":
+        return None
+    return max(MIN_TARGET, min(target_for(evidence.ends.estimate, target), target / 2))
 
 
 def _finished_step(request: BisectRequest, step: Spec) -> int | None:
