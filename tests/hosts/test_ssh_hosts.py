@@ -237,6 +237,28 @@ def _masters(folder: Path) -> list[int]:
     return found
 
 
+def test_a_stale_folder_goes_when_its_master_removed_its_socket_meanwhile(tmp_path, monkeypatch):
+    """A master told to exit removes its own socket: when it does so between the sweep's
+    listing of the folder and its unlinking, the folder still goes (a suite run once left
+    it, the unlink's error ending the sweep of that folder)."""
+    from perflab.hosts.ssh import CONTROL_PREFIX, sweep_control_folders
+
+    # an owner that is gone: no process has that pid (above any pid_max)
+    folder = tmp_path / f"{CONTROL_PREFIX}999999999-1-x"
+    folder.mkdir()
+    (folder / "left.sock").write_text("")
+    listed = Path.iterdir
+
+    def listing(self):  # the folder as listed just before its master removed gone.sock
+        yield from listed(self)
+        if self == folder:
+            yield folder / "gone.sock"
+
+    monkeypatch.setattr(Path, "iterdir", listing)
+    assert sweep_control_folders(tmp_path) == [folder]
+    assert not folder.exists()
+
+
 def test_a_killed_perflabs_control_master_is_ended_by_the_next(sshd, tmp_path):
     """perflab killed outright cannot end its control master (ControlPersist keeps it, its
     parent gone): the folder of sockets is named after its owner, and the next perflab to

@@ -150,9 +150,10 @@ def sweep_control_folders(root: Path | None = None) -> list[Path]:
                     ["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "perflab-stale-master"],
                     check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                 )  # fmt: skip
+        # a master told to exit removes its own socket, maybe while this lists the folder
         with contextlib.suppress(OSError):
             for p in folder.iterdir():
-                p.unlink()
+                p.unlink(missing_ok=True)
             folder.rmdir()
             removed.append(folder)
     return removed
@@ -313,7 +314,7 @@ class SshConnection:
         if self._own_dir:
             with contextlib.suppress(OSError):
                 for p in self.control_dir.iterdir():
-                    p.unlink()
+                    p.unlink(missing_ok=True)
                 self.control_dir.rmdir()
 
 
