@@ -112,25 +112,44 @@ def test_a_stopped_bisect_goes_on_with_resume_without_measuring_again(tmp_path):
     )
 
 
-NOISE_SPEC = """\
-name = "noise"
+#: A bisect of values: each commit's file `value` read back by COMMAND (its metric "value").
+VALUE_SPEC = """\
+name = "{name}"
 baseline = "build"
-repetitions = {{ min = 3, max = 4, target_ci = "1%" }}
+repetitions = {{ {repetitions} }}
 
 [[variant]]
 name = "build"
-setup = "mkdir -p values && git -C {{repo}} show {{commit}}:value > values/{{commit}}"
+setup = "mkdir -p values counts && git -C {{repo}} show {{commit}}:value > values/{{commit}}"
 
 [[phase]]
 name = "read"
 shell = false
-command = "{python} -c 'import random, sys; random.seed(sys.argv[2]); print(float(open(sys.argv[1]).read()) * random.gauss(1, 0.05))' values/{{commit}} {{experiment}}-{{run}}"
+command = "{command}"
 
 [[metric]]
 name = "value"
 better = "lower"
 regex = '([0-9.]+)'
 """
+NOISE_READ = (
+    "{python} -c 'import random, sys; random.seed(sys.argv[2]); "
+    "print(float(open(sys.argv[1]).read()) * random.gauss(1, 0.05))' "
+    "values/{{commit}} {{experiment}}-{{run}}"
+)
+
+
+def value_repo(tmp_path, values: list[str]):
+    """A repository of one commit per value (file `value`); its commits, oldest first."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for k, value in enumerate(values):
+        (repo / "value").write_text(value + "\n")
+        (repo / "n").write_text(str(k))
+        git(repo, "add", "value", "n")
+        git(repo, "commit", "-q", "-m", f"commit {k}")
+    return repo, git(repo, "rev-list", "--reverse", "HEAD").split()
 
 
 @pytest.mark.slow
@@ -143,16 +162,14 @@ def test_a_change_the_noise_hides_stops_the_bisect_and_says_why(tmp_path):
     in other words."""
     import sys
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    for k in range(4):
-        (repo / "value").write_text("100\n")
-        (repo / "n").write_text(str(k))
-        git(repo, "add", "value", "n")
-        git(repo, "commit", "-q", "-m", f"commit {k}")
+    repo, _ = value_repo(tmp_path, ["100"] * 4)
     spec = tmp_path / "noise.toml"
-    spec.write_text(NOISE_SPEC.format(python=sys.executable))
+    read = NOISE_READ.format(python=sys.executable)
+    spec.write_text(
+        VALUE_SPEC.format(
+            name="noise", repetitions='min = 3, max = 4, target_ci = "1%"', command=read
+        )
+    )
     db = tmp_path / "perflab.db"
     r = perflab(
         "bisect", str(spec), "--good", "HEAD~3", "--bad", "HEAD", "--repo", str(repo),
@@ -164,26 +181,6 @@ def test_a_change_the_noise_hides_stops_the_bisect_and_says_why(tmp_path):
     assert "(after 4 blocks); that is the most the spec allows" in r.out
     assert "it is one of 3 commits:" in r.out
 
-
-BURST_SPEC = """\
-name = "burst"
-baseline = "build"
-repetitions = {{ min = 5, max = 12, target_ci = "5%" }}
-
-[[variant]]
-name = "build"
-setup = "mkdir -p values counts && git -C {{repo}} show {{commit}}:value > values/{{commit}}"
-
-[[phase]]
-name = "read"
-shell = false
-command = "{python} {script} values/{{commit}} {{experiment}}-{{run}} counts/{{commit}}"
-
-[[metric]]
-name = "value"
-better = "lower"
-regex = '([0-9.]+)'
-"""
 
 #: Prints the commit's value (its file's first number) with 0.5% noise seeded by the run;
 #: a file "V B K" prints B instead for the commit's first K runs: a burst.
@@ -207,20 +204,16 @@ def test_a_candidate_a_burst_puts_between_the_ends_is_measured_again(tmp_path):
     second one, afresh and finer, finds it on bad's side; the bisect names it."""
     import sys
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    values = ["100", "100", "100", "200 150 5", "200", "200"]
-    for k, value in enumerate(values):
-        (repo / "value").write_text(value + "\n")
-        (repo / "n").write_text(str(k))
-        git(repo, "add", "value", "n")
-        git(repo, "commit", "-q", "-m", f"commit {k}")
-    order = git(repo, "rev-list", "--reverse", "HEAD").split()
+    repo, order = value_repo(tmp_path, ["100", "100", "100", "200 150 5", "200", "200"])
     script = tmp_path / "burst.py"
     script.write_text(BURST_SCRIPT)
     spec = tmp_path / "burst.toml"
-    spec.write_text(BURST_SPEC.format(python=sys.executable, script=script))
+    read = f"{sys.executable} {script} values/{{commit}} {{experiment}}-{{run}} counts/{{commit}}"
+    spec.write_text(
+        VALUE_SPEC.format(
+            name="burst", repetitions='min = 5, max = 12, target_ci = "5%"', command=read
+        )
+    )
     db = tmp_path / "perflab.db"
     r = perflab(
         "bisect", str(spec), "--good", order[0], "--bad", order[-1], "--repo", str(repo),

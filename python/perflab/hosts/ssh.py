@@ -150,13 +150,21 @@ def sweep_control_folders(root: Path | None = None) -> list[Path]:
                     ["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "perflab-stale-master"],
                     check=False, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                 )  # fmt: skip
-        # a master told to exit removes its own socket, maybe while this lists the folder
-        with contextlib.suppress(OSError):
-            for p in folder.iterdir():
-                p.unlink(missing_ok=True)
-            folder.rmdir()
+        if _remove_folder(folder):
             removed.append(folder)
     return removed
+
+
+def _remove_folder(folder: Path) -> bool:
+    """Removes a control folder and its sockets; False where it could not. A master told
+    to exit removes its own socket, maybe while this lists the folder."""
+    try:
+        for p in folder.iterdir():
+            p.unlink(missing_ok=True)
+        folder.rmdir()
+    except OSError:
+        return False
+    return True
 
 
 class SshConnection:
@@ -312,10 +320,7 @@ class SshConnection:
                 )
         self.connected = False
         if self._own_dir:
-            with contextlib.suppress(OSError):
-                for p in self.control_dir.iterdir():
-                    p.unlink(missing_ok=True)
-                self.control_dir.rmdir()
+            _remove_folder(self.control_dir)
 
 
 def _short(script: str, limit: int = 60) -> str:
